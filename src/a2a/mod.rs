@@ -1,0 +1,7 @@
+//! A2A knowledge: which exchange a request is (`classify`), and what a body
+//! or frame says, normalised from 0.3 and 1.0 into one vocabulary (`decode`,
+//! `model`).
+
+pub mod classify;
+pub mod decode;
+pub mod model;

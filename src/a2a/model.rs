@@ -1,0 +1,370 @@
+//! The one normalised vocabulary of the engine. 0.3 and 1.0 spellings are
+//! mapped to these types at decode time; raw strings survive only where they
+//! are evidence (`StateValue::Unspecified`/`Undefined`).
+
+use std::fmt;
+
+/// The HTTP binding of an exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Binding {
+    JsonRpc,
+    Rest,
+}
+
+impl Binding {
+    /// The contract spelling (`"jsonrpc"` | `"rest"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Binding::JsonRpc => "jsonrpc",
+            Binding::Rest => "rest",
+        }
+    }
+}
+
+/// The protocol version of an exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Version {
+    V0_3,
+    V1_0,
+}
+
+impl Version {
+    /// The contract spelling (`"0.3"` | `"1.0"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Version::V0_3 => "0.3",
+            Version::V1_0 => "1.0",
+        }
+    }
+}
+
+/// An A2A operation, named by its 1.0 method name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operation {
+    SendMessage,
+    SendStreamingMessage,
+    GetTask,
+    ListTasks,
+    CancelTask,
+    SubscribeToTask,
+    CreateTaskPushNotificationConfig,
+    GetTaskPushNotificationConfig,
+    ListTaskPushNotificationConfigs,
+    DeleteTaskPushNotificationConfig,
+    GetExtendedAgentCard,
+}
+
+impl Operation {
+    /// Every operation.
+    pub const ALL: &'static [Operation] = &[
+        Operation::SendMessage,
+        Operation::SendStreamingMessage,
+        Operation::GetTask,
+        Operation::ListTasks,
+        Operation::CancelTask,
+        Operation::SubscribeToTask,
+        Operation::CreateTaskPushNotificationConfig,
+        Operation::GetTaskPushNotificationConfig,
+        Operation::ListTaskPushNotificationConfigs,
+        Operation::DeleteTaskPushNotificationConfig,
+        Operation::GetExtendedAgentCard,
+    ];
+
+    /// The 1.0 method name, used in metrics labels and audit records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::SendMessage => "SendMessage",
+            Operation::SendStreamingMessage => "SendStreamingMessage",
+            Operation::GetTask => "GetTask",
+            Operation::ListTasks => "ListTasks",
+            Operation::CancelTask => "CancelTask",
+            Operation::SubscribeToTask => "SubscribeToTask",
+            Operation::CreateTaskPushNotificationConfig => "CreateTaskPushNotificationConfig",
+            Operation::GetTaskPushNotificationConfig => "GetTaskPushNotificationConfig",
+            Operation::ListTaskPushNotificationConfigs => "ListTaskPushNotificationConfigs",
+            Operation::DeleteTaskPushNotificationConfig => "DeleteTaskPushNotificationConfig",
+            Operation::GetExtendedAgentCard => "GetExtendedAgentCard",
+        }
+    }
+
+    /// Whether a successful answer is a Server-Sent-Event stream.
+    pub fn streams(self) -> bool {
+        matches!(
+            self,
+            Operation::SendStreamingMessage | Operation::SubscribeToTask
+        )
+    }
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A JSON-RPC id. Numbers keep their JSON text so `1` and `1.0` differ, as
+/// they do on the wire.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum RpcId {
+    Null,
+    Number(String),
+    String(String),
+}
+
+impl fmt::Display for RpcId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RpcId::Null => f.write_str("null"),
+            RpcId::Number(n) => f.write_str(n),
+            RpcId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+/// What the classifier learned from a request: enough to judge its answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exchange {
+    pub binding: Binding,
+    pub version: Version,
+    pub operation: Operation,
+    /// The JSON-RPC request id (`None` for REST, or a notification).
+    pub rpc_id: Option<RpcId>,
+    /// The task the request names (path `{id}`, `params.id`, or the message's
+    /// `taskId`), if any.
+    pub task_id: Option<String>,
+    /// The message's `contextId`, if the request carries one.
+    pub context_id: Option<String>,
+    /// For non-streaming sends: the caller asked to wait for a terminal or
+    /// interrupted state (1.0: `returnImmediately` false or absent; 0.3:
+    /// `blocking: true`). False for every other operation.
+    pub blocking: bool,
+}
+
+/// A task state in the one internal vocabulary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TaskState {
+    Submitted,
+    Working,
+    InputRequired,
+    AuthRequired,
+    Completed,
+    Failed,
+    Canceled,
+    Rejected,
+}
+
+/// The three classes that decide what may happen next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateClass {
+    Active,
+    Interrupted,
+    Terminal,
+}
+
+impl TaskState {
+    /// Every state.
+    pub const ALL: &'static [TaskState] = &[
+        TaskState::Submitted,
+        TaskState::Working,
+        TaskState::InputRequired,
+        TaskState::AuthRequired,
+        TaskState::Completed,
+        TaskState::Failed,
+        TaskState::Canceled,
+        TaskState::Rejected,
+    ];
+
+    /// The state's class.
+    pub fn class(self) -> StateClass {
+        match self {
+            TaskState::Submitted | TaskState::Working => StateClass::Active,
+            TaskState::InputRequired | TaskState::AuthRequired => StateClass::Interrupted,
+            TaskState::Completed | TaskState::Failed | TaskState::Canceled | TaskState::Rejected => {
+                StateClass::Terminal
+            }
+        }
+    }
+
+    /// True for completed, failed, canceled and rejected.
+    pub fn is_terminal(self) -> bool {
+        self.class() == StateClass::Terminal
+    }
+
+    /// Short label used in metrics (`from`/`to`/`state`) and config keys.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::Submitted => "submitted",
+            TaskState::Working => "working",
+            TaskState::InputRequired => "input_required",
+            TaskState::AuthRequired => "auth_required",
+            TaskState::Completed => "completed",
+            TaskState::Failed => "failed",
+            TaskState::Canceled => "canceled",
+            TaskState::Rejected => "rejected",
+        }
+    }
+}
+
+impl fmt::Display for TaskState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A decoded `status.state`: a known state, the unspecified value, or a
+/// string no version defines. The latter two keep the raw text as evidence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StateValue {
+    Known(TaskState),
+    /// `TASK_STATE_UNSPECIFIED` or 0.3 `unknown` (any accepted spelling).
+    Unspecified(String),
+    /// A state string that no version defines.
+    Undefined(String),
+}
+
+impl StateValue {
+    /// The known state, if any.
+    pub fn known(&self) -> Option<TaskState> {
+        match self {
+            StateValue::Known(s) => Some(*s),
+            _ => None,
+        }
+    }
+}
+
+/// A task's status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    pub state: StateValue,
+    /// `status.timestamp` as sent (RFC 3339), if present.
+    pub timestamp: Option<String>,
+}
+
+/// A Task object (snapshot): a stream's first event, a blocking send's
+/// result, a GetTask/CancelTask result, a ListTasks entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskSnapshot {
+    pub id: String,
+    pub context_id: Option<String>,
+    pub status: Status,
+    /// Ids of the artifacts the snapshot holds.
+    pub artifact_ids: Vec<String>,
+}
+
+/// A Message (a direct reply instead of a task).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageEvent {
+    pub message_id: Option<String>,
+    pub task_id: Option<String>,
+    pub context_id: Option<String>,
+}
+
+/// A TaskStatusUpdateEvent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusUpdate {
+    pub task_id: String,
+    pub context_id: Option<String>,
+    pub status: Status,
+    /// 0.3 `final`; `None` when absent (always in 1.0).
+    pub final_flag: Option<bool>,
+}
+
+/// A TaskArtifactUpdateEvent. Absent `append`/`lastChunk` decode as false.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactUpdate {
+    pub task_id: String,
+    pub context_id: Option<String>,
+    pub artifact_id: String,
+    pub append: bool,
+    pub last_chunk: bool,
+}
+
+/// One StreamResponse, whatever the version or envelope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    Task(TaskSnapshot),
+    Message(MessageEvent),
+    StatusUpdate(StatusUpdate),
+    ArtifactUpdate(ArtifactUpdate),
+}
+
+impl Event {
+    /// The task the event names, if any.
+    pub fn task_id(&self) -> Option<&str> {
+        match self {
+            Event::Task(t) => Some(&t.id),
+            Event::Message(m) => m.task_id.as_deref(),
+            Event::StatusUpdate(s) => Some(&s.task_id),
+            Event::ArtifactUpdate(a) => Some(&a.task_id),
+        }
+    }
+
+    /// The context the event names, if any.
+    pub fn context_id(&self) -> Option<&str> {
+        match self {
+            Event::Task(t) => t.context_id.as_deref(),
+            Event::Message(m) => m.context_id.as_deref(),
+            Event::StatusUpdate(s) => s.context_id.as_deref(),
+            Event::ArtifactUpdate(a) => a.context_id.as_deref(),
+        }
+    }
+
+    /// Metric label for `a2a_stream_events_total{event}`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Event::Task(_) => "task",
+            Event::Message(_) => "message",
+            Event::StatusUpdate(_) => "status_update",
+            Event::ArtifactUpdate(_) => "artifact_update",
+        }
+    }
+}
+
+/// The A2A error an error response names (JSON-RPC code or REST reason).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum A2aError {
+    TaskNotFound,
+    TaskNotCancelable,
+    PushNotificationNotSupported,
+    UnsupportedOperation,
+    ContentTypeNotSupported,
+    InvalidAgentResponse,
+    ExtendedAgentCardNotConfigured,
+    ExtensionSupportRequired,
+    VersionNotSupported,
+    /// Any other error (JSON-RPC standard codes, unknown reasons).
+    Other,
+}
+
+/// An error answer: a JSON-RPC `error`, a REST google.rpc.Status-like body
+/// or an RFC 9457 problem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorInfo {
+    /// JSON-RPC error code, or the HTTP status a REST body states.
+    pub code: i64,
+    pub error: A2aError,
+}
+
+/// What a body or frame says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Payload {
+    /// A StreamResponse, a send result, or a bare Task (GetTask, CancelTask).
+    Event(Event),
+    /// A ListTasks result.
+    TaskList(Vec<TaskSnapshot>),
+    /// An error answer.
+    Error(ErrorInfo),
+}
+
+/// A decoded body or frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decoded {
+    /// The JSON-RPC envelope's id (`Some(RpcId::Null)` when the envelope has
+    /// none); `None` when the body is not a JSON-RPC envelope.
+    pub rpc_id: Option<RpcId>,
+    pub payload: Payload,
+}
+
+/// Why a body or frame is not a known A2A shape (becomes `malformed_event`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed(pub String);

@@ -1,0 +1,176 @@
+//! The violation catalogue: finding kinds, severities, and the policy that
+//! lets operators change a kind's severity or turn it off.
+
+use std::fmt;
+
+/// Severity of a finding, as written to the audit log and metric labels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+impl Severity {
+    /// The contract spelling (`"error"` | `"warning"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+macro_rules! kinds {
+    ($($variant:ident => $name:literal, $sev:ident;)*) => {
+        /// A catalogue kind (CONTRACT.md, "Violation catalogue").
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Kind {
+            $($variant,)*
+        }
+
+        impl Kind {
+            /// Every kind, in catalogue order.
+            pub const ALL: &'static [Kind] = &[$(Kind::$variant,)*];
+
+            /// The stable snake_case name used in config, audit and metrics.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Kind::$variant => $name,)*
+                }
+            }
+
+            /// The catalogue's default severity. `abandoned_artifact` depends on
+            /// how the task ended; the reducer sets that one per finding.
+            pub fn default_severity(self) -> Severity {
+                match self {
+                    $(Kind::$variant => Severity::$sev,)*
+                }
+            }
+
+            /// Parses a catalogue name.
+            pub fn from_name(name: &str) -> Option<Kind> {
+                match name {
+                    $($name => Some(Kind::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+kinds! {
+    TerminalExit => "terminal_exit", Error;
+    UnspecifiedState => "unspecified_state", Error;
+    UnknownState => "unknown_state", Error;
+    TaskIdMismatch => "task_id_mismatch", Error;
+    ContextIdMismatch => "context_id_mismatch", Warning;
+    AbandonedArtifact => "abandoned_artifact", Warning;
+    AppendToUnknownArtifact => "append_to_unknown_artifact", Warning;
+    EventAfterTerminal => "event_after_terminal", Error;
+    StreamStart => "stream_start", Error;
+    MessageNotAlone => "message_not_alone", Error;
+    JsonrpcIdMismatch => "jsonrpc_id_mismatch", Error;
+    MalformedEvent => "malformed_event", Error;
+    BlockingReturnedActive => "blocking_returned_active", Error;
+    TerminalTaskAccepted => "terminal_task_accepted", Error;
+    StreamTruncated => "stream_truncated", Warning;
+    StalledTask => "stalled_task", Warning;
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One violation found by the engine. The engine fills what it knows; the
+/// driver (proxy or `check`) adds time, upstream and request id when it
+/// writes the record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub kind: Kind,
+    pub severity: Severity,
+    pub task_id: Option<String>,
+    pub context_id: Option<String>,
+    /// 0-based index of the offending event on the stream; `None` when the
+    /// finding is about a whole response or the stream's end.
+    pub event_index: Option<u64>,
+    /// One human sentence: what was expected, what came.
+    pub detail: String,
+    /// The offending frame's data (uncut; the writer cuts it to size).
+    pub evidence: Option<String>,
+}
+
+impl Finding {
+    /// A finding at the kind's default severity with no ids or evidence.
+    pub fn new(kind: Kind, detail: impl Into<String>) -> Finding {
+        Finding {
+            kind,
+            severity: kind.default_severity(),
+            task_id: None,
+            context_id: None,
+            event_index: None,
+            detail: detail.into(),
+            evidence: None,
+        }
+    }
+}
+
+/// Per-kind severity overrides from the config: `None` keeps the finding's
+/// own severity, `Some(None)` turns the kind off, `Some(Some(s))` forces `s`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Policy {
+    overrides: Vec<(Kind, Option<Severity>)>,
+}
+
+impl Policy {
+    /// Sets the severity for `kind`; `None` turns it off.
+    pub fn set(&mut self, kind: Kind, severity: Option<Severity>) {
+        self.overrides.retain(|(k, _)| *k != kind);
+        self.overrides.push((kind, severity));
+    }
+
+    /// Applies the overrides: returns `None` when the kind is off.
+    pub fn apply(&self, mut finding: Finding) -> Option<Finding> {
+        match self.overrides.iter().find(|(k, _)| *k == finding.kind) {
+            None => Some(finding),
+            Some((_, None)) => None,
+            Some((_, Some(sev))) => {
+                finding.severity = *sev;
+                Some(finding)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        assert_eq!(Kind::ALL.len(), 16);
+        for k in Kind::ALL {
+            assert_eq!(Kind::from_name(k.as_str()), Some(*k));
+        }
+        assert_eq!(Kind::from_name("nope"), None);
+    }
+
+    #[test]
+    fn policy_overrides_and_turns_off() {
+        let mut p = Policy::default();
+        p.set(Kind::StreamStart, Some(Severity::Warning));
+        p.set(Kind::StalledTask, None);
+        let f = p.apply(Finding::new(Kind::StreamStart, "x")).unwrap();
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(p.apply(Finding::new(Kind::StalledTask, "x")).is_none());
+        let f = p.apply(Finding::new(Kind::TerminalExit, "x")).unwrap();
+        assert_eq!(f.severity, Severity::Error);
+    }
+}

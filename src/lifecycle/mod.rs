@@ -1,0 +1,1 @@
+//! The task-lifecycle reducer (per exchange) and registry (across exchanges).

@@ -1,0 +1,4 @@
+//! The `a2a-tap` binary.
+#![forbid(unsafe_code)]
+
+fn main() {}
