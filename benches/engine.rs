@@ -1,0 +1,95 @@
+//! The whole engine (SSE framing + decoding + lifecycle reduction) on a
+//! realistic stream of ~300-byte artifact frames, against a plain
+//! `serde_json::from_slice::<Value>` of the same frames' data.
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+
+use a2a_tap::a2a::model::{Binding, Exchange, Operation, RpcId, Version};
+use a2a_tap::engine::{EngineConfig, ExchangeEngine};
+use a2a_tap::findings::Finding;
+use a2a_tap::lifecycle::{End, Registry, RegistryConfig};
+
+const FRAMES: usize = 1000;
+
+fn artifact_frame(i: usize) -> String {
+    format!(
+        "data: {{\"jsonrpc\":\"2.0\",\"id\":42,\"result\":{{\"artifactUpdate\":{{\"taskId\":\"3f6c1c52-8a7e-4c1e-9d2b-5a1f0e7c9b11\",\"contextId\":\"8d2e4b7a-1c3f-4e5d-a6b7-c8d9e0f1a2b3\",\"artifact\":{{\"artifactId\":\"report-{:04}\",\"parts\":[{{\"text\":\"The quarterly figures show a steady rise in throughput across all regions; chunk {:04} continues.\"}}]}},\"append\":true}}}}}}\n\n",
+        i % 8,
+        i
+    )
+}
+
+fn stream() -> (Vec<u8>, Vec<Vec<u8>>) {
+    let mut body = String::new();
+    body.push_str("data: {\"jsonrpc\":\"2.0\",\"id\":42,\"result\":{\"task\":{\"id\":\"3f6c1c52-8a7e-4c1e-9d2b-5a1f0e7c9b11\",\"contextId\":\"8d2e4b7a-1c3f-4e5d-a6b7-c8d9e0f1a2b3\",\"status\":{\"state\":\"TASK_STATE_WORKING\"}}}}\n\n");
+    for i in 0..FRAMES {
+        body.push_str(&artifact_frame(i));
+    }
+    let data = body
+        .split("\n\n")
+        .filter_map(|f| f.strip_prefix("data: "))
+        .map(|d| d.as_bytes().to_vec())
+        .collect();
+    (body.into_bytes(), data)
+}
+
+fn exchange() -> Exchange {
+    Exchange {
+        binding: Binding::JsonRpc,
+        version: Version::V1_0,
+        operation: Operation::SendStreamingMessage,
+        rpc_id: Some(RpcId::Number("42".into())),
+        task_id: None,
+        context_id: None,
+        blocking: false,
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let (body, data) = stream();
+    let per_frame = body.len() / (FRAMES + 1);
+    eprintln!("stream: {} bytes, {} frames, ~{per_frame} bytes/frame", body.len(), FRAMES + 1);
+    let mut g = c.benchmark_group("engine");
+    g.throughput(Throughput::Bytes(body.len() as u64));
+    // The proxy sees whatever pieces TCP gives; 16 KiB reads are typical.
+    g.bench_function("frame+decode+reduce, 16KiB pieces", |b| {
+        let mut reg = Registry::new(RegistryConfig::default());
+        let mut findings: Vec<Finding> = Vec::new();
+        b.iter(|| {
+            let seq = reg.open_exchange();
+            let mut e = ExchangeEngine::new(exchange(), seq, EngineConfig::default());
+            e.response_head(200, Some("text/event-stream"), None);
+            for piece in body.chunks(16 * 1024) {
+                e.response_data(piece, &mut reg, 0, &mut findings);
+            }
+            e.response_end(End::ClientGone, &mut reg, 0, &mut findings);
+            assert!(findings.is_empty(), "{findings:?}");
+        })
+    });
+    g.bench_function("frame+decode+reduce, one piece per line", |b| {
+        let pieces: Vec<&[u8]> = body.split_inclusive(|b| *b == b'\n').collect();
+        let mut reg = Registry::new(RegistryConfig::default());
+        let mut findings: Vec<Finding> = Vec::new();
+        b.iter(|| {
+            let seq = reg.open_exchange();
+            let mut e = ExchangeEngine::new(exchange(), seq, EngineConfig::default());
+            e.response_head(200, Some("text/event-stream"), None);
+            for piece in &pieces {
+                e.response_data(piece, &mut reg, 0, &mut findings);
+            }
+            e.response_end(End::ClientGone, &mut reg, 0, &mut findings);
+        })
+    });
+    g.bench_function("serde_json::Value of each frame's data (baseline)", |b| {
+        b.iter(|| {
+            for d in &data {
+                let v: serde_json::Value = serde_json::from_slice(d).expect("json");
+                black_box(v);
+            }
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,203 @@
+//! HAR (HTTP Archive 1.2) input: every A2A exchange in `log.entries`, in
+//! order, classified from its request and judged on its response.
+
+use serde::Deserialize;
+
+use super::Recorded;
+use crate::a2a::classify::classify;
+
+#[derive(Deserialize)]
+struct Har {
+    log: Log,
+}
+
+#[derive(Deserialize)]
+struct Log {
+    #[serde(default)]
+    entries: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Entry {
+    #[serde(default)]
+    started_date_time: Option<String>,
+    request: Request,
+    response: Response,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Request {
+    method: String,
+    url: String,
+    #[serde(default)]
+    headers: Vec<Header>,
+    #[serde(default)]
+    post_data: Option<PostData>,
+}
+
+#[derive(Deserialize)]
+struct PostData {
+    #[serde(default)]
+    text: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Response {
+    status: u16,
+    #[serde(default)]
+    headers: Vec<Header>,
+    #[serde(default)]
+    content: Option<Content>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Content {
+    #[serde(default)]
+    mime_type: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    encoding: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Header {
+    name: String,
+    value: String,
+}
+
+/// The A2A exchanges of a HAR file; other entries are passed over.
+pub(crate) fn exchanges(bytes: &[u8], label: &str) -> Result<Vec<Recorded>, String> {
+    let har: Har = serde_json::from_slice(bytes).map_err(|e| format!("not a HAR file: {e}"))?;
+    let mut first: Option<std::time::SystemTime> = None;
+    let mut out = Vec::new();
+    for (i, entry) in har.log.entries.into_iter().enumerate() {
+        let Some(mut rec) = recorded(entry.request, entry.response, label, i)? else {
+            continue;
+        };
+        if let Some(t) = entry
+            .started_date_time
+            .as_deref()
+            .and_then(|s| humantime::parse_rfc3339_weak(s).ok())
+        {
+            let base = *first.get_or_insert(t);
+            rec.at = t
+                .duration_since(base)
+                .ok()
+                .map(|d| d.as_millis().min(u64::MAX as u128) as u64);
+        }
+        out.push(rec);
+    }
+    Ok(out)
+}
+
+fn recorded(
+    req: Request,
+    resp: Response,
+    label: &str,
+    index: usize,
+) -> Result<Option<Recorded>, String> {
+    let entry = || format!("entry {index}");
+    let method = http::Method::from_bytes(req.method.as_bytes())
+        .map_err(|_| format!("{}: bad method {:?}", entry(), req.method))?;
+    let uri: http::Uri = req
+        .url
+        .parse()
+        .map_err(|_| format!("{}: bad url {:?}", entry(), req.url))?;
+    let headers = header_map(&req.headers);
+    let body = req.post_data.and_then(|p| p.text).unwrap_or_default();
+    let Some(exchange) = classify(&method, &uri, &headers, body.as_bytes()) else {
+        return Ok(None);
+    };
+    let content = resp.content.unwrap_or(Content {
+        mime_type: None,
+        text: None,
+        encoding: None,
+    });
+    let text = content.text.unwrap_or_default();
+    let body = if content.encoding.as_deref() == Some("base64") {
+        base64_decode(&text).ok_or_else(|| format!("{}: response text is not base64", entry()))?
+    } else {
+        text.into_bytes()
+    };
+    let content_type = resp
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("content-type"))
+        .map(|h| h.value.clone())
+        .or(content.mime_type);
+    let upstream = uri.authority().map(|a| a.to_string()).unwrap_or_default();
+    Ok(Some(Recorded {
+        exchange,
+        status: resp.status,
+        content_type,
+        body,
+        at: None,
+        label: format!("{label}#{index}"),
+        upstream,
+    }))
+}
+
+fn header_map(headers: &[Header]) -> http::HeaderMap {
+    let mut map = http::HeaderMap::new();
+    for h in headers {
+        if let (Ok(n), Ok(v)) = (
+            http::HeaderName::from_bytes(h.name.as_bytes()),
+            http::HeaderValue::from_str(&h.value),
+        ) {
+            map.append(n, v);
+        }
+    }
+    map
+}
+
+/// Standard base64 with optional padding; `None` on any other byte.
+fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    fn val(c: u8) -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    }
+    let clean: Vec<u8> = text
+        .bytes()
+        .filter(|c| !c.is_ascii_whitespace())
+        .collect();
+    let clean = clean.strip_suffix(b"==").or_else(|| clean.strip_suffix(b"=")).unwrap_or(&clean);
+    let mut out = Vec::with_capacity(clean.len() * 3 / 4);
+    for chunk in clean.chunks(4) {
+        let mut acc = 0u32;
+        for (i, c) in chunk.iter().enumerate() {
+            acc |= val(*c)? << (18 - 6 * i);
+        }
+        let bytes = acc.to_be_bytes();
+        match chunk.len() {
+            4 => out.extend_from_slice(&bytes[1..4]),
+            3 => out.extend_from_slice(&bytes[1..3]),
+            2 => out.push(bytes[1]),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base64_decode;
+
+    #[test]
+    fn base64_round_trips() {
+        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(base64_decode("aGVsbG8h").unwrap(), b"hello!");
+        assert_eq!(base64_decode("aGk=").unwrap(), b"hi");
+        assert!(base64_decode("a").is_none());
+        assert!(base64_decode("a*==").is_none());
+    }
+}

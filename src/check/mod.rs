@@ -1,0 +1,105 @@
+//! `a2a-tap check`: validate recorded traffic offline with the same engine
+//! the proxy runs. Files are judged in command-line order against one task
+//! registry, so a later file can contradict an earlier one.
+
+mod har;
+mod input;
+mod report;
+
+use std::path::{Path, PathBuf};
+
+use crate::a2a::model::Exchange;
+use crate::engine::{EngineConfig, ExchangeEngine};
+use crate::findings::{Finding, Severity};
+use crate::lifecycle::{End, Millis, Registry, RegistryConfig};
+use crate::report::audit::{Origin, Record};
+
+pub use report::Format;
+
+/// One exchange found in a file, ready to judge.
+pub(crate) struct Recorded {
+    pub exchange: Exchange,
+    pub status: u16,
+    pub content_type: Option<String>,
+    pub body: Vec<u8>,
+    /// Milliseconds since the first exchange of the run, when known.
+    pub at: Option<Millis>,
+    /// Where it came from, for the report (`file`, `file#entry`).
+    pub label: String,
+    pub upstream: String,
+}
+
+/// Why a file could not be checked.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {why}")]
+    Format { path: PathBuf, why: String },
+}
+
+/// Runs the check; returns the process exit code (0 clean, 1 errors
+/// found, 2 a file could not be read or parsed).
+pub fn run(format: Format, files: &[PathBuf]) -> i32 {
+    let mut registry = Registry::new(RegistryConfig::default());
+    let mut out = report::Report::new(format);
+    let mut failed = false;
+    for path in files {
+        match input::load(path) {
+            Ok(exchanges) => {
+                let findings = judge_all(&mut registry, exchanges);
+                out.file(path, &findings);
+            }
+            Err(e) => {
+                eprintln!("a2a-tap check: {e}");
+                failed = true;
+            }
+        }
+    }
+    let errors = out.finish();
+    if failed {
+        2
+    } else if errors > 0 {
+        1
+    } else {
+        0
+    }
+}
+
+/// Judges exchanges in order; returns every finding as an audit record.
+pub(crate) fn judge_all(registry: &mut Registry, exchanges: Vec<Recorded>) -> Vec<Record> {
+    let mut records = Vec::new();
+    let mut last_at = 0;
+    for rec in exchanges {
+        let now = rec.at.unwrap_or(last_at).max(last_at);
+        last_at = now;
+        let mut findings: Vec<Finding> = Vec::new();
+        registry.tick(now, &mut findings);
+        let origin = Origin::of(&rec.upstream, &rec.exchange, rec.label.clone());
+        for f in findings.drain(..) {
+            records.push(Record::new(f, &Origin { method: None, binding: None, version: None, ..origin.clone() }));
+        }
+        let seq = registry.open_exchange();
+        let mut engine = ExchangeEngine::new(rec.exchange, seq, EngineConfig::default());
+        engine.response_head(rec.status, rec.content_type.as_deref(), None);
+        engine.response_data(&rec.body, registry, now, &mut findings);
+        engine.response_end(End::Upstream, registry, now, &mut findings);
+        records.extend(findings.into_iter().map(|f| Record::new(f, &origin)));
+    }
+    records
+}
+
+/// Number of error-severity records.
+pub(crate) fn errors(records: &[Record]) -> usize {
+    records
+        .iter()
+        .filter(|r| r.severity == Severity::Error.as_str())
+        .count()
+}
+
+pub(crate) fn display(path: &Path) -> String {
+    path.display().to_string()
+}

@@ -1,0 +1,103 @@
+//! Undoes a response's `Content-Encoding` for analysis only: the caller
+//! always gets the original bytes.
+
+use std::io::Write;
+
+use brotli_decompressor::DecompressorWriter;
+use flate2::write::{GzDecoder, ZlibDecoder};
+
+/// A streaming decoder: compressed pieces in, plain bytes out.
+pub enum Inflate {
+    Identity,
+    Gzip(GzDecoder<Vec<u8>>),
+    Deflate(ZlibDecoder<Vec<u8>>),
+    Brotli(Box<DecompressorWriter<Vec<u8>>>),
+}
+
+/// A `Content-Encoding` the engine cannot undo, or a corrupt body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InflateError;
+
+impl Inflate {
+    /// The decoder for a `Content-Encoding` value (`None`: identity).
+    pub fn for_encoding(encoding: Option<&str>) -> Result<Inflate, InflateError> {
+        let Some(enc) = encoding.map(str::trim).filter(|e| !e.is_empty()) else {
+            return Ok(Inflate::Identity);
+        };
+        if enc.eq_ignore_ascii_case("identity") {
+            Ok(Inflate::Identity)
+        } else if enc.eq_ignore_ascii_case("gzip") || enc.eq_ignore_ascii_case("x-gzip") {
+            Ok(Inflate::Gzip(GzDecoder::new(Vec::new())))
+        } else if enc.eq_ignore_ascii_case("deflate") {
+            Ok(Inflate::Deflate(ZlibDecoder::new(Vec::new())))
+        } else if enc.eq_ignore_ascii_case("br") {
+            Ok(Inflate::Brotli(Box::new(DecompressorWriter::new(
+                Vec::new(),
+                4096,
+            ))))
+        } else {
+            Err(InflateError)
+        }
+    }
+
+    /// True when bytes pass through untouched.
+    pub fn is_identity(&self) -> bool {
+        matches!(self, Inflate::Identity)
+    }
+
+    /// Feeds compressed bytes; calls `out` with whatever plain bytes result.
+    pub fn push(&mut self, piece: &[u8], out: &mut impl FnMut(&[u8])) -> Result<(), InflateError> {
+        let plain = match self {
+            Inflate::Identity => {
+                out(piece);
+                return Ok(());
+            }
+            Inflate::Gzip(d) => {
+                d.write_all(piece).map_err(|_| InflateError)?;
+                d.get_mut()
+            }
+            Inflate::Deflate(d) => {
+                d.write_all(piece).map_err(|_| InflateError)?;
+                d.get_mut()
+            }
+            Inflate::Brotli(d) => {
+                d.write_all(piece).map_err(|_| InflateError)?;
+                d.get_mut()
+            }
+        };
+        if !plain.is_empty() {
+            out(plain);
+            plain.clear();
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flate2::write::GzEncoder;
+    use flate2::Compression;
+
+    #[test]
+    fn gzip_in_pieces_round_trips() {
+        let text = b"data: {\"a\":1}\n\n".repeat(100);
+        let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+        enc.write_all(&text).unwrap();
+        let gz = enc.finish().unwrap();
+        let mut inf = Inflate::for_encoding(Some("gzip")).unwrap();
+        let mut got = Vec::new();
+        for piece in gz.chunks(7) {
+            inf.push(piece, &mut |b| got.extend_from_slice(b)).unwrap();
+        }
+        assert_eq!(got, text);
+    }
+
+    #[test]
+    fn unknown_encoding_and_garbage_are_errors() {
+        assert!(Inflate::for_encoding(Some("zstd")).is_err());
+        let mut inf = Inflate::for_encoding(Some("gzip")).unwrap();
+        assert!(inf.push(b"definitely not gzip", &mut |_| {}).is_err());
+        assert!(Inflate::for_encoding(None).unwrap().is_identity());
+    }
+}

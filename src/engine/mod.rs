@@ -1,0 +1,331 @@
+//! One exchange's response through inflate, SSE framer, decoder and
+//! reducer: the engine that both the live proxy and `a2a-tap check` drive.
+//! Pure: no I/O, no clock (time is passed in), no async.
+
+pub mod inflate;
+
+use crate::a2a::decode::decode;
+use crate::a2a::model::{Decoded, Exchange, Malformed, Operation, Payload};
+use crate::findings::Finding;
+use crate::lifecycle::{End, Millis, Outcome, Reducer, Registry, Seq};
+use crate::report::evidence::EvidencePolicy;
+use crate::sse::{Frame, Framer};
+use inflate::Inflate;
+
+/// Limits and evidence rules of the engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineConfig {
+    /// Largest non-streamed body judged (decoded size); larger is skipped.
+    pub max_body_bytes: usize,
+    /// Largest SSE event; larger becomes one `malformed_event`.
+    pub max_event_bytes: usize,
+    pub evidence: EvidencePolicy,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            max_body_bytes: 4 << 20,
+            max_event_bytes: 1 << 20,
+            evidence: EvidencePolicy::default(),
+        }
+    }
+}
+
+/// What the engine reports besides findings.
+pub trait Sink {
+    /// A finding, evidence attached.
+    fn finding(&mut self, finding: Finding);
+    /// One decoded stream event (`task`, `message`, `status_update`,
+    /// `artifact_update`, or `error`).
+    fn event(&mut self, _label: &'static str) {}
+}
+
+impl Sink for Vec<Finding> {
+    fn finding(&mut self, finding: Finding) {
+        self.push(finding);
+    }
+}
+
+/// Why an exchange was not (fully) judged: the label of
+/// `a2a_analysis_skipped_total{reason}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SkipReason {
+    /// A non-streamed response body above `max_body_bytes`.
+    BodyTooLarge,
+    /// A request body above the classifier's limit.
+    RequestTooLarge,
+    /// A `Content-Encoding` that cannot be undone, or a corrupt body.
+    ContentEncoding,
+    /// Analysis fell behind and bytes were not seen.
+    Overload,
+}
+
+impl SkipReason {
+    /// The metric label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::BodyTooLarge => "body_too_large",
+            SkipReason::RequestTooLarge => "request_too_large",
+            SkipReason::ContentEncoding => "content_encoding",
+            SkipReason::Overload => "overload",
+        }
+    }
+}
+
+enum Body {
+    /// No response head yet.
+    Waiting,
+    /// `text/event-stream`: judged frame by frame.
+    Stream { framer: Framer, index: u64 },
+    /// A JSON body, gathered up to the limit and judged at its end.
+    Whole { buf: Vec<u8> },
+    /// Not judged: an operation with nothing to check, or a non-2xx answer
+    /// that is not JSON (a load balancer's error page is not the agent's).
+    Ignored,
+    Skipped(SkipReason),
+}
+
+/// The engine state of one exchange.
+pub struct ExchangeEngine {
+    reducer: Reducer,
+    body: Body,
+    inflate: Inflate,
+    cfg: EngineConfig,
+    scratch: Vec<Finding>,
+}
+
+impl ExchangeEngine {
+    /// Starts judging an exchange whose request was stamped `seq`.
+    pub fn new(exchange: Exchange, seq: Seq, cfg: EngineConfig) -> ExchangeEngine {
+        ExchangeEngine {
+            reducer: Reducer::new(exchange, seq),
+            body: Body::Waiting,
+            inflate: Inflate::Identity,
+            cfg,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The exchange being judged.
+    pub fn exchange(&self) -> &Exchange {
+        self.reducer.exchange()
+    }
+
+    /// Whether the response is an event stream.
+    pub fn is_stream(&self) -> bool {
+        matches!(self.body, Body::Stream { .. })
+    }
+
+    /// Why the exchange is not judged, if it is not.
+    pub fn skipped(&self) -> Option<SkipReason> {
+        match self.body {
+            Body::Skipped(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// Stops judging: the rest of the exchange is unseen. Findings already
+    /// made stand; nothing after this point is reported.
+    pub fn skip(&mut self, reason: SkipReason) {
+        self.body = Body::Skipped(reason);
+    }
+
+    /// The response head arrived.
+    pub fn response_head(
+        &mut self,
+        status: u16,
+        content_type: Option<&str>,
+        content_encoding: Option<&str>,
+    ) {
+        let is_stream = content_type.is_some_and(is_event_stream);
+        self.reducer.on_response_head(status, is_stream);
+        if !judged(self.exchange().operation) {
+            self.body = Body::Ignored;
+            return;
+        }
+        match Inflate::for_encoding(content_encoding) {
+            Ok(inf) => self.inflate = inf,
+            Err(_) => {
+                self.body = Body::Skipped(SkipReason::ContentEncoding);
+                return;
+            }
+        }
+        let success = (200..300).contains(&status);
+        self.body = if is_stream && success {
+            Body::Stream {
+                framer: Framer::new(self.cfg.max_event_bytes),
+                index: 0,
+            }
+        } else if success || content_type.is_some_and(is_json) {
+            Body::Whole { buf: Vec::new() }
+        } else {
+            Body::Ignored
+        };
+    }
+
+    /// A piece of the response body, as forwarded.
+    pub fn response_data(
+        &mut self,
+        piece: &[u8],
+        reg: &mut Registry,
+        now: Millis,
+        sink: &mut impl Sink,
+    ) {
+        let ExchangeEngine {
+            reducer,
+            body,
+            inflate,
+            cfg,
+            scratch,
+        } = self;
+        let result = match body {
+            Body::Stream { framer, index } => inflate.push(piece, &mut |plain| {
+                framer.push(plain, &mut |frame| {
+                    on_frame(reducer, frame, index, reg, now, cfg, scratch, sink)
+                })
+            }),
+            Body::Whole { buf } => {
+                let limit = cfg.max_body_bytes;
+                let mut over = false;
+                let r = inflate.push(piece, &mut |plain| {
+                    if buf.len() + plain.len() > limit {
+                        over = true;
+                    } else if !over {
+                        buf.extend_from_slice(plain);
+                    }
+                });
+                if over {
+                    *body = Body::Skipped(SkipReason::BodyTooLarge);
+                }
+                r
+            }
+            Body::Waiting | Body::Ignored | Body::Skipped(_) => Ok(()),
+        };
+        if result.is_err() {
+            self.body = Body::Skipped(SkipReason::ContentEncoding);
+        }
+    }
+
+    /// The response body ended (or the exchange failed). Returns the stream
+    /// outcome for streams that were judged to the end.
+    pub fn response_end(
+        &mut self,
+        end: End,
+        reg: &mut Registry,
+        now: Millis,
+        sink: &mut impl Sink,
+    ) -> Option<Outcome> {
+        let body = std::mem::replace(&mut self.body, Body::Ignored);
+        let whole_ok = matches!(end, End::Upstream);
+        match body {
+            Body::Whole { buf } if whole_ok => {
+                self.judge_whole(&buf, reg, now, sink);
+                None
+            }
+            Body::Stream { .. } => {
+                self.scratch.clear();
+                let outcome = self.reducer.on_end(end, reg, now, &mut self.scratch);
+                for f in self.scratch.drain(..) {
+                    sink.finding(f);
+                }
+                self.body = body;
+                Some(outcome)
+            }
+            other => {
+                self.body = other;
+                None
+            }
+        }
+    }
+
+    fn judge_whole(&mut self, buf: &[u8], reg: &mut Registry, now: Millis, sink: &mut impl Sink) {
+        self.scratch.clear();
+        match decode(buf) {
+            Ok(d) => self.reducer.on_decoded(None, &d, reg, now, &mut self.scratch),
+            Err(m) => self.reducer.on_malformed(None, &m, &mut self.scratch),
+        }
+        self.reducer.on_end(End::Upstream, reg, now, &mut self.scratch);
+        for mut f in self.scratch.drain(..) {
+            f.evidence = Some(self.cfg.evidence.prepare(buf));
+            sink.finding(f);
+        }
+    }
+}
+
+/// Judges one SSE frame.
+#[allow(clippy::too_many_arguments)]
+fn on_frame(
+    reducer: &mut Reducer,
+    frame: Frame<'_>,
+    index: &mut u64,
+    reg: &mut Registry,
+    now: Millis,
+    cfg: &EngineConfig,
+    scratch: &mut Vec<Finding>,
+    sink: &mut impl Sink,
+) {
+    let i = *index;
+    *index += 1;
+    scratch.clear();
+    let data: &[u8] = match frame {
+        Frame::Event(ev) => {
+            match decode(ev.data) {
+                Ok(d) => {
+                    sink.event(label(&d));
+                    reducer.on_decoded(Some(i), &d, reg, now, scratch);
+                }
+                Err(m) => reducer.on_malformed(Some(i), &m, scratch),
+            }
+            ev.data
+        }
+        Frame::Oversized { start, end } => {
+            let why = Malformed(format!(
+                "event of {} bytes exceeds the {}-byte limit",
+                end - start,
+                cfg.max_event_bytes
+            ));
+            reducer.on_malformed(Some(i), &why, scratch);
+            b""
+        }
+    };
+    for mut f in scratch.drain(..) {
+        if f.event_index == Some(i) && !data.is_empty() {
+            f.evidence = Some(cfg.evidence.prepare(data));
+        }
+        sink.finding(f);
+    }
+}
+
+fn label(d: &Decoded) -> &'static str {
+    match &d.payload {
+        Payload::Event(e) => e.label(),
+        Payload::TaskList(_) | Payload::Error(_) => "error",
+    }
+}
+
+/// Operations whose answers the reducer judges.
+fn judged(op: Operation) -> bool {
+    matches!(
+        op,
+        Operation::SendMessage
+            | Operation::SendStreamingMessage
+            | Operation::GetTask
+            | Operation::ListTasks
+            | Operation::CancelTask
+            | Operation::SubscribeToTask
+    )
+}
+
+fn media_type(content_type: &str) -> &str {
+    content_type.split(';').next().unwrap_or("").trim()
+}
+
+fn is_event_stream(content_type: &str) -> bool {
+    media_type(content_type).eq_ignore_ascii_case("text/event-stream")
+}
+
+fn is_json(content_type: &str) -> bool {
+    let m = media_type(content_type).to_ascii_lowercase();
+    m == "application/json" || m.ends_with("+json")
+}

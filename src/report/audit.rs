@@ -1,0 +1,308 @@
+//! The JSON Lines audit log: one record per finding, written off the hot
+//! path by one thread through a bounded queue, flushed within a second,
+//! reopened on request (SIGHUP) so logrotate's rename-then-signal loses
+//! nothing.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use prometheus::IntCounter;
+use serde::Serialize;
+
+/// One audit record, field for field as the contract names them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Record {
+    pub ts: String,
+    pub kind: &'static str,
+    pub severity: &'static str,
+    pub upstream: String,
+    pub binding: Option<&'static str>,
+    pub version: Option<&'static str>,
+    pub method: Option<&'static str>,
+    pub task_id: Option<String>,
+    pub context_id: Option<String>,
+    pub request_id: Option<String>,
+    pub event_index: Option<u64>,
+    pub detail: String,
+    pub evidence: Option<String>,
+}
+
+/// Where records go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Stdout,
+    File(PathBuf),
+}
+
+impl Target {
+    /// `-` is stdout, anything else a file path.
+    pub fn parse(s: &str) -> Target {
+        if s == "-" {
+            Target::Stdout
+        } else {
+            Target::File(PathBuf::from(s))
+        }
+    }
+}
+
+enum Msg {
+    Record(Box<Record>),
+    /// Wakes the writer so it notices a reopen request promptly.
+    Wake,
+}
+
+/// The sending side: cheap to clone, never blocks.
+#[derive(Clone)]
+pub struct AuditLog {
+    tx: SyncSender<Msg>,
+    reopen: Arc<AtomicBool>,
+    dropped: IntCounter,
+}
+
+/// Owns the writer thread; `close` drains, flushes and joins it.
+pub struct AuditWriter {
+    handle: Option<JoinHandle<()>>,
+}
+
+impl AuditLog {
+    /// Starts the writer thread. An unopenable target is not fatal: it is
+    /// logged, records are counted as dropped, and opening is retried.
+    pub fn start(
+        target: Target,
+        capacity: usize,
+        dropped: IntCounter,
+    ) -> io::Result<(AuditLog, AuditWriter)> {
+        let (tx, rx) = mpsc::sync_channel(capacity.max(1));
+        let reopen = Arc::new(AtomicBool::new(false));
+        let mut sink = Sink::new(target, dropped.clone());
+        let flag = reopen.clone();
+        let handle = std::thread::Builder::new()
+            .name("a2a-tap-audit".into())
+            .spawn(move || sink.run(rx, &flag))?;
+        Ok((
+            AuditLog {
+                tx,
+                reopen,
+                dropped,
+            },
+            AuditWriter {
+                handle: Some(handle),
+            },
+        ))
+    }
+
+    /// Queues a record; when the queue is full the record is dropped and
+    /// counted, never waited for.
+    pub fn write(&self, record: Record) {
+        match self.tx.try_send(Msg::Record(Box::new(record))) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
+                self.dropped.inc();
+            }
+        }
+    }
+
+    /// Asks the writer to reopen its file (after logrotate renamed it).
+    pub fn reopen(&self) {
+        self.reopen.store(true, Ordering::Release);
+        let _ = self.tx.try_send(Msg::Wake);
+    }
+}
+
+impl AuditWriter {
+    /// Waits for the writer to drain every queued record and flush. All
+    /// `AuditLog` clones must be dropped first, or this waits for them.
+    pub fn close(mut self) {
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+// === impl Sink ===
+
+/// The writer thread's state.
+struct Sink {
+    target: Target,
+    out: Option<BufWriter<Box<dyn Write + Send>>>,
+    dropped: IntCounter,
+    /// Records in the buffer since the last successful flush: lost, and so
+    /// counted as dropped, if the flush fails.
+    pending: u64,
+    last_error: Option<Instant>,
+}
+
+const FLUSH_EVERY: Duration = Duration::from_millis(250);
+
+impl Sink {
+    fn new(target: Target, dropped: IntCounter) -> Sink {
+        Sink {
+            target,
+            out: None,
+            dropped,
+            pending: 0,
+            last_error: None,
+        }
+    }
+
+    fn run(&mut self, rx: mpsc::Receiver<Msg>, reopen: &AtomicBool) {
+        self.open();
+        let mut dirty = false;
+        loop {
+            let msg = if dirty {
+                rx.recv_timeout(FLUSH_EVERY)
+            } else {
+                rx.recv().map_err(|_| RecvTimeoutError::Disconnected)
+            };
+            if reopen.swap(false, Ordering::AcqRel) {
+                self.flush();
+                self.out = None;
+                self.open();
+            }
+            match msg {
+                Ok(Msg::Record(r)) => {
+                    self.write(&r);
+                    dirty = true;
+                    // Drain what is already queued, then flush once.
+                    while let Ok(m) = rx.try_recv() {
+                        if let Msg::Record(r) = m {
+                            self.write(&r);
+                        }
+                    }
+                    self.flush();
+                    dirty = false;
+                }
+                Ok(Msg::Wake) => {}
+                Err(RecvTimeoutError::Timeout) => {
+                    self.flush();
+                    dirty = false;
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.flush();
+                    return;
+                }
+            }
+        }
+    }
+
+    fn open(&mut self) {
+        let opened: io::Result<Box<dyn Write + Send>> = match &self.target {
+            Target::Stdout => Ok(Box::new(io::stdout())),
+            Target::File(path) => OpenOptions::new()
+                .create(true)
+                .append(true)
+                .mode(0o600)
+                .open(path)
+                .map(|f: File| Box::new(f) as Box<dyn Write + Send>),
+        };
+        match opened {
+            Ok(w) => self.out = Some(BufWriter::with_capacity(64 * 1024, w)),
+            Err(e) => self.report(&e, "cannot open audit log"),
+        }
+    }
+
+    fn write(&mut self, record: &Record) {
+        if self.out.is_none() {
+            self.open();
+        }
+        let Some(out) = self.out.as_mut() else {
+            self.dropped.inc();
+            return;
+        };
+        let mut line = match serde_json::to_vec(record) {
+            Ok(l) => l,
+            Err(_) => {
+                self.dropped.inc();
+                return;
+            }
+        };
+        line.push(b'\n');
+        match out.write_all(&line) {
+            Ok(()) => self.pending += 1,
+            Err(e) => {
+                self.dropped.inc_by(self.pending + 1);
+                self.pending = 0;
+                self.report(&e, "cannot write audit record");
+                // Start afresh next time: the buffer may hold a partial line.
+                self.out = None;
+            }
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some(out) = self.out.as_mut() {
+            match out.flush() {
+                Ok(()) => {}
+                Err(e) => {
+                    self.dropped.inc_by(self.pending);
+                    self.report(&e, "cannot flush audit log");
+                    self.out = None;
+                }
+            }
+        }
+        self.pending = 0;
+    }
+
+    /// Logs an I/O problem, at most once every ten seconds.
+    fn report(&mut self, e: &io::Error, what: &str) {
+        let now = Instant::now();
+        if self
+            .last_error
+            .is_none_or(|t| now.duration_since(t) >= Duration::from_secs(10))
+        {
+            self.last_error = Some(now);
+            tracing::error!(target = ?self.target, error = %e, "{what}");
+        }
+    }
+}
+
+/// What a record says about the exchange a finding came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origin {
+    pub upstream: String,
+    pub binding: Option<&'static str>,
+    pub version: Option<&'static str>,
+    pub method: Option<&'static str>,
+    pub request_id: Option<String>,
+}
+
+impl Origin {
+    /// The origin of a finding about `exchange`.
+    pub fn of(upstream: &str, exchange: &crate::a2a::model::Exchange, request_id: String) -> Origin {
+        Origin {
+            upstream: upstream.to_owned(),
+            binding: Some(exchange.binding.as_str()),
+            version: Some(exchange.version.as_str()),
+            method: Some(exchange.operation.as_str()),
+            request_id: Some(request_id),
+        }
+    }
+}
+
+impl Record {
+    /// The record of `finding`, stamped now.
+    pub fn new(finding: crate::findings::Finding, origin: &Origin) -> Record {
+        Record {
+            ts: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+            kind: finding.kind.as_str(),
+            severity: finding.severity.as_str(),
+            upstream: origin.upstream.clone(),
+            binding: origin.binding,
+            version: origin.version,
+            method: origin.method,
+            task_id: finding.task_id,
+            context_id: finding.context_id,
+            request_id: origin.request_id.clone(),
+            event_index: finding.event_index,
+            detail: finding.detail,
+            evidence: finding.evidence,
+        }
+    }
+}

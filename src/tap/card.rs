@@ -1,0 +1,98 @@
+//! The one opt-in alteration: rewriting the URLs an agent card advertises
+//! (1.0 `supportedInterfaces[].url`, 0.3 `url` and
+//! `additionalInterfaces[].url`) to the proxy's public base URL, so clients
+//! that follow the card keep talking through the proxy. Paths, queries and
+//! tenants stay exactly; every other byte of the card stays as sent.
+
+use serde_json::Value;
+
+/// Whether a request path asks for an agent card (public or extended).
+pub fn is_card_path(path: &str) -> bool {
+    path.ends_with("/.well-known/agent-card.json")
+        || path.ends_with("/.well-known/agent.json")
+        || path.ends_with("/extendedAgentCard")
+        || path.ends_with("/v1/card")
+}
+
+/// Rewrites the card's advertised URLs onto `public_base` (scheme, host,
+/// port and optional path prefix, no trailing slash). Returns `None` when
+/// the body is not a JSON object or holds no URL to rewrite: then the
+/// original bytes go out untouched.
+pub fn rewrite(card: &[u8], public_base: &str) -> Option<Vec<u8>> {
+    let value: Value = serde_json::from_slice(card).ok()?;
+    let obj = value.as_object()?;
+    let mut urls: Vec<&str> = Vec::new();
+    if let Some(u) = obj.get("url").and_then(Value::as_str) {
+        urls.push(u);
+    }
+    for list in ["supportedInterfaces", "additionalInterfaces"] {
+        if let Some(items) = obj.get(list).and_then(Value::as_array) {
+            urls.extend(
+                items
+                    .iter()
+                    .filter_map(|i| i.get("url").and_then(Value::as_str)),
+            );
+        }
+    }
+    let mut text = String::from_utf8(card.to_vec()).ok()?;
+    let mut changed = false;
+    for old in urls {
+        let Some(new) = rebase(old, public_base) else {
+            continue;
+        };
+        // Replace the JSON string token, so nothing else in the card moves.
+        let old_tok = serde_json::to_string(old).ok()?;
+        let new_tok = serde_json::to_string(&new).ok()?;
+        if old_tok != new_tok && text.contains(&old_tok) {
+            text = text.replace(&old_tok, &new_tok);
+            changed = true;
+        }
+    }
+    changed.then(|| text.into_bytes())
+}
+
+/// `http://agent:9999/a2a/v1?x=1` on `https://gw.example` →
+/// `https://gw.example/a2a/v1?x=1`. `None` for a URL that does not parse.
+fn rebase(url: &str, public_base: &str) -> Option<String> {
+    let uri: http::Uri = url.parse().ok()?;
+    uri.authority()?;
+    let tail = uri.path_and_query().map_or("", |p| p.as_str());
+    let tail = if tail == "/" && !url.ends_with('/') { "" } else { tail };
+    Some(format!("{}{}", public_base.trim_end_matches('/'), tail))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rewrites_v1_interfaces_keeping_paths_and_tenants() {
+        let card = br#"{"name":"x","supportedInterfaces":[{"url":"http://10.0.0.5:9999/a2a/jsonrpc","protocolBinding":"JSONRPC","tenant":"acme"},{"url":"http://10.0.0.5:9999/rest","protocolBinding":"HTTP+JSON"}],"description":"d"}"#;
+        let out = rewrite(card, "https://gw.example:8443/").unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(
+            out,
+            r#"{"name":"x","supportedInterfaces":[{"url":"https://gw.example:8443/a2a/jsonrpc","protocolBinding":"JSONRPC","tenant":"acme"},{"url":"https://gw.example:8443/rest","protocolBinding":"HTTP+JSON"}],"description":"d"}"#
+        );
+    }
+
+    #[test]
+    fn rewrites_v03_url_and_additional_interfaces() {
+        let card = br#"{ "url": "http://agent:9999/", "additionalInterfaces": [ { "url": "http://agent:9999/v1", "transport": "HTTP+JSON" } ] }"#;
+        let out = String::from_utf8(rewrite(card, "http://127.0.0.1:8080").unwrap()).unwrap();
+        assert!(out.contains(r#""url": "http://127.0.0.1:8080/""#), "{out}");
+        assert!(out.contains(r#""url": "http://127.0.0.1:8080/v1""#), "{out}");
+        assert!(out.starts_with("{ \"url\""), "formatting kept: {out}");
+    }
+
+    #[test]
+    fn leaves_other_bodies_alone() {
+        assert!(rewrite(b"not json", "http://p").is_none());
+        assert!(rewrite(b"[1,2]", "http://p").is_none());
+        assert!(rewrite(br#"{"name":"no urls"}"#, "http://p").is_none());
+        assert!(rewrite(br#"{"url":"http://p/x"}"#, "http://p").is_none());
+        assert!(is_card_path("/.well-known/agent-card.json"));
+        assert!(is_card_path("/t/.well-known/agent.json"));
+        assert!(!is_card_path("/tasks/1"));
+    }
+}

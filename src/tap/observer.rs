@@ -1,0 +1,311 @@
+//! The proxy-side half of validation: one observer per exchange copies the
+//! request (bounded) and every response piece to the analysis thread,
+//! without ever waiting for it.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use bytes::{Bytes, BytesMut};
+
+use super::worker::{AnalysisHandle, Budget, Msg, Worker};
+use crate::engine::{EngineConfig, SkipReason};
+use crate::findings::Policy;
+use crate::lifecycle::{End, Registry, RegistryConfig};
+use crate::a2a::classify::classify;
+use crate::proxy::{BodyEnd, ExchangeLabels, ExchangeObserver, Inspector, ProxyError};
+use crate::report::audit::AuditLog;
+use crate::report::metrics::Metrics;
+
+/// Settings of the live validation path.
+#[derive(Debug, Clone)]
+pub struct TapConfig {
+    /// Label of the upstream in metrics and audit records.
+    pub upstream: String,
+    /// Largest request body read for classification.
+    pub max_request_bytes: usize,
+    /// Bytes allowed in flight to the analysis thread.
+    pub queue_bytes: usize,
+    pub engine: EngineConfig,
+    pub registry: RegistryConfig,
+    pub policy: Policy,
+}
+
+/// The validation layer as the proxy sees it: an `Inspector`.
+#[derive(Clone)]
+pub struct Tap {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    tx: Sender<Msg>,
+    budget: Arc<Budget>,
+    max_request_bytes: usize,
+    metrics: Arc<Metrics>,
+    upstream: String,
+}
+
+impl Tap {
+    /// Starts the analysis thread.
+    pub fn start(
+        cfg: TapConfig,
+        metrics: Arc<Metrics>,
+        audit: AuditLog,
+    ) -> std::io::Result<(Tap, AnalysisHandle)> {
+        let (tx, rx) = mpsc::channel();
+        let budget = Arc::new(Budget {
+            in_flight: AtomicUsize::new(0),
+            limit: cfg.queue_bytes,
+        });
+        let worker = Worker::new(
+            Registry::new(cfg.registry),
+            cfg.engine,
+            cfg.policy,
+            cfg.upstream.clone(),
+            metrics.clone(),
+            audit,
+            budget.clone(),
+        );
+        let thread = std::thread::Builder::new()
+            .name("a2a-tap-analysis".into())
+            .spawn(move || worker.run(rx))?;
+        let shared = Arc::new(Shared {
+            tx,
+            budget,
+            max_request_bytes: cfg.max_request_bytes,
+            metrics,
+            upstream: cfg.upstream,
+        });
+        Ok((
+            Tap { shared },
+            AnalysisHandle {
+                thread: Some(thread),
+            },
+        ))
+    }
+}
+
+impl Inspector for Tap {
+    fn begin(&self, request_id: u64, head: &http::request::Parts) -> Option<Arc<dyn ExchangeObserver>> {
+        let obs = Observer {
+            id: request_id,
+            shared: self.shared.clone(),
+            request: Mutex::new(Request {
+                head: Some(Box::new(clone_head(head))),
+                body: BytesMut::new(),
+                over: false,
+            }),
+            opened: Instant::now(),
+            labels: OnceLock::new(),
+            lost: AtomicBool::new(false),
+            stream: AtomicBool::new(false),
+            ended: AtomicBool::new(false),
+        };
+        if !has_body(head) {
+            obs.open();
+        }
+        Some(Arc::new(obs))
+    }
+}
+
+/// `http::request::Parts` is not `Clone` (extensions); the engine needs only
+/// method, URI and headers.
+fn clone_head(head: &http::request::Parts) -> http::request::Parts {
+    let mut req = http::Request::new(());
+    *req.method_mut() = head.method.clone();
+    *req.uri_mut() = head.uri.clone();
+    *req.version_mut() = head.version;
+    *req.headers_mut() = head.headers.clone();
+    req.into_parts().0
+}
+
+/// Whether the request carries a body the classifier must wait for.
+fn has_body(head: &http::request::Parts) -> bool {
+    if head.headers.contains_key(http::header::TRANSFER_ENCODING) {
+        return true;
+    }
+    match head
+        .headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+    {
+        Some(n) => n > 0,
+        // HTTP/2 requests may stream a body without a length.
+        None => !matches!(
+            head.method,
+            http::Method::GET | http::Method::HEAD | http::Method::DELETE | http::Method::OPTIONS
+        ),
+    }
+}
+
+struct Request {
+    /// Taken when the exchange is opened with the analysis thread.
+    head: Option<Box<http::request::Parts>>,
+    body: BytesMut,
+    over: bool,
+}
+
+/// One exchange's observer.
+struct Observer {
+    id: u64,
+    shared: Arc<Shared>,
+    request: Mutex<Request>,
+    opened: Instant,
+    /// Set when the request is classified as A2A.
+    labels: OnceLock<ExchangeLabels>,
+    /// Some response bytes were not delivered: the exchange is unjudged.
+    lost: AtomicBool,
+    /// The response is an event stream (for the active-streams gauge).
+    stream: AtomicBool,
+    ended: AtomicBool,
+}
+
+impl Observer {
+    fn send(&self, msg: Msg) {
+        // The analysis thread ends only after every observer is gone.
+        let _ = self.shared.tx.send(msg);
+    }
+
+    /// Classifies the request, once, and opens the exchange with the
+    /// analysis thread. Done here, not there, so the request's place in the
+    /// causal order is the moment it went upstream.
+    fn open(&self) {
+        let Ok(mut req) = self.request.lock() else {
+            return;
+        };
+        let Some(head) = req.head.take() else { return };
+        if req.over {
+            self.send(Msg::Unjudged {
+                id: self.id,
+                reason: SkipReason::RequestTooLarge,
+            });
+            return;
+        }
+        let body = std::mem::take(&mut req.body);
+        drop(req);
+        let Some(exchange) = classify(&head.method, &head.uri, &head.headers, &body) else {
+            return;
+        };
+        let _ = self.labels.set(ExchangeLabels {
+            binding: exchange.binding.as_str(),
+            method: exchange.operation.as_str(),
+        });
+        self.send(Msg::Open {
+            id: self.id,
+            exchange: Box::new(exchange),
+            at: self.opened,
+        });
+    }
+
+    fn finish(&self, end: End) {
+        if self.ended.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if self.stream.load(Ordering::Acquire) {
+            self.shared
+                .metrics
+                .streams_active
+                .with_label_values(&[&self.shared.upstream])
+                .dec();
+        }
+        self.send(Msg::End {
+            id: self.id,
+            end,
+            at: Instant::now(),
+        });
+    }
+}
+
+impl ExchangeObserver for Observer {
+    fn request_data(&self, data: &Bytes) {
+        let Ok(mut req) = self.request.lock() else {
+            return;
+        };
+        if req.head.is_none() || req.over {
+            return;
+        }
+        if req.body.len() + data.len() > self.shared.max_request_bytes {
+            req.over = true;
+            req.body = BytesMut::new();
+        } else {
+            req.body.extend_from_slice(data);
+        }
+    }
+
+    fn request_end(&self, end: BodyEnd) {
+        if matches!(end, BodyEnd::Complete) {
+            self.open();
+        } else if let Ok(mut req) = self.request.lock() {
+            // A request that never finished is not judged.
+            req.head = None;
+        }
+    }
+
+    fn response_head(&self, head: &http::response::Parts) {
+        let header = |name| {
+            head.headers
+                .get(name)
+                .and_then(|v: &http::HeaderValue| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let content_type = header(http::header::CONTENT_TYPE);
+        if content_type
+            .as_deref()
+            .is_some_and(|c| c.trim_start().to_ascii_lowercase().starts_with("text/event-stream"))
+        {
+            self.stream.store(true, Ordering::Release);
+            self.shared
+                .metrics
+                .streams_active
+                .with_label_values(&[&self.shared.upstream])
+                .inc();
+        }
+        self.send(Msg::Head {
+            id: self.id,
+            status: head.status.as_u16(),
+            content_type,
+            content_encoding: header(http::header::CONTENT_ENCODING),
+        });
+    }
+
+    fn response_data(&self, data: &Bytes) {
+        if self.lost.load(Ordering::Relaxed) {
+            return;
+        }
+        if self.shared.budget.try_take(data.len()) {
+            self.send(Msg::Data {
+                id: self.id,
+                data: data.clone(),
+                at: Instant::now(),
+            });
+        } else {
+            self.lost.store(true, Ordering::Relaxed);
+            self.send(Msg::Lost { id: self.id });
+        }
+    }
+
+    fn response_end(&self, end: BodyEnd) {
+        self.finish(match end {
+            BodyEnd::Complete => End::Upstream,
+            BodyEnd::Error => End::UpstreamError,
+            BodyEnd::Dropped => End::ClientGone,
+        });
+    }
+
+    fn upstream_failed(&self, _error: &ProxyError) {
+        self.finish(End::UpstreamError);
+    }
+
+    fn labels(&self) -> ExchangeLabels {
+        self.labels.get().copied().unwrap_or_default()
+    }
+}
+
+impl Drop for Observer {
+    fn drop(&mut self) {
+        // Every exchange ends exactly once for the analysis thread.
+        self.finish(End::ClientGone);
+    }
+}

@@ -1,0 +1,337 @@
+//! The analysis thread: owns every exchange's engine and the task registry,
+//! judges bytes in arrival order, reports findings.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+use crate::a2a::model::{Exchange, TaskState};
+use crate::engine::{EngineConfig, ExchangeEngine, Sink, SkipReason};
+use crate::findings::{Finding, Policy};
+use crate::lifecycle::{End, Millis, Outcome, Registry};
+use crate::report::audit::{AuditLog, Origin, Record};
+use crate::report::metrics::Metrics;
+
+/// A message from the proxy's observers.
+pub(crate) enum Msg {
+    /// A request was classified as an A2A exchange and sent upstream.
+    Open {
+        id: u64,
+        exchange: Box<Exchange>,
+        at: Instant,
+    },
+    /// The request could not be classified (body over the limit).
+    Unjudged { id: u64, reason: SkipReason },
+    Head {
+        id: u64,
+        status: u16,
+        content_type: Option<String>,
+        content_encoding: Option<String>,
+    },
+    Data { id: u64, data: Bytes, at: Instant },
+    /// Bytes of this exchange were not delivered: stop judging it.
+    Lost { id: u64 },
+    End { id: u64, end: End, at: Instant },
+}
+
+/// Bytes in flight to the analysis thread; over the budget, data is dropped
+/// and its exchange left unjudged.
+pub(crate) struct Budget {
+    pub in_flight: AtomicUsize,
+    pub limit: usize,
+}
+
+impl Budget {
+    pub(crate) fn try_take(&self, n: usize) -> bool {
+        let prev = self.in_flight.fetch_add(n, Ordering::AcqRel);
+        if prev + n > self.limit {
+            self.in_flight.fetch_sub(n, Ordering::AcqRel);
+            false
+        } else {
+            true
+        }
+    }
+
+    pub(crate) fn give_back(&self, n: usize) {
+        self.in_flight.fetch_sub(n, Ordering::AcqRel);
+    }
+}
+
+/// Joins the analysis thread at shutdown, after it has judged every
+/// message sent before the observers were dropped.
+pub struct AnalysisHandle {
+    pub(crate) thread: Option<JoinHandle<()>>,
+}
+
+impl AnalysisHandle {
+    /// Waits until the analysis thread has drained its queue and ended. Every
+    /// `Tap` clone must be dropped first.
+    pub fn join(mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+struct Live {
+    engine: ExchangeEngine,
+    opened: Instant,
+    first_event: bool,
+}
+
+/// State of the analysis thread.
+pub(crate) struct Worker {
+    pub registry: Registry,
+    pub engine_cfg: EngineConfig,
+    pub policy: Policy,
+    pub upstream: String,
+    pub metrics: Arc<Metrics>,
+    pub audit: AuditLog,
+    pub budget: Arc<Budget>,
+    pub epoch: Instant,
+    /// Exchanges being judged; messages for any other id are ignored.
+    live: HashMap<u64, Live>,
+}
+
+impl Worker {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        registry: Registry,
+        engine_cfg: EngineConfig,
+        policy: Policy,
+        upstream: String,
+        metrics: Arc<Metrics>,
+        audit: AuditLog,
+        budget: Arc<Budget>,
+    ) -> Worker {
+        Worker {
+            registry,
+            engine_cfg,
+            policy,
+            upstream,
+            metrics,
+            audit,
+            budget,
+            epoch: Instant::now(),
+            live: HashMap::new(),
+        }
+    }
+
+    /// Runs until every sender is gone; ticks the registry every second.
+    pub(crate) fn run(mut self, rx: Receiver<Msg>) {
+        let mut last_tick = Instant::now();
+        loop {
+            match rx.recv_timeout(Duration::from_secs(1)) {
+                Ok(msg) => self.handle(msg),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            if last_tick.elapsed() >= Duration::from_secs(1) {
+                last_tick = Instant::now();
+                self.tick();
+            }
+        }
+        // Exchanges still open at exit were cut by shutdown: not judged.
+        self.tick();
+    }
+
+    fn now(&self, at: Instant) -> Millis {
+        at.saturating_duration_since(self.epoch).as_millis() as Millis
+    }
+
+    fn handle(&mut self, msg: Msg) {
+        match msg {
+            Msg::Open { id, exchange, at } => self.open(id, *exchange, at),
+            Msg::Unjudged { reason, .. } => self.skipped(reason),
+            Msg::Head {
+                id,
+                status,
+                content_type,
+                content_encoding,
+            } => {
+                if let Some(live) = self.live.get_mut(&id) {
+                    live.engine.response_head(
+                        status,
+                        content_type.as_deref(),
+                        content_encoding.as_deref(),
+                    );
+                    if let Some(r) = live.engine.skipped() {
+                        self.live.remove(&id);
+                        self.skipped(r);
+                    }
+                }
+            }
+            Msg::Data { id, data, at } => {
+                self.budget.give_back(data.len());
+                self.data(id, &data, at);
+            }
+            Msg::Lost { id } => {
+                if self.live.remove(&id).is_some() {
+                    self.skipped(SkipReason::Overload);
+                }
+            }
+            Msg::End { id, end, at } => self.end(id, end, at),
+        }
+    }
+
+    fn open(&mut self, id: u64, exchange: Exchange, at: Instant) {
+        let seq = self.registry.open_exchange();
+        let engine = ExchangeEngine::new(exchange, seq, self.engine_cfg);
+        self.live.insert(
+            id,
+            Live {
+                engine,
+                opened: at,
+                first_event: false,
+            },
+        );
+    }
+
+    fn data(&mut self, id: u64, data: &[u8], at: Instant) {
+        let now = self.now(at);
+        let Some(live) = self.live.get_mut(&id) else {
+            return;
+        };
+        let mut sink = Collect::default();
+        live.engine
+            .response_data(data, &mut self.registry, now, &mut sink);
+        if let Some(r) = live.engine.skipped() {
+            // Judging stopped here (body over the limit, corrupt encoding).
+            self.live.remove(&id);
+            self.skipped(r);
+            return;
+        }
+        if sink.events > 0 && !live.first_event {
+            live.first_event = true;
+            self.metrics
+                .time_to_first_event_seconds
+                .with_label_values(&[&self.upstream])
+                .observe(at.saturating_duration_since(live.opened).as_secs_f64());
+        }
+        let binding = live.engine.exchange().binding;
+        for l in &sink.labels {
+            self.metrics
+                .stream_events_total
+                .with_label_values(&[&self.upstream, binding.as_str(), l])
+                .inc();
+        }
+        if !sink.findings.is_empty() {
+            let exchange = live.engine.exchange().clone();
+            self.report(id, Some(&exchange), sink.findings);
+        }
+    }
+
+    fn end(&mut self, id: u64, end: End, at: Instant) {
+        let now = self.now(at);
+        let Some(mut live) = self.live.remove(&id) else {
+            return;
+        };
+        let mut sink = Collect::default();
+        let outcome = live
+            .engine
+            .response_end(end, &mut self.registry, now, &mut sink);
+        let exchange = live.engine.exchange().clone();
+        if let Some(outcome) = outcome {
+            let outcome = if matches!(end, End::ClientGone) {
+                Outcome::ClientGone
+            } else {
+                outcome
+            };
+            self.metrics
+                .stream_duration_seconds
+                .with_label_values(&[&self.upstream, outcome.as_str()])
+                .observe(at.saturating_duration_since(live.opened).as_secs_f64());
+        }
+        self.report(id, Some(&exchange), sink.findings);
+        self.sync_registry_metrics();
+    }
+
+    fn tick(&mut self) {
+        let now = self.now(Instant::now());
+        let mut found = Vec::new();
+        self.registry.tick(now, &mut found);
+        self.report(0, None, found);
+        self.sync_registry_metrics();
+    }
+
+    fn skipped(&self, reason: SkipReason) {
+        self.metrics
+            .analysis_skipped_total
+            .with_label_values(&[&self.upstream, reason.as_str()])
+            .inc();
+    }
+
+    /// Applies the severity policy and writes each finding everywhere.
+    fn report(&self, id: u64, exchange: Option<&Exchange>, findings: Vec<Finding>) {
+        for f in findings {
+            let Some(f) = self.policy.apply(f) else {
+                continue;
+            };
+            let origin = match exchange {
+                Some(ex) => Origin::of(&self.upstream, ex, format_id(id)),
+                None => Origin {
+                    upstream: self.upstream.clone(),
+                    ..Origin::default()
+                },
+            };
+            tracing::warn!(
+                request_id = origin.request_id.as_deref().unwrap_or("-"),
+                kind = f.kind.as_str(),
+                severity = f.severity.as_str(),
+                task_id = f.task_id.as_deref().unwrap_or("-"),
+                "{}",
+                f.detail
+            );
+            self.metrics
+                .violations_total
+                .with_label_values(&[&self.upstream, f.kind.as_str(), f.severity.as_str()])
+                .inc();
+            self.audit.write(Record::new(f, &origin));
+        }
+    }
+
+    fn sync_registry_metrics(&mut self) {
+        let by_state = self.registry.tracked_by_state();
+        for (state, n) in TaskState::ALL.iter().zip(by_state) {
+            self.metrics
+                .tasks_tracked
+                .with_label_values(&[&self.upstream, state.as_str()])
+                .set(n as i64);
+        }
+        let metrics = &self.metrics;
+        let upstream = &self.upstream;
+        self.registry.take_transitions(&mut |from, to, n| {
+            metrics
+                .task_transitions_total
+                .with_label_values(&[upstream, from.map_or("none", TaskState::as_str), to.as_str()])
+                .inc_by(n);
+        });
+    }
+}
+
+/// The request id as written in logs and audit records.
+pub(crate) fn format_id(id: u64) -> String {
+    format!("{id:016x}")
+}
+
+#[derive(Default)]
+struct Collect {
+    findings: Vec<Finding>,
+    labels: Vec<&'static str>,
+    events: usize,
+}
+
+impl Sink for Collect {
+    fn finding(&mut self, finding: Finding) {
+        self.findings.push(finding);
+    }
+    fn event(&mut self, label: &'static str) {
+        self.events += 1;
+        self.labels.push(label);
+    }
+}

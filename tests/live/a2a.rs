@@ -1,0 +1,158 @@
+//! A2A payload builders and finding assertions for the live tests.
+
+use serde_json::{json, Value};
+
+use super::{Proxy, Reply, Upstream, NAME};
+
+pub fn task(id: &str, ctx: &str, state: &str) -> Value {
+    json!({"task": {"id": id, "contextId": ctx, "status": {"state": state}}})
+}
+
+pub fn status(id: &str, ctx: &str, state: &str) -> Value {
+    json!({"statusUpdate": {"taskId": id, "contextId": ctx, "status": {"state": state}}})
+}
+
+pub fn artifact(id: &str, ctx: &str, aid: &str, append: bool, last: bool) -> Value {
+    let mut ev = json!({"taskId": id, "contextId": ctx,
+        "artifact": {"artifactId": aid, "parts": [{"text": "chunk"}]}});
+    if append {
+        ev["append"] = json!(true);
+    }
+    if last {
+        ev["lastChunk"] = json!(true);
+    }
+    json!({ "artifactUpdate": ev })
+}
+
+pub fn message(ctx: &str) -> Value {
+    json!({"message": {"messageId": "m-9", "role": "ROLE_AGENT", "contextId": ctx,
+        "parts": [{"text": "hello"}]}})
+}
+
+/// A JSON-RPC response text with `id` and `result`.
+pub fn rpc(id: Value, result: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()
+}
+
+/// SSE frames, each a JSON-RPC response with `id`.
+pub fn frames(id: i64, events: &[Value]) -> Vec<String> {
+    events.iter().map(|e| rpc(json!(id), e.clone())).collect()
+}
+
+/// A 1.0 JSON-RPC request body.
+pub fn request(id: Value, method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+/// Params of a send naming no task.
+pub fn new_message() -> Value {
+    json!({"message": {"role": "ROLE_USER", "messageId": "m-1", "parts": [{"text": "hi"}]}})
+}
+
+/// Params of a send continuing `task_id`.
+pub fn follow_up(task_id: &str, ctx: &str) -> Value {
+    json!({"message": {"role": "ROLE_USER", "messageId": "m-2", "taskId": task_id,
+        "contextId": ctx, "parts": [{"text": "more"}]}})
+}
+
+pub const V1: &[(&str, &str)] = &[("A2A-Version", "1.0")];
+
+/// Runs one JSON-RPC 1.0 exchange through the proxy and checks that the
+/// caller got exactly the upstream's bytes.
+pub async fn exchange(up: &Upstream, proxy: &Proxy, req: String, reply: Reply) -> Vec<u8> {
+    let want = reply.bytes();
+    up.push(reply);
+    let (status, got) = proxy.send("POST", "/", V1, &req).await;
+    assert!(status < 600);
+    assert_eq!(
+        String::from_utf8_lossy(&got),
+        String::from_utf8_lossy(&want),
+        "forwarded bytes differ from upstream bytes"
+    );
+    got
+}
+
+/// A finding the test expects.
+#[derive(Debug, Clone, Copy)]
+pub struct Expect {
+    pub kind: &'static str,
+    pub severity: &'static str,
+    pub task_id: Option<&'static str>,
+    pub event_index: Option<u64>,
+}
+
+pub fn expect(kind: &'static str, severity: &'static str, task_id: Option<&'static str>, event_index: Option<u64>) -> Expect {
+    Expect {
+        kind,
+        severity,
+        task_id,
+        event_index,
+    }
+}
+
+const SENTINEL: &str = "sentinel-frame-not-json";
+
+/// Sends a stream with one unreadable frame, and waits for its record: as
+/// the analysis thread judges in order, every earlier exchange is then
+/// judged. Returns every record before the sentinel's.
+pub async fn settle(up: &Upstream, proxy: &Proxy) -> Vec<Value> {
+    let before = proxy.records().len();
+    up.push(Reply::sse(&[SENTINEL.to_string()]));
+    let (_, _) = proxy
+        .send("POST", "/", V1, &request(json!("sentinel"), "SendStreamingMessage", new_message()))
+        .await;
+    let recs = proxy.wait_records(before + 1).await;
+    let pos = recs
+        .iter()
+        .position(|r| r["evidence"] == SENTINEL)
+        .unwrap_or_else(|| panic!("sentinel record never came: {recs:#?}"));
+    recs[..pos].to_vec()
+}
+
+/// Asserts the records are exactly the expected findings (in order), with
+/// every contract field present and sane, and the metric counted.
+pub async fn assert_findings(proxy: &Proxy, records: &[Value], want: &[Expect], method: &str) {
+    let got: Vec<(String, String)> = records
+        .iter()
+        .map(|r| (r["kind"].as_str().unwrap_or("?").to_owned(), r["severity"].as_str().unwrap_or("?").to_owned()))
+        .collect();
+    let expected: Vec<(String, String)> = want.iter().map(|e| (e.kind.to_owned(), e.severity.to_owned())).collect();
+    assert_eq!(got, expected, "records: {records:#?}");
+    for (r, e) in records.iter().zip(want) {
+        check_fields(r);
+        assert_eq!(r["task_id"].as_str(), e.task_id, "task_id of {r}");
+        assert_eq!(r["event_index"].as_u64(), e.event_index, "event_index of {r}");
+        if e.kind != "stalled_task" {
+            assert_eq!(r["method"], method, "method of {r}");
+            assert_eq!(r["binding"], "jsonrpc", "binding of {r}");
+            assert_eq!(r["version"], "1.0", "version of {r}");
+        }
+    }
+    let scrape = proxy.metrics().await;
+    for e in want {
+        let n = want.iter().filter(|w| w.kind == e.kind && w.severity == e.severity).count() as f64;
+        let got = super::sample(
+            &scrape,
+            "a2a_violations_total",
+            &[("upstream", NAME), ("kind", e.kind), ("severity", e.severity)],
+        );
+        assert_eq!(got, Some(n), "a2a_violations_total for {} {}", e.kind, e.severity);
+    }
+}
+
+/// Every field of the contract's audit record is there, typed right.
+pub fn check_fields(r: &Value) {
+    for f in [
+        "ts", "kind", "severity", "upstream", "binding", "version", "method", "task_id",
+        "context_id", "request_id", "event_index", "detail", "evidence",
+    ] {
+        assert!(r.get(f).is_some(), "field {f} missing in {r}");
+    }
+    let ts = r["ts"].as_str().expect("ts");
+    assert!(ts.ends_with('Z') && ts.contains('T'), "ts is RFC 3339 UTC: {ts}");
+    assert_eq!(r["upstream"], NAME);
+    assert!(!r["detail"].as_str().unwrap_or("").is_empty(), "detail: {r}");
+    if r["kind"] != "stalled_task" {
+        assert!(!r["request_id"].as_str().unwrap_or("").is_empty(), "request_id: {r}");
+    }
+}
