@@ -291,7 +291,7 @@ async def run_interface(base_url: str, card: AgentCard, binding: str, version: s
         for name, play in SCENARIOS.items():
             try:
                 out[name] = await asyncio.wait_for(play(streaming, unary), SCENARIO_TIMEOUT)
-            except TimeoutError:
+            except asyncio.TimeoutError:
                 out[name] = {"error": "timeout"}
     return out
 
