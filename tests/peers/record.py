@@ -155,6 +155,15 @@ def task_of(doc: dict[str, Any]) -> tuple[str, str]:
     return result["id"], result["contextId"]
 
 
+def follow_up_drift(name: str, first: dict[str, Any]) -> str:
+    """Says whether the follow-up stream still begins without a Task (the documented drift)."""
+    result = first.get("result", first)
+    kind = result.get("kind") or next((k for k in ("task", "statusUpdate", "artifactUpdate", "message") if k in result), "?")
+    if kind in ("task",):
+        return f"{name}: follow-up stream now begins with a Task: the stream_start drift is gone, update README.md"
+    return f"{name}: follow-up stream begins with {kind} (stream_start drift, as documented)"
+
+
 class Interface:
     """How one binding and version spells each call."""
 
@@ -264,6 +273,8 @@ async def record_interface(rec: Recorder, iface: Interface, out: Path) -> None:
         "follow-up on the input-required task: the SDK begins it with a statusUpdate, not a Task (stream_start drift)",
         iface.send("answer", "42", True, ask_task),
     )
+    drift = follow_up_drift(iface.name, first_data((out / f"{iface.name}-ask-followup.sse").read_bytes()))
+    print(drift)
     await sse("fail", "artifact chunk without lastChunk, then failed (abandoned_artifact, warning)", iface.send("fail", "fail", True))
     await sse("direct", "streamed send answered by one direct Message (clean)", iface.send("direct", "direct", True))
 
