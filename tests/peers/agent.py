@@ -1,0 +1,225 @@
+"""A real A2A agent built only from the official a2a-sdk (1.3.0) server classes.
+
+Serves JSON-RPC at `/` and HTTP+JSON under `/rest`, each for protocol 1.0 and,
+through the SDK's own compatibility layer, 0.3. The behaviour is chosen by
+the first word of the user's message:
+
+  echo ...  streamed echo: a chunked artifact (append, lastChunk) then completed
+  ask       input-required; a follow-up message on the same task completes it
+            with one whole artifact
+  fail      one artifact chunk without lastChunk, then failed (abandoned artifact)
+  long      working until canceled
+  direct    a direct Message reply, no task
+
+Usage: agent.py --port N [--public-url URL]
+Prints `READY <port>` on stdout once it accepts connections. `--port 0` picks
+a free port; `--public-url` is the base URL advertised in the agent card
+(default: this agent's own loopback URL), so a proxy in front can be advertised.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import socket
+import sys
+from collections.abc import AsyncIterator
+
+import uvicorn
+from starlette.applications import Starlette
+
+from a2a.helpers import new_task_from_user_message, new_text_message, new_text_part
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import (
+    create_agent_card_routes,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types.a2a_pb2 import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    TaskState,
+)
+
+JSONRPC_PATH = "/"
+REST_PREFIX = "/rest"
+
+# Small pauses between events so that each one leaves the server as its own
+# write, as a real agent's would; the order of events never depends on them.
+CHUNK_PAUSE = 0.01
+LONG_TASK_SECONDS = 60.0
+
+
+def agent_card(public_url: str) -> AgentCard:
+    """The card: JSON-RPC and HTTP+JSON, each in 1.0 and 0.3, at `public_url`."""
+    base = public_url.rstrip("/")
+    jsonrpc_url = base + JSONRPC_PATH
+    rest_url = base + REST_PREFIX
+    return AgentCard(
+        name="a2a-tap test peer",
+        description="Echo, ask, fail, long and direct scenarios for a2a-tap tests.",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(url=jsonrpc_url, protocol_binding="JSONRPC", protocol_version="1.0"),
+            AgentInterface(url=rest_url, protocol_binding="HTTP+JSON", protocol_version="1.0"),
+            AgentInterface(url=jsonrpc_url, protocol_binding="JSONRPC", protocol_version="0.3"),
+            AgentInterface(url=rest_url, protocol_binding="HTTP+JSON", protocol_version="0.3"),
+        ],
+        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[
+            AgentSkill(
+                id="scenarios",
+                name="scenarios",
+                description="echo | ask | fail | long | direct",
+                tags=["test"],
+            )
+        ],
+    )
+
+
+class ScenarioExecutor(AgentExecutor):
+    """Picks a scenario from the message text and plays it on the event queue."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        text = context.get_user_input().strip()
+        words = text.split()
+        verb = words[0].lower() if words else ""
+        task = context.current_task
+
+        if task is None and verb == "direct":
+            await event_queue.enqueue_event(
+                new_text_message("direct reply", context_id=context.context_id)
+            )
+            return
+
+        if task is None:
+            message = context.message
+            if message is None:
+                raise ValueError("a new task needs a user message")
+            task = new_task_from_user_message(message)
+            await event_queue.enqueue_event(task)
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+
+        if task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
+            await self._answer(updater, text)
+        elif verb == "echo":
+            await self._echo(updater, words[1:] or ["(nothing)"])
+        elif verb == "ask":
+            await updater.start_work()
+            await updater.requires_input(
+                updater.new_agent_message([new_text_part("what is the answer?")])
+            )
+        elif verb == "fail":
+            await self._fail(updater)
+        elif verb == "long":
+            await updater.start_work()
+            await asyncio.sleep(LONG_TASK_SECONDS)
+            await updater.complete()
+        else:
+            await updater.reject(updater.new_agent_message([new_text_part("unknown scenario")]))
+
+    async def _echo(self, updater: TaskUpdater, words: list[str]) -> None:
+        await updater.start_work()
+        for index, word in enumerate(words):
+            await asyncio.sleep(CHUNK_PAUSE)
+            await updater.add_artifact(
+                [new_text_part(word if index == 0 else " " + word)],
+                artifact_id="echo-1",
+                name="echo",
+                append=index > 0,
+                last_chunk=index == len(words) - 1,
+            )
+        await updater.complete()
+
+    async def _answer(self, updater: TaskUpdater, text: str) -> None:
+        await updater.start_work()
+        await asyncio.sleep(CHUNK_PAUSE)
+        await updater.add_artifact(
+            [new_text_part("you said: " + text)],
+            artifact_id="answer-1",
+            name="answer",
+            last_chunk=True,
+        )
+        await updater.complete()
+
+    async def _fail(self, updater: TaskUpdater) -> None:
+        await updater.start_work()
+        await asyncio.sleep(CHUNK_PAUSE)
+        await updater.add_artifact(
+            [new_text_part("partial")],
+            artifact_id="partial-1",
+            name="partial",
+        )
+        await asyncio.sleep(CHUNK_PAUSE)
+        await updater.failed(updater.new_agent_message([new_text_part("gave up")]))
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        task = context.current_task
+        task_id = task.id if task else context.task_id
+        context_id = task.context_id if task else context.context_id
+        if not task_id or not context_id:
+            raise ValueError("cancel without a task")
+        await TaskUpdater(event_queue, task_id, context_id).cancel()
+
+
+def build_app(public_url: str) -> Starlette:
+    """The Starlette app from the SDK's own route factories, 0.3 compatibility on."""
+    card = agent_card(public_url)
+    handler = DefaultRequestHandler(
+        agent_executor=ScenarioExecutor(),
+        task_store=InMemoryTaskStore(),
+        agent_card=card,
+    )
+    routes = [
+        *create_agent_card_routes(card),
+        *create_jsonrpc_routes(handler, JSONRPC_PATH, enable_v0_3_compat=True),
+        *create_rest_routes(handler, enable_v0_3_compat=True, path_prefix=REST_PREFIX),
+    ]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        yield
+        await handler.aclose()
+
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+async def serve(port: int, public_url: str | None) -> None:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    bound = sock.getsockname()[1]
+    app = build_app(public_url or f"http://127.0.0.1:{bound}")
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    run = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        if run.done():
+            await run
+            raise SystemExit("agent stopped before it started")
+        await asyncio.sleep(0.01)
+    print(f"READY {bound}", flush=True)
+    await run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--public-url", default=None)
+    args = parser.parse_args()
+    try:
+        asyncio.run(serve(args.port, args.public_url))
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
