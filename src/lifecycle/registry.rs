@@ -93,10 +93,11 @@ pub enum Verdict {
 }
 
 /// What the registry keeps per task, besides the id (held once, shared by the
-/// map key and the LRU index). `size_of::<Entry>()` is 64 bytes on 64-bit
-/// targets; with the hash-map slot (+16 key, +1 control), the shared id's
-/// header (16) and its LRU node share (~40), a task costs about 140 bytes
-/// plus its task id and context id strings (test `entry_is_small`).
+/// map key and the LRU index). `size_of::<Entry>()` is 88 bytes on 64-bit
+/// targets; with its hash-map slot (+16 key, +1 control byte), the shared
+/// id's header (16) and its LRU B-tree share (~40), a task costs about 160
+/// bytes, up to ~270 when the table has just doubled, plus its task id and
+/// context id strings: well under 512 (test `entry_is_small`).
 #[derive(Debug)]
 struct Entry {
     /// Set while `state` is terminal: the registry clock when it was seen.
