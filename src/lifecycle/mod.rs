@@ -16,6 +16,8 @@
 //! ```
 
 mod artifacts;
+mod body;
+mod checks;
 mod reducer;
 pub mod registry;
 mod stream;

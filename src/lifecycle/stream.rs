@@ -1,7 +1,8 @@
 //! The stream rules of the reducer: how a task stream must start, stay on one
 //! task and context, treat artifacts, stop at a terminal state, and end.
 
-use super::reducer::{check_registry_context, make, Reducer};
+use super::checks::{check_registry_context, make};
+use super::reducer::Reducer;
 use super::registry::{Observation, Registry};
 use super::{End, Millis, Outcome};
 use crate::a2a::model::{Decoded, Event, Operation, Payload, StateClass, StateValue, TaskState};
