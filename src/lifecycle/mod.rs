@@ -18,6 +18,7 @@
 mod artifacts;
 mod body;
 mod checks;
+mod lru;
 mod reducer;
 pub mod registry;
 mod stream;

@@ -2,9 +2,7 @@
 //! the causal stamp of terminal states, the stall watch, LRU and TTL bounds,
 //! and transition counts for metrics.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
-
+use super::lru::{self, Lru};
 use super::timestamp::{self, Stamp};
 use super::{Millis, Seq};
 use crate::a2a::model::TaskState;
@@ -92,12 +90,12 @@ pub enum Verdict {
     Ignored,
 }
 
-/// What the registry keeps per task, besides the id (held once, shared by the
-/// map key and the LRU index). `size_of::<Entry>()` is 88 bytes on 64-bit
-/// targets; with its hash-map slot (+16 key, +1 control byte), the shared
-/// id's header (16) and its LRU B-tree share (~40), a task costs about 160
-/// bytes, up to ~270 when the table has just doubled, plus its task id and
-/// context id strings: well under 512 (test `entry_is_small`).
+/// What the registry keeps per task, besides the id. `size_of::<Entry>()` is
+/// 80 bytes on 64-bit targets; in its LRU slot (+ shared id pointer 16, list
+/// links 8), with the hash index entry (+24, +1 control byte) and the shared
+/// id's header (16), a task costs about 145 bytes, up to ~270 right after
+/// the slab and index have doubled, plus its task id and context id strings:
+/// well under 512 (test `entry_is_small`).
 #[derive(Debug)]
 struct Entry {
     /// Set while `state` is terminal: the registry clock when it was seen.
@@ -109,8 +107,6 @@ struct Entry {
     entered: Millis,
     /// When the task was last observed (TTL).
     last_seen: Millis,
-    /// LRU key of this task in `Registry::lru`.
-    touch: u64,
     state: TaskState,
     /// `stalled_task` was reported for the current state entry.
     stall_reported: bool,
@@ -120,10 +116,8 @@ struct Entry {
 #[derive(Debug)]
 pub struct Registry {
     cfg: RegistryConfig,
-    tasks: HashMap<Arc<str>, Entry>,
-    /// Touch counter → task id, oldest first.
-    lru: BTreeMap<u64, Arc<str>>,
-    touches: u64,
+    /// Task id → entry, least recently observed first.
+    tasks: Lru<Entry>,
     /// Logical clock behind `Seq`: exchanges opened and terminal states seen.
     clock: u64,
     by_state: [usize; 8],
@@ -143,9 +137,7 @@ impl Registry {
     pub fn new(cfg: RegistryConfig) -> Registry {
         Registry {
             cfg,
-            tasks: HashMap::new(),
-            lru: BTreeMap::new(),
-            touches: 0,
+            tasks: Lru::new(),
             clock: 0,
             by_state: [0; 8],
             evicted: 0,
@@ -167,7 +159,7 @@ impl Registry {
 
     /// True when no task is tracked.
     pub fn is_empty(&self) -> bool {
-        self.tasks.is_empty()
+        self.tasks.len() == 0
     }
 
     /// Tracked tasks per state, indexed like `TaskState::ALL`.
@@ -219,24 +211,17 @@ impl Registry {
     /// `context_of`).
     pub fn observe(&mut self, o: &Observation<'_>, now: Millis) -> Verdict {
         let stamp = o.timestamp.and_then(timestamp::parse);
-        self.touches += 1;
-        let touch = self.touches;
         let Registry {
             tasks,
-            lru,
             clock,
             by_state,
             transitions,
             ..
         } = self;
-        let Some(e) = tasks.get_mut(o.task_id) else {
+        let Some(e) = tasks.touch(o.task_id) else {
             self.insert(o, stamp, now);
             return Verdict::Recorded;
         };
-        if let Some(key) = lru.remove(&e.touch) {
-            lru.insert(touch, key);
-        }
-        e.touch = touch;
         e.last_seen = now;
         if let Some(ctx) = o.context_id {
             if e.context_id.as_deref() != Some(ctx) {
@@ -275,42 +260,40 @@ impl Registry {
     }
 
     fn insert(&mut self, o: &Observation<'_>, stamp: Option<Stamp>, now: Millis) {
-        if self.cfg.max_tasks == 0 {
+        let max = self.cfg.max_tasks.min(lru::MAX_LEN);
+        if max == 0 {
             return;
         }
-        while self.tasks.len() >= self.cfg.max_tasks {
-            let Some((_, key)) = self.lru.pop_first() else {
-                break;
-            };
-            self.remove(&key);
+        while self.tasks.len() >= max && self.pop_oldest() {
             self.evicted += 1;
         }
         let terminal_seq = o.state.is_terminal().then(|| {
             self.clock += 1;
             Seq(self.clock)
         });
-        let key: Arc<str> = Arc::from(o.task_id);
-        self.lru.insert(self.touches, key.clone());
-        self.tasks.insert(
-            key,
-            Entry {
-                terminal_seq,
-                status_at: stamp,
-                context_id: o.context_id.map(Box::from),
-                entered: now,
-                last_seen: now,
-                touch: self.touches,
-                state: o.state,
-                stall_reported: false,
-            },
-        );
-        self.by_state[idx(o.state)] += 1;
-        self.transitions[0][idx(o.state)] += 1;
+        let entry = Entry {
+            terminal_seq,
+            status_at: stamp,
+            context_id: o.context_id.map(Box::from),
+            entered: now,
+            last_seen: now,
+            state: o.state,
+            stall_reported: false,
+        };
+        if self.tasks.insert(o.task_id, entry) {
+            self.by_state[idx(o.state)] += 1;
+            self.transitions[0][idx(o.state)] += 1;
+        }
     }
 
-    fn remove(&mut self, key: &str) {
-        if let Some(e) = self.tasks.remove(key) {
-            self.by_state[idx(e.state)] -= 1;
+    /// Forgets the least recently observed task; false when there is none.
+    fn pop_oldest(&mut self) -> bool {
+        match self.tasks.pop_oldest() {
+            Some((_, e)) => {
+                self.by_state[idx(e.state)] -= 1;
+                true
+            }
+            None => false,
         }
     }
 
@@ -346,17 +329,11 @@ impl Registry {
             return;
         }
         // Touch order is observation order, so the oldest entries come first.
-        while let Some((_, key)) = self.lru.first_key_value() {
-            let expired = self
-                .tasks
-                .get(key)
-                .map_or(true, |e| now.saturating_sub(e.last_seen) >= self.cfg.ttl);
-            if !expired {
+        while let Some((_, e)) = self.tasks.oldest() {
+            if now.saturating_sub(e.last_seen) < self.cfg.ttl {
                 break;
             }
-            if let Some((_, key)) = self.lru.pop_first() {
-                self.remove(&key);
-            }
+            self.pop_oldest();
         }
     }
 }

@@ -24,11 +24,11 @@ fn obs<'a>(task: &'a str, state: TaskState, ts: Option<&'a str>, seq: Seq) -> Ob
 #[test]
 fn entry_is_small() {
     let entry = std::mem::size_of::<Entry>();
-    // Per task: entry + map slot key (16) + control byte + shared id header
-    // (16) + LRU node share (~40); ids extra. Documented on `Entry`.
+    // Per task: entry + slot (shared id 16, links 8) + index (24, control
+    // byte) + shared id header (16); ids extra. Documented on `Entry`.
     println!("size_of::<Entry>() = {entry}");
-    assert!(entry <= 96, "Entry is {entry} bytes");
-    assert!(entry + 16 + 1 + 16 + 40 < 512);
+    assert!(entry <= 80, "Entry is {entry} bytes");
+    assert!(entry + 16 + 8 + 24 + 1 + 16 < 512);
 }
 
 #[test]
