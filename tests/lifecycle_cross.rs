@@ -111,6 +111,27 @@ fn list_tasks_entries_teach_the_registry() {
         Some("a"),
         None,
     );
+    // A later ListTasks is a later response for the task too.
+    let f = w.body(
+        ex(ListTasks, None),
+        200,
+        &list(vec![
+            snapshot("a", "c", "working", &[]),
+            snapshot("z", "c", "completed", &[]),
+        ]),
+    );
+    assert!(f.is_empty(), "the registry now says working: {f:#?}");
+    let f = w.body(
+        ex(ListTasks, None),
+        200,
+        &list(vec![snapshot("z", "c", "submitted", &[])]),
+    );
+    let f0 = only(&f, Kind::TerminalExit);
+    is(f0, Kind::TerminalExit, Error, Some("z"), None);
+    assert_eq!(
+        f0.detail,
+        "task z was completed before this ListTasks was sent and is now reported submitted"
+    );
     // Entries are judged too, against the registry.
     let f = w.body(
         ex(ListTasks, None),

@@ -103,7 +103,7 @@ impl Reducer {
         };
         self.task_id = Some(t.id.clone());
         self.context_id = t.context_id.clone();
-        let (state, verdict) = self.task_status(
+        let state = self.task_status(
             &t.id,
             t.context_id.as_deref(),
             &t.status,
@@ -117,7 +117,6 @@ impl Reducer {
             return;
         };
         self.state = Some(s);
-        self.report_cross_exit(verdict, s, None, out);
         if op == Operation::SendMessage
             && self.exchange.blocking
             && matches!(s, TaskState::Submitted | TaskState::Working)

@@ -15,10 +15,11 @@ use crate::findings::{Finding, Kind};
 impl Reducer {
     /// Checks a status for the unspecified / undefined values, then records a
     /// known state in the registry (after judging the registry's contextId
-    /// when `check_ctx`). Returns the known state and the registry's verdict.
+    /// when `check_ctx`) and reports a `terminal_exit` the registry finds
+    /// across exchanges. Returns the known state.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn task_status(
-        &mut self,
+        &self,
         task_id: &str,
         ctx: Option<&str>,
         status: &Status,
@@ -27,18 +28,31 @@ impl Reducer {
         reg: &mut Registry,
         now: Millis,
         out: &mut Vec<Finding>,
-    ) -> (Option<TaskState>, Verdict) {
+    ) -> Option<TaskState> {
+        let known_ctx = ctx.or(self.context_id.as_deref());
         let state = match &status.state {
             StateValue::Known(s) => *s,
             StateValue::Unspecified(raw) => {
                 let detail = format!("expected a defined task state; task {task_id} reported the unspecified state {raw:?}");
-                out.push(make(Kind::UnspecifiedState, Some(task_id), ctx, ix, detail));
-                return (None, Verdict::Ignored);
+                out.push(make(
+                    Kind::UnspecifiedState,
+                    Some(task_id),
+                    known_ctx,
+                    ix,
+                    detail,
+                ));
+                return None;
             }
             StateValue::Undefined(raw) => {
                 let detail = format!("expected a task state some A2A version defines; task {task_id} reported {raw:?}");
-                out.push(make(Kind::UnknownState, Some(task_id), ctx, ix, detail));
-                return (None, Verdict::Ignored);
+                out.push(make(
+                    Kind::UnknownState,
+                    Some(task_id),
+                    known_ctx,
+                    ix,
+                    detail,
+                ));
+                return None;
             }
         };
         if check_ctx {
@@ -53,25 +67,20 @@ impl Reducer {
             timestamp: status.timestamp.as_deref(),
             seq: self.seq,
         };
-        (Some(state), reg.observe(&obs, now))
-    }
-
-    /// `terminal_exit` across exchanges, from the registry's verdict.
-    pub(super) fn report_cross_exit(
-        &self,
-        v: Verdict,
-        now_state: TaskState,
-        ix: Option<u64>,
-        out: &mut Vec<Finding>,
-    ) {
-        if let Verdict::TerminalExit { was } = v {
+        if let Verdict::TerminalExit { was } = reg.observe(&obs, now) {
+            let op = self.exchange.operation;
             let detail = format!(
-                "task {} was {was} before this {} was sent and is now reported {now_state}",
-                self.task_id.as_deref().unwrap_or("?"),
-                self.exchange.operation
+                "task {task_id} was {was} before this {op} was sent and is now reported {state}"
             );
-            out.push(self.finding(Kind::TerminalExit, ix, detail));
+            out.push(make(
+                Kind::TerminalExit,
+                Some(task_id),
+                known_ctx,
+                ix,
+                detail,
+            ));
         }
+        Some(state)
     }
 
     /// `terminal_task_accepted`, judged once, on the first success answer.

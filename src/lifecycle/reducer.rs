@@ -127,6 +127,16 @@ impl Reducer {
         &self.exchange
     }
 
+    /// The task this exchange is about, once known.
+    pub fn task_id(&self) -> Option<&str> {
+        self.task_id.as_deref()
+    }
+
+    /// The task's contextId, once known.
+    pub fn context_id(&self) -> Option<&str> {
+        self.context_id.as_deref()
+    }
+
     /// The exchange's causal stamp.
     pub fn seq(&self) -> Seq {
         self.seq

@@ -192,11 +192,10 @@ impl Reducer {
         now: Millis,
         out: &mut Vec<Finding>,
     ) {
-        let (state, verdict) = self.task_status(task, ctx, status, Some(i), false, reg, now, out);
+        let state = self.task_status(task, ctx, status, Some(i), false, reg, now, out);
         let Some(s) = state else {
             return;
         };
-        self.report_cross_exit(verdict, s, Some(i), out);
         self.state = Some(s);
         if !s.is_terminal() {
             return;
