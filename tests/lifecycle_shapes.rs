@@ -249,3 +249,77 @@ fn on_end_is_idempotent_and_later_calls_are_ignored() {
     );
     assert_eq!(kinds(&out), vec![Kind::StreamTruncated]);
 }
+
+#[test]
+fn skipped_frames_withhold_history_findings() {
+    let mut w = World::new();
+    let mut r = w.open(ex(Stream, None));
+    let mut out = Vec::new();
+    r.on_response_head(200, true);
+    r.on_skipped(Some(0));
+    let frames = [
+        upd("t", "c", "working"),
+        art("t", "a", true, false),
+        upd("t", "c", "failed"),
+    ];
+    for (i, f) in frames.iter().enumerate() {
+        r.on_decoded(Some(i as u64 + 1), f, &mut w.reg, 5, &mut out);
+    }
+    assert!(out.is_empty(), "{out:#?}");
+    // A stream whose later frame was skipped is not called truncated.
+    let mut r = w.open(ex(Stream, None));
+    let mut out = w.feed(&mut r, &[task("u", "c", "working")]);
+    r.on_decoded(Some(5), &upd("u", "c", "working"), &mut w.reg, 6, &mut out);
+    assert_eq!(w.end(&mut r, End::Upstream, &mut out), Outcome::Truncated);
+    assert!(
+        out.is_empty(),
+        "an index gap makes the end uncertain: {out:#?}"
+    );
+    // Certain facts are still reported after a gap.
+    r = w.open(ex(Stream, None));
+    let mut out = w.feed(&mut r, &[task("v", "c", "completed")]);
+    r.on_skipped(Some(1));
+    r.on_decoded(Some(2), &upd("v", "c", "working"), &mut w.reg, 7, &mut out);
+    is(
+        only(&out, Kind::TerminalExit),
+        Kind::TerminalExit,
+        Error,
+        Some("v"),
+        Some(2),
+    );
+}
+
+#[test]
+fn without_a_head_the_index_decides() {
+    let mut w = World::new();
+    let mut r = w.open(ex(Stream, None));
+    let mut out = Vec::new();
+    r.on_decoded(Some(0), &upd("t", "c", "working"), &mut w.reg, 1, &mut out);
+    is(
+        only(&out, Kind::StreamStart),
+        Kind::StreamStart,
+        Error,
+        Some("t"),
+        Some(0),
+    );
+    assert_eq!(
+        w.end(&mut r, End::UpstreamError, &mut out),
+        Outcome::Truncated
+    );
+    assert_eq!(kinds(&out), vec![Kind::StreamStart, Kind::StreamTruncated]);
+    let mut blocking = ex(SendMessage, None);
+    blocking.blocking = true;
+    let mut r = w.open(blocking);
+    let mut out = Vec::new();
+    r.on_decoded(None, &task("b", "c", "working"), &mut w.reg, 2, &mut out);
+    is(
+        only(&out, Kind::BlockingReturnedActive),
+        Kind::BlockingReturnedActive,
+        Error,
+        Some("b"),
+        None,
+    );
+    assert_eq!(w.end(&mut r, End::Upstream, &mut out), Outcome::Terminal);
+    assert_eq!(r.task_id(), Some("b"));
+    assert_eq!(r.context_id(), Some("c"));
+}

@@ -1,5 +1,23 @@
 //! The stream rules of the reducer: how a task stream must start, stay on one
 //! task and context, treat artifacts, stop at a terminal state, and end.
+//!
+//! Readings of the catalogue this file commits to:
+//! - After the terminal status, a status or snapshot with another known state
+//!   is `terminal_exit`; one repeating the same terminal state is not a state
+//!   change, so it is `event_after_terminal`, except on subscribe streams,
+//!   where it is a replay of the current state. An unreadable state after the
+//!   terminal one gives only `unspecified_state` / `unknown_state`.
+//! - `message_not_alone` is reported once per stream, at the first event that
+//!   keeps a Message company (before or after it).
+//! - `task_id_mismatch` is judged against the task a subscribe names, else
+//!   the first task the stream names; the foreign event is not applied.
+//! - `context_id_mismatch` is judged on the stream, and against the registry
+//!   once per stream (when the stream first learns the context).
+//! - An error frame is an event for `event_after_terminal` and
+//!   `message_not_alone`, but not for `stream_start` (an error first is no
+//!   task stream at all).
+//! - `stream_start`, artifact findings and `stream_truncated` need the whole
+//!   history: a skipped or out-of-order frame index withholds them.
 
 use super::checks::{check_registry_context, make};
 use super::reducer::Reducer;
