@@ -82,6 +82,23 @@ fn message_not_alone() {
         Some("t1"),
         Some(1),
     );
+    assert_eq!(
+        f[0].detail,
+        "expected a stream that carried a Message to carry nothing else; it also carried another event (status_update)"
+    );
+    let (f, o) = w.stream(
+        ex(Stream, None),
+        &[msg(None), err(A2aError::Other, -32603)],
+        End::Upstream,
+    );
+    is(
+        only(&f, Kind::MessageNotAlone),
+        Kind::MessageNotAlone,
+        Error,
+        None,
+        Some(1),
+    );
+    assert_eq!(o, Outcome::Terminal);
     let frames = [
         task("t2", "c", "working"),
         msg(Some("t2")),
@@ -322,4 +339,14 @@ fn without_a_head_the_index_decides() {
     assert_eq!(w.end(&mut r, End::Upstream, &mut out), Outcome::Terminal);
     assert_eq!(r.task_id(), Some("b"));
     assert_eq!(r.context_id(), Some("c"));
+}
+
+#[test]
+fn jsonrpc_id_mismatch_on_the_first_frame_names_the_task() {
+    let mut w = World::new();
+    let first = with_id(task("t", "c", "completed"), Some(RpcId::Number("7".into())));
+    let (f, _) = w.stream(ex(Stream, None), &[first], End::Upstream);
+    let f0 = only(&f, Kind::JsonrpcIdMismatch);
+    is(f0, Kind::JsonrpcIdMismatch, Error, Some("t"), Some(0));
+    assert_eq!(f0.context_id.as_deref(), Some("c"));
 }

@@ -49,7 +49,6 @@ impl Reducer {
         now: Millis,
         out: &mut Vec<Finding>,
     ) {
-        self.check_rpc_id(None, d, out);
         let op = self.exchange.operation;
         let Some(expect) = Expect::of(op) else {
             return;

@@ -170,11 +170,14 @@ impl Reducer {
         if self.ended.is_some() {
             return;
         }
+        // The id is judged last so its finding carries the task, once known.
         if self.is_stream(index) {
             let i = index.unwrap_or(self.frames);
             self.on_frame(i, decoded, reg, now, out);
+            self.check_rpc_id(Some(i), decoded, out);
         } else {
             self.on_body(decoded, reg, now, out);
+            self.check_rpc_id(None, decoded, out);
         }
     }
 

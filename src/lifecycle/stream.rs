@@ -40,7 +40,6 @@ impl Reducer {
     ) {
         let first = self.frames == 0 && i == 0;
         self.note_frame(i);
-        self.check_rpc_id(Some(i), d, out);
         match &d.payload {
             Payload::Event(ev) => self.on_event(i, first, ev, reg, now, out),
             Payload::TaskList(_) => {
@@ -55,7 +54,7 @@ impl Reducer {
                     let detail = self.after_terminal_detail(term, "an error");
                     out.push(self.finding(Kind::EventAfterTerminal, Some(i), detail));
                 } else {
-                    self.check_message_alone(i, "an error", out);
+                    self.check_message_alone(i, "error", out);
                 }
             }
         }
@@ -167,7 +166,7 @@ impl Reducer {
     /// `message_not_alone`, once per stream.
     fn check_message_alone(&mut self, i: u64, what: &str, out: &mut Vec<Finding>) {
         if self.saw_message && !std::mem::replace(&mut self.message_reported, true) {
-            let detail = format!("expected a stream that carried a Message to carry nothing else; it also carried {what}");
+            let detail = format!("expected a stream that carried a Message to carry nothing else; it also carried another event ({what})");
             out.push(self.finding(Kind::MessageNotAlone, Some(i), detail));
         }
     }
