@@ -247,7 +247,11 @@ fn stream_truncated_and_outcomes() {
         assert!(f.is_empty(), "{f:#?}");
         assert_eq!(o, Outcome::Interrupted);
     }
-    assert_eq!(Outcome::ClientGone.as_str(), "client_gone");
+    let labels: Vec<_> = Outcome::ALL.iter().map(|o| o.as_str()).collect();
+    assert_eq!(
+        labels,
+        ["terminal", "interrupted", "truncated", "client_gone"]
+    );
 }
 
 #[test]

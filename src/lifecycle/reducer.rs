@@ -11,7 +11,7 @@ use crate::a2a::model::{Decoded, Exchange, Malformed, Operation, TaskState};
 use crate::findings::{Finding, Kind};
 
 /// How a response body ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum End {
     /// The upstream ended the body cleanly.
     Upstream,
@@ -37,6 +37,14 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// Every outcome (for pre-registering metric label values).
+    pub const ALL: &'static [Outcome] = &[
+        Outcome::Terminal,
+        Outcome::Interrupted,
+        Outcome::Truncated,
+        Outcome::ClientGone,
+    ];
+
     /// The metric label.
     pub fn as_str(self) -> &'static str {
         match self {
