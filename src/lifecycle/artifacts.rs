@@ -1,0 +1,147 @@
+//! Per-artifact tracker of one stream: OPEN → COMPLETE | ABANDONED, with the
+//! artifacts a Task snapshot lists counted as known (not open).
+
+use std::collections::HashMap;
+
+/// Most artifacts tracked per stream; past it the tracker stops judging
+/// (a hostile upstream cannot grow it without bound).
+pub(crate) const MAX_ARTIFACTS: usize = 4096;
+
+/// Where one artifact stands on this stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ArtifactState {
+    /// Listed by a Task snapshot; no chunk of it seen on this stream.
+    Known,
+    /// Chunks came, `lastChunk:true` has not.
+    Open,
+    /// `lastChunk:true` came.
+    Complete,
+    /// The task turned terminal while the artifact was open.
+    Abandoned,
+}
+
+/// The artifacts of one stream.
+#[derive(Debug, Default)]
+pub(crate) struct Artifacts {
+    map: HashMap<Box<str>, ArtifactState>,
+    /// More than `MAX_ARTIFACTS` ids came: findings are no longer certain.
+    overflowed: bool,
+}
+
+// === impl Artifacts ===
+
+impl Artifacts {
+    /// True when the tracker gave up (too many artifacts).
+    pub(crate) fn overflowed(&self) -> bool {
+        self.overflowed
+    }
+
+    /// The state of `id`, if tracked.
+    #[cfg(test)]
+    pub(crate) fn state(&self, id: &str) -> Option<ArtifactState> {
+        self.map.get(id).copied()
+    }
+
+    /// A Task snapshot lists `id`: it exists, so appending to it is legal; an
+    /// artifact already being streamed keeps its state.
+    pub(crate) fn know(&mut self, id: &str) {
+        if !self.map.contains_key(id) {
+            self.add(id, ArtifactState::Known);
+        }
+    }
+
+    /// An artifact update. Returns true when it appends to an artifact not
+    /// opened on this stream (nor listed by a snapshot). A non-append update
+    /// replaces the artifact; `lastChunk` completes it.
+    pub(crate) fn update(&mut self, id: &str, append: bool, last_chunk: bool) -> bool {
+        let next = if last_chunk {
+            ArtifactState::Complete
+        } else {
+            ArtifactState::Open
+        };
+        match self.map.get_mut(id) {
+            Some(st) => {
+                *st = next;
+                false
+            }
+            None => {
+                self.add(id, next);
+                append && !self.overflowed
+            }
+        }
+    }
+
+    /// The task turned terminal: every open artifact becomes abandoned.
+    /// Returns their ids, sorted (empty when none, without allocating).
+    pub(crate) fn close(&mut self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for (id, st) in self.map.iter_mut() {
+            if *st == ArtifactState::Open {
+                *st = ArtifactState::Abandoned;
+                out.push(id);
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    fn add(&mut self, id: &str, st: ArtifactState) {
+        if self.map.len() >= MAX_ARTIFACTS {
+            self.overflowed = true;
+            return;
+        }
+        self.map.insert(id.into(), st);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ArtifactState::*;
+    use super::*;
+
+    #[test]
+    fn open_then_complete() {
+        let mut a = Artifacts::default();
+        assert!(!a.update("a", false, false));
+        assert_eq!(a.state("a"), Some(Open));
+        assert!(!a.update("a", true, true));
+        assert_eq!(a.state("a"), Some(Complete));
+        assert!(a.close().is_empty());
+    }
+
+    #[test]
+    fn replace_reopens_and_close_abandons_only_open_ones() {
+        let mut a = Artifacts::default();
+        a.update("done", false, true);
+        a.update("b", false, true);
+        a.update("b", false, false);
+        a.update("a", false, false);
+        assert_eq!(a.close(), vec!["a", "b"]);
+        assert_eq!(a.state("a"), Some(Abandoned));
+        assert_eq!(a.state("done"), Some(Complete));
+        assert!(a.close().is_empty(), "abandoned once");
+    }
+
+    #[test]
+    fn append_needs_an_opened_or_known_artifact() {
+        let mut a = Artifacts::default();
+        assert!(a.update("x", true, false), "unknown append");
+        assert!(!a.update("x", true, false), "now opened");
+        a.know("snap");
+        assert_eq!(a.state("snap"), Some(Known));
+        assert!(!a.update("snap", true, true));
+        a.know("x");
+        assert_eq!(a.state("x"), Some(Open), "snapshot keeps a streamed state");
+    }
+
+    #[test]
+    fn stops_judging_past_the_cap() {
+        let mut a = Artifacts::default();
+        for i in 0..MAX_ARTIFACTS {
+            a.update(&i.to_string(), false, true);
+        }
+        assert!(!a.overflowed());
+        assert!(!a.update("one-more", true, false));
+        assert!(a.overflowed());
+    }
+}

@@ -1,0 +1,130 @@
+//! The reducer on a plain (non-SSE) body: the answer's shape for its
+//! operation, and `blocking_returned_active`.
+
+use super::reducer::Reducer;
+use super::registry::Registry;
+use super::Millis;
+use crate::a2a::model::{Decoded, Event, Operation, Payload, TaskState};
+use crate::findings::{Finding, Kind};
+
+/// The payload shape a plain (non-SSE) success answer must have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Expect {
+    TaskOrMessage,
+    Task,
+    TaskList,
+}
+
+impl Expect {
+    /// `None` for operations whose bodies the engine does not model (push
+    /// configs, extended card): those are only checked for their JSON-RPC id.
+    pub(super) fn of(op: Operation) -> Option<Expect> {
+        match op {
+            Operation::SendMessage | Operation::SendStreamingMessage => Some(Expect::TaskOrMessage),
+            Operation::GetTask | Operation::CancelTask | Operation::SubscribeToTask => {
+                Some(Expect::Task)
+            }
+            Operation::ListTasks => Some(Expect::TaskList),
+            _ => None,
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Expect::TaskOrMessage => "a Task or a Message",
+            Expect::Task => "a Task",
+            Expect::TaskList => "a ListTasks result",
+        }
+    }
+}
+
+// === impl Reducer (plain bodies) ===
+
+impl Reducer {
+    /// A whole non-streaming body.
+    pub(super) fn on_body(
+        &mut self,
+        d: &Decoded,
+        reg: &mut Registry,
+        now: Millis,
+        out: &mut Vec<Finding>,
+    ) {
+        let op = self.exchange.operation;
+        let Some(expect) = Expect::of(op) else {
+            return;
+        };
+        let ev = match &d.payload {
+            // Refusals (TaskNotCancelable, UnsupportedOperation, ...) are
+            // answers, not violations.
+            Payload::Error(_) => return,
+            Payload::TaskList(list) if expect == Expect::TaskList => {
+                for t in list {
+                    self.task_status(
+                        &t.id,
+                        t.context_id.as_deref(),
+                        &t.status,
+                        None,
+                        true,
+                        reg,
+                        now,
+                        out,
+                    );
+                }
+                return;
+            }
+            Payload::TaskList(_) => {
+                let detail = format!(
+                    "expected {} for {op}; got a ListTasks result",
+                    expect.describe()
+                );
+                out.push(self.finding(Kind::MalformedEvent, None, detail));
+                return;
+            }
+            Payload::Event(ev) => ev,
+        };
+        let fits = matches!(
+            (expect, ev),
+            (Expect::TaskOrMessage, Event::Task(_) | Event::Message(_))
+                | (Expect::Task, Event::Task(_))
+        );
+        if !fits {
+            let detail = format!(
+                "expected {} for {op}; got a {}",
+                expect.describe(),
+                ev.label()
+            );
+            out.push(self.finding(Kind::MalformedEvent, None, detail));
+            return;
+        }
+        self.check_accepted(ev.task_id(), None, reg, out);
+        let Event::Task(t) = ev else {
+            return;
+        };
+        self.task_id = Some(t.id.clone());
+        self.context_id = t.context_id.clone();
+        let state = self.task_status(
+            &t.id,
+            t.context_id.as_deref(),
+            &t.status,
+            None,
+            true,
+            reg,
+            now,
+            out,
+        );
+        let Some(s) = state else {
+            return;
+        };
+        self.state = Some(s);
+        if op == Operation::SendMessage
+            && self.exchange.blocking
+            && matches!(s, TaskState::Submitted | TaskState::Working)
+        {
+            let detail = format!(
+                "expected a blocking SendMessage to return a terminal or interrupted task; task {} came back {s}",
+                t.id
+            );
+            out.push(self.finding(Kind::BlockingReturnedActive, None, detail));
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! Checks the reducer shares between plain bodies and streams: state values,
+//! the registry's verdicts and contextId, accepted terminal tasks, JSON-RPC
+//! ids, and how a finding is built.
+
+use super::reducer::Reducer;
+use super::registry::{Observation, Registry, Verdict};
+use super::Millis;
+use crate::a2a::model::{
+    Binding, Decoded, ErrorInfo, Operation, Payload, RpcId, StateValue, Status, TaskState,
+};
+use crate::findings::{Finding, Kind};
+
+// === impl Reducer (shared checks) ===
+
+impl Reducer {
+    /// Checks a status for the unspecified / undefined values, then records a
+    /// known state in the registry (after judging the registry's contextId
+    /// when `check_ctx`) and reports a `terminal_exit` the registry finds
+    /// across exchanges. Returns the known state.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn task_status(
+        &self,
+        task_id: &str,
+        ctx: Option<&str>,
+        status: &Status,
+        ix: Option<u64>,
+        check_ctx: bool,
+        reg: &mut Registry,
+        now: Millis,
+        out: &mut Vec<Finding>,
+    ) -> Option<TaskState> {
+        let known_ctx = ctx.or(self.context_id.as_deref());
+        let state = match &status.state {
+            StateValue::Known(s) => *s,
+            StateValue::Unspecified(raw) => {
+                let detail = format!("expected a defined task state; task {task_id} reported the unspecified state {raw:?}");
+                out.push(make(
+                    Kind::UnspecifiedState,
+                    Some(task_id),
+                    known_ctx,
+                    ix,
+                    detail,
+                ));
+                return None;
+            }
+            StateValue::Undefined(raw) => {
+                let detail = format!("expected a task state some A2A version defines; task {task_id} reported {raw:?}");
+                out.push(make(
+                    Kind::UnknownState,
+                    Some(task_id),
+                    known_ctx,
+                    ix,
+                    detail,
+                ));
+                return None;
+            }
+        };
+        if check_ctx {
+            if let Some(c) = ctx {
+                check_registry_context(reg, task_id, c, ix, out);
+            }
+        }
+        let obs = Observation {
+            task_id,
+            context_id: ctx,
+            state,
+            timestamp: status.timestamp.as_deref(),
+            seq: self.seq,
+        };
+        if let Verdict::TerminalExit { was } = reg.observe(&obs, now) {
+            let op = self.exchange.operation;
+            let detail = format!(
+                "task {task_id} was {was} before this {op} was sent and is now reported {state}"
+            );
+            out.push(make(
+                Kind::TerminalExit,
+                Some(task_id),
+                known_ctx,
+                ix,
+                detail,
+            ));
+        }
+        Some(state)
+    }
+
+    /// `terminal_task_accepted`, judged once, on the first success answer.
+    pub(super) fn check_accepted(
+        &mut self,
+        answer_task: Option<&str>,
+        ix: Option<u64>,
+        reg: &Registry,
+        out: &mut Vec<Finding>,
+    ) {
+        if std::mem::replace(&mut self.accept_checked, true)
+            || !(200..300).contains(&self.http_status)
+        {
+            return;
+        }
+        let op = self.exchange.operation;
+        let judged = matches!(
+            op,
+            Operation::SendMessage
+                | Operation::SendStreamingMessage
+                | Operation::CancelTask
+                | Operation::SubscribeToTask
+        );
+        let Some(t) = self.exchange.task_id.as_deref().filter(|_| judged) else {
+            return;
+        };
+        if answer_task.is_some_and(|a| a != t) {
+            return;
+        }
+        if let Some(was) = reg.terminal_before(t, self.seq) {
+            let detail = format!(
+                "expected {op} on task {t}, already {was}, to be refused; the upstream accepted it"
+            );
+            let ctx = self.context_id.as_deref().or(reg.context_of(t));
+            out.push(make(Kind::TerminalTaskAccepted, Some(t), ctx, ix, detail));
+        }
+    }
+
+    /// `jsonrpc_id_mismatch` for JSON-RPC exchanges with a request id. A
+    /// `null` id on a parse / invalid-request error is allowed: the server
+    /// could not read the id (JSON-RPC 2.0, section 5).
+    pub(super) fn check_rpc_id(&self, ix: Option<u64>, d: &Decoded, out: &mut Vec<Finding>) {
+        if self.exchange.binding != Binding::JsonRpc {
+            return;
+        }
+        let (Some(want), Some(got)) = (&self.exchange.rpc_id, &d.rpc_id) else {
+            return;
+        };
+        if want == got {
+            return;
+        }
+        let unreadable = matches!(
+            d.payload,
+            Payload::Error(ErrorInfo {
+                code: -32700 | -32600,
+                ..
+            })
+        );
+        if *got == RpcId::Null && unreadable {
+            return;
+        }
+        let what = if ix.is_some() {
+            "SSE frame"
+        } else {
+            "response"
+        };
+        let detail = format!("expected JSON-RPC id {want} on this {what}; got {got}");
+        out.push(self.finding(Kind::JsonrpcIdMismatch, ix, detail));
+    }
+
+    /// A finding about this exchange's task.
+    pub(super) fn finding(&self, kind: Kind, ix: Option<u64>, detail: String) -> Finding {
+        make(
+            kind,
+            self.task_id.as_deref(),
+            self.context_id.as_deref(),
+            ix,
+            detail,
+        )
+    }
+}
+
+/// `context_id_mismatch` against the registry's contextId for `task_id`.
+pub(super) fn check_registry_context(
+    reg: &Registry,
+    task_id: &str,
+    ctx: &str,
+    ix: Option<u64>,
+    out: &mut Vec<Finding>,
+) {
+    if let Some(known) = reg.context_of(task_id).filter(|k| *k != ctx) {
+        let detail = format!("expected task {task_id} to keep contextId {known} seen on an earlier exchange; got {ctx}");
+        out.push(make(
+            Kind::ContextIdMismatch,
+            Some(task_id),
+            Some(ctx),
+            ix,
+            detail,
+        ));
+    }
+}
+
+/// A finding at the kind's default severity.
+pub(super) fn make(
+    kind: Kind,
+    task: Option<&str>,
+    ctx: Option<&str>,
+    ix: Option<u64>,
+    detail: String,
+) -> Finding {
+    Finding {
+        kind,
+        severity: kind.default_severity(),
+        task_id: task.map(str::to_owned),
+        context_id: ctx.map(str::to_owned),
+        event_index: ix,
+        detail,
+        evidence: None,
+    }
+}

@@ -1,0 +1,190 @@
+//! A map from task id to value in least-recently-used order: a hash index
+//! into a slab of slots threaded on a doubly linked list, so lookups, touches,
+//! inserts and evictions are O(1) and a touch never allocates.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+const NIL: u32 = u32::MAX;
+
+/// Most entries an `Lru` holds (slot indexes are `u32`).
+pub(crate) const MAX_LEN: usize = (u32::MAX - 1) as usize;
+
+#[derive(Debug)]
+struct Slot<V> {
+    key: Arc<str>,
+    prev: u32,
+    next: u32,
+    value: V,
+}
+
+/// Task id → `V`, oldest first.
+#[derive(Debug)]
+pub(crate) struct Lru<V> {
+    index: HashMap<Arc<str>, u32>,
+    slots: Vec<Option<Slot<V>>>,
+    free: Vec<u32>,
+    head: u32,
+    tail: u32,
+}
+
+// === impl Lru ===
+
+impl<V> Lru<V> {
+    pub(crate) fn new() -> Lru<V> {
+        Lru {
+            index: HashMap::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            head: NIL,
+            tail: NIL,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// The value of `key`, without touching it.
+    pub(crate) fn get(&self, key: &str) -> Option<&V> {
+        let i = *self.index.get(key)?;
+        self.slot(i).map(|s| &s.value)
+    }
+
+    /// The value of `key`, made the most recently used.
+    pub(crate) fn touch(&mut self, key: &str) -> Option<&mut V> {
+        let i = *self.index.get(key)?;
+        if self.tail != i {
+            self.unlink(i);
+            self.link_back(i);
+        }
+        self.slot_mut(i).map(|s| &mut s.value)
+    }
+
+    /// Adds `key` (absent) as the most recently used. Returns false, storing
+    /// nothing, when `MAX_LEN` is reached.
+    pub(crate) fn insert(&mut self, key: &str, value: V) -> bool {
+        let slot = Slot {
+            key: Arc::from(key),
+            prev: NIL,
+            next: NIL,
+            value,
+        };
+        let i = match self.free.pop() {
+            Some(i) => i,
+            None if self.slots.len() < MAX_LEN => {
+                self.slots.push(None);
+                (self.slots.len() - 1) as u32
+            }
+            None => return false,
+        };
+        self.index.insert(slot.key.clone(), i);
+        self.slots[i as usize] = Some(slot);
+        self.link_back(i);
+        true
+    }
+
+    /// The least recently used entry.
+    pub(crate) fn oldest(&self) -> Option<(&str, &V)> {
+        self.slot(self.head).map(|s| (&*s.key, &s.value))
+    }
+
+    /// Removes and returns the least recently used entry.
+    pub(crate) fn pop_oldest(&mut self) -> Option<(Arc<str>, V)> {
+        let i = self.head;
+        self.slot(i)?;
+        self.unlink(i);
+        let slot = self.slots.get_mut(i as usize)?.take()?;
+        self.index.remove(&slot.key);
+        self.free.push(i);
+        Some((slot.key, slot.value))
+    }
+
+    /// Every entry, in no particular order.
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (&str, &mut V)> {
+        self.slots
+            .iter_mut()
+            .flatten()
+            .map(|s| (&*s.key, &mut s.value))
+    }
+
+    fn slot(&self, i: u32) -> Option<&Slot<V>> {
+        self.slots.get(i as usize)?.as_ref()
+    }
+
+    fn slot_mut(&mut self, i: u32) -> Option<&mut Slot<V>> {
+        self.slots.get_mut(i as usize)?.as_mut()
+    }
+
+    fn unlink(&mut self, i: u32) {
+        let Some((prev, next)) = self.slot(i).map(|s| (s.prev, s.next)) else {
+            return;
+        };
+        match self.slot_mut(prev) {
+            Some(p) => p.next = next,
+            None => self.head = next,
+        }
+        match self.slot_mut(next) {
+            Some(n) => n.prev = prev,
+            None => self.tail = prev,
+        }
+    }
+
+    fn link_back(&mut self, i: u32) {
+        let tail = self.tail;
+        if let Some(s) = self.slot_mut(i) {
+            s.prev = tail;
+            s.next = NIL;
+        }
+        match self.slot_mut(tail) {
+            Some(t) => t.next = i,
+            None => self.head = i,
+        }
+        self.tail = i;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn order(l: &mut Lru<u32>) -> Vec<(String, u32)> {
+        let mut out = Vec::new();
+        while let Some((k, v)) = l.pop_oldest() {
+            out.push((k.to_string(), v));
+        }
+        out
+    }
+
+    #[test]
+    fn touch_moves_to_the_back() {
+        let mut l = Lru::new();
+        for (i, k) in ["a", "b", "c"].iter().enumerate() {
+            assert!(l.insert(k, i as u32));
+        }
+        assert_eq!(l.touch("a").map(|v| *v), Some(0));
+        assert_eq!(l.touch("c").map(|v| *v), Some(2), "touching the tail");
+        assert_eq!(l.touch("zz"), None);
+        assert_eq!(l.oldest(), Some(("b", &1)));
+        assert_eq!(l.get("a"), Some(&0));
+        let got = order(&mut l);
+        assert_eq!(got, vec![("b".into(), 1), ("a".into(), 0), ("c".into(), 2)]);
+        assert_eq!(l.len(), 0);
+        assert!(l.oldest().is_none() && l.pop_oldest().is_none());
+    }
+
+    #[test]
+    fn slots_are_reused() {
+        let mut l = Lru::new();
+        l.insert("a", 1);
+        l.insert("b", 2);
+        l.pop_oldest();
+        l.insert("c", 3);
+        assert_eq!(l.slots.len(), 2);
+        *l.touch("b").unwrap_or(&mut 0) = 20;
+        let mut all: Vec<_> = l.iter_mut().map(|(k, v)| (k.to_owned(), *v)).collect();
+        all.sort();
+        assert_eq!(all, vec![("b".into(), 20), ("c".into(), 3)]);
+        assert_eq!(order(&mut l), vec![("c".into(), 3), ("b".into(), 20)]);
+    }
+}

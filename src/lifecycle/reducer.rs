@@ -1,0 +1,265 @@
+//! The per-exchange reducer: judges one response (a plain JSON body or an SSE
+//! stream) against the lifecycle rules, and teaches the registry every task
+//! state it carries. This file holds the types and entry points; `body.rs`
+//! judges plain bodies, `stream.rs` streams, `checks.rs` what both share.
+
+use super::artifacts::Artifacts;
+use super::body::Expect;
+use super::registry::Registry;
+use super::{Millis, Seq};
+use crate::a2a::model::{Decoded, Exchange, Malformed, Operation, TaskState};
+use crate::findings::{Finding, Kind};
+
+/// How a response body ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum End {
+    /// The upstream ended the body cleanly.
+    Upstream,
+    /// The caller hung up.
+    ClientGone,
+    /// The upstream connection failed mid-body.
+    UpstreamError,
+}
+
+/// How a stream ended: the `outcome` label of `a2a_stream_duration_seconds`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// The task reached a terminal state, the stream carried its one
+    /// Message, or an error answer ended it.
+    Terminal,
+    /// The stream ended at input-required / auth-required, or after a 0.3
+    /// `final:true` at an active state (the server expects a resubscribe).
+    Interrupted,
+    /// The upstream ended or broke the stream before any of the above.
+    Truncated,
+    /// The caller hung up first.
+    ClientGone,
+}
+
+impl Outcome {
+    /// Every outcome (for pre-registering metric label values).
+    pub const ALL: &'static [Outcome] = &[
+        Outcome::Terminal,
+        Outcome::Interrupted,
+        Outcome::Truncated,
+        Outcome::ClientGone,
+    ];
+
+    /// The metric label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Terminal => "terminal",
+            Outcome::Interrupted => "interrupted",
+            Outcome::Truncated => "truncated",
+            Outcome::ClientGone => "client_gone",
+        }
+    }
+}
+
+/// Whether the response is judged as an SSE stream or one JSON body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Body {
+    /// No head seen: decided per call (`index` present = stream frame).
+    Unknown,
+    Stream,
+    Plain,
+}
+
+/// Judges one exchange's response. Create it when the request is sent (with
+/// the stamp from `Registry::open_exchange`), call `on_response_head` when
+/// the head arrives, then `on_decoded`/`on_malformed`/`on_skipped` per frame
+/// or body, and `on_end` once. Calls after `on_end` are ignored.
+#[derive(Debug)]
+pub struct Reducer {
+    pub(super) exchange: Exchange,
+    pub(super) seq: Seq,
+    pub(super) http_status: u16,
+    pub(super) body: Body,
+    /// The task the exchange is about: the one a subscribe/get/cancel names,
+    /// else the first one a response names. Stored once; compared as `&str`.
+    pub(super) task_id: Option<String>,
+    pub(super) context_id: Option<String>,
+    /// Last known state on this response.
+    pub(super) state: Option<TaskState>,
+    /// The first terminal state the stream reached.
+    pub(super) terminal: Option<TaskState>,
+    pub(super) final_seen: bool,
+    /// Frames seen (decoded, malformed or skipped): the next expected index.
+    pub(super) frames: u64,
+    /// Decoded A2A events seen on the stream.
+    pub(super) events: u64,
+    /// A frame was skipped or came out of order: history-based findings are
+    /// no longer certain and are not reported.
+    pub(super) gapped: bool,
+    pub(super) saw_message: bool,
+    pub(super) message_reported: bool,
+    pub(super) saw_error: bool,
+    pub(super) accept_checked: bool,
+    pub(super) artifacts: Artifacts,
+    pub(super) ended: Option<Outcome>,
+}
+
+// === impl Reducer ===
+
+impl Reducer {
+    /// A reducer for `exchange`, whose request was stamped `seq`.
+    pub fn new(exchange: Exchange, seq: Seq) -> Reducer {
+        let task_id = match exchange.operation {
+            Operation::SendMessage | Operation::SendStreamingMessage => None,
+            _ => exchange.task_id.clone(),
+        };
+        Reducer {
+            exchange,
+            seq,
+            http_status: 200,
+            body: Body::Unknown,
+            task_id,
+            context_id: None,
+            state: None,
+            terminal: None,
+            final_seen: false,
+            frames: 0,
+            events: 0,
+            gapped: false,
+            saw_message: false,
+            message_reported: false,
+            saw_error: false,
+            accept_checked: false,
+            artifacts: Artifacts::default(),
+            ended: None,
+        }
+    }
+
+    /// The exchange being judged.
+    pub fn exchange(&self) -> &Exchange {
+        &self.exchange
+    }
+
+    /// The task this exchange is about, once known.
+    pub fn task_id(&self) -> Option<&str> {
+        self.task_id.as_deref()
+    }
+
+    /// The task's contextId, once known.
+    pub fn context_id(&self) -> Option<&str> {
+        self.context_id.as_deref()
+    }
+
+    /// The exchange's causal stamp.
+    pub fn seq(&self) -> Seq {
+        self.seq
+    }
+
+    /// The response head: its HTTP status, and whether the body is an SSE
+    /// stream (`Content-Type: text/event-stream`). A streaming operation
+    /// answered with a plain JSON body (an error raised before the first
+    /// event) is judged as one body, not as a stream: no `stream_start`, no
+    /// `stream_truncated`. Without this call the status is taken as 200 and
+    /// each call's `index` decides (`Some` = stream frame).
+    pub fn on_response_head(&mut self, http_status: u16, is_event_stream: bool) {
+        self.http_status = http_status;
+        self.body = if is_event_stream {
+            Body::Stream
+        } else {
+            Body::Plain
+        };
+    }
+
+    /// One decoded SSE event (`index` = its 0-based index on the stream) or
+    /// the whole non-streaming body (`index` = `None`).
+    pub fn on_decoded(
+        &mut self,
+        index: Option<u64>,
+        decoded: &Decoded,
+        reg: &mut Registry,
+        now: Millis,
+        out: &mut Vec<Finding>,
+    ) {
+        if self.ended.is_some() {
+            return;
+        }
+        // The id is judged last so its finding carries the task, once known.
+        if self.is_stream(index) {
+            let i = index.unwrap_or(self.frames);
+            self.on_frame(i, decoded, reg, now, out);
+            self.check_rpc_id(Some(i), decoded, out);
+        } else {
+            self.on_body(decoded, reg, now, out);
+            self.check_rpc_id(None, decoded, out);
+        }
+    }
+
+    /// A frame or body that did not decode (or was oversized / invalid
+    /// UTF-8): `malformed_event`. Not reported for operations whose bodies
+    /// the engine does not model (push configs, extended card).
+    pub fn on_malformed(&mut self, index: Option<u64>, why: &Malformed, out: &mut Vec<Finding>) {
+        if self.ended.is_some() {
+            return;
+        }
+        let stream = self.is_stream(index);
+        if !stream && Expect::of(self.exchange.operation).is_none() {
+            return;
+        }
+        let (ix, what) = if stream {
+            let i = index.unwrap_or(self.frames);
+            self.note_frame(i);
+            (Some(i), "event")
+        } else {
+            (None, "response body")
+        };
+        let detail = format!(
+            "expected a JSON A2A {what} for {}; got one that is not ({})",
+            self.exchange.operation, why.0
+        );
+        out.push(self.finding(Kind::MalformedEvent, ix, detail));
+    }
+
+    /// A frame (or body) the driver could not analyse (analysis overflowed):
+    /// nothing is reported about it, and findings that depend on the whole
+    /// history (`stream_start`, artifacts, `stream_truncated`) are withheld.
+    pub fn on_skipped(&mut self, index: Option<u64>) {
+        self.gapped = true;
+        if let Some(i) = index {
+            self.frames = self.frames.max(i.saturating_add(1));
+        }
+    }
+
+    /// The body ended. Returns the stream outcome (for plain bodies:
+    /// `Terminal` when the upstream finished it, `Truncated` when the
+    /// upstream failed, `ClientGone` when the caller left). Idempotent.
+    pub fn on_end(
+        &mut self,
+        end: End,
+        _reg: &mut Registry,
+        _now: Millis,
+        out: &mut Vec<Finding>,
+    ) -> Outcome {
+        if let Some(o) = self.ended {
+            return o;
+        }
+        let stream = match self.body {
+            Body::Stream => true,
+            Body::Plain => false,
+            Body::Unknown => self.frames > 0,
+        };
+        let outcome = if stream {
+            self.end_stream(end, out)
+        } else {
+            match end {
+                End::Upstream => Outcome::Terminal,
+                End::ClientGone => Outcome::ClientGone,
+                End::UpstreamError => Outcome::Truncated,
+            }
+        };
+        self.ended = Some(outcome);
+        outcome
+    }
+
+    fn is_stream(&self, index: Option<u64>) -> bool {
+        match self.body {
+            Body::Stream => true,
+            Body::Plain => false,
+            Body::Unknown => index.is_some(),
+        }
+    }
+}

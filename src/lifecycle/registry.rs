@@ -1,0 +1,352 @@
+//! The bounded task registry across exchanges: last known state of every task,
+//! the causal stamp of terminal states, the stall watch, LRU and TTL bounds,
+//! and transition counts for metrics.
+
+use super::lru::{self, Lru};
+use super::timestamp::{self, Stamp};
+use super::{Millis, Seq};
+use crate::a2a::model::TaskState;
+use crate::findings::{Finding, Kind};
+
+/// How long a task may sit in each non-terminal state before `stalled_task`.
+/// `None` means no limit for that state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StallLimits {
+    pub submitted: Option<Millis>,
+    pub working: Option<Millis>,
+    pub input_required: Option<Millis>,
+    pub auth_required: Option<Millis>,
+}
+
+impl Default for StallLimits {
+    /// 60 s submitted, 10 min working, 1 h input-required and auth-required.
+    fn default() -> Self {
+        StallLimits {
+            submitted: Some(60_000),
+            working: Some(600_000),
+            input_required: Some(3_600_000),
+            auth_required: Some(3_600_000),
+        }
+    }
+}
+
+impl StallLimits {
+    /// The limit for `state` (`None` for terminal states and unlimited ones).
+    pub fn limit(&self, state: TaskState) -> Option<Millis> {
+        match state {
+            TaskState::Submitted => self.submitted,
+            TaskState::Working => self.working,
+            TaskState::InputRequired => self.input_required,
+            TaskState::AuthRequired => self.auth_required,
+            _ => None,
+        }
+    }
+}
+
+/// Bounds of the registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistryConfig {
+    /// Most tasks tracked at once; past it the least recently observed task
+    /// is evicted (and counted). 0 tracks nothing.
+    pub max_tasks: usize,
+    /// A task not observed for this long is forgotten by `tick`. 0 disables.
+    pub ttl: Millis,
+    pub stall: StallLimits,
+}
+
+impl Default for RegistryConfig {
+    /// 100 000 tasks, 1 h TTL, default stall limits.
+    fn default() -> Self {
+        RegistryConfig {
+            max_tasks: 100_000,
+            ttl: 3_600_000,
+            stall: StallLimits::default(),
+        }
+    }
+}
+
+/// One state observation of a task, as a response or stream event reported it.
+#[derive(Debug, Clone, Copy)]
+pub struct Observation<'a> {
+    pub task_id: &'a str,
+    pub context_id: Option<&'a str>,
+    pub state: TaskState,
+    /// `status.timestamp` as sent.
+    pub timestamp: Option<&'a str>,
+    /// The stamp of the exchange that carried the observation.
+    pub seq: Seq,
+}
+
+/// What the registry made of an observation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// A new task, the same state again, or a legal move: recorded.
+    Recorded,
+    /// A causally later observation left the terminal state `was`
+    /// (`terminal_exit`). The new state is recorded.
+    TerminalExit { was: TaskState },
+    /// Not recorded: stamped before the known status, or (for a terminal
+    /// task) carried by an exchange sent before the terminal state was seen.
+    Ignored,
+}
+
+/// What the registry keeps per task, besides the id. `size_of::<Entry>()` is
+/// 80 bytes on 64-bit targets; in its LRU slot (+ shared id pointer 16, list
+/// links 8), with the hash index entry (+24, +1 control byte) and the shared
+/// id's header (16), a task costs about 145 bytes, up to ~270 right after
+/// the slab and index have doubled, plus its task id and context id strings:
+/// well under 512 (test `entry_is_small`).
+#[derive(Debug)]
+struct Entry {
+    /// Set while `state` is terminal: the registry clock when it was seen.
+    terminal_seq: Option<Seq>,
+    /// The status timestamp of the recorded state, when it carried one.
+    status_at: Option<Stamp>,
+    context_id: Option<Box<str>>,
+    /// When the task entered `state`.
+    entered: Millis,
+    /// When the task was last observed (TTL).
+    last_seen: Millis,
+    state: TaskState,
+    /// `stalled_task` was reported for the current state entry.
+    stall_reported: bool,
+}
+
+/// The tasks this proxy has seen, bounded by count (LRU) and age (TTL).
+#[derive(Debug)]
+pub struct Registry {
+    cfg: RegistryConfig,
+    /// Task id → entry, least recently observed first.
+    tasks: Lru<Entry>,
+    /// Logical clock behind `Seq`: exchanges opened and terminal states seen.
+    clock: u64,
+    by_state: [usize; 8],
+    evicted: u64,
+    /// `[from + 1][to]`, from index 0 meaning "first seen".
+    transitions: [[u64; 8]; 9],
+}
+
+fn idx(s: TaskState) -> usize {
+    s as usize
+}
+
+// === impl Registry ===
+
+impl Registry {
+    /// An empty registry.
+    pub fn new(cfg: RegistryConfig) -> Registry {
+        Registry {
+            cfg,
+            tasks: Lru::new(),
+            clock: 0,
+            by_state: [0; 8],
+            evicted: 0,
+            transitions: [[0; 8]; 9],
+        }
+    }
+
+    /// Called when an exchange's request is sent upstream; the returned stamp
+    /// orders it after every observation made so far.
+    pub fn open_exchange(&mut self) -> Seq {
+        self.clock += 1;
+        Seq(self.clock)
+    }
+
+    /// Number of tracked tasks.
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// True when no task is tracked.
+    pub fn is_empty(&self) -> bool {
+        self.tasks.len() == 0
+    }
+
+    /// Tracked tasks per state, indexed like `TaskState::ALL`.
+    pub fn tracked_by_state(&self) -> [usize; 8] {
+        self.by_state
+    }
+
+    /// Tasks evicted because `max_tasks` was reached.
+    pub fn evicted_total(&self) -> u64 {
+        self.evicted
+    }
+
+    /// Drains accumulated transition counts: `(from: None = first seen, to)
+    /// -> count`, only non-zero ones.
+    pub fn take_transitions(&mut self, f: &mut dyn FnMut(Option<TaskState>, TaskState, u64)) {
+        for (from, row) in self.transitions.iter_mut().enumerate() {
+            for (to, n) in row.iter_mut().enumerate() {
+                if *n > 0 {
+                    let from = from.checked_sub(1).map(|i| TaskState::ALL[i]);
+                    f(from, TaskState::ALL[to], *n);
+                    *n = 0;
+                }
+            }
+        }
+    }
+
+    /// The last recorded state of `task_id`.
+    pub fn state_of(&self, task_id: &str) -> Option<TaskState> {
+        self.tasks.get(task_id).map(|e| e.state)
+    }
+
+    /// The last recorded `contextId` of `task_id`.
+    pub fn context_of(&self, task_id: &str) -> Option<&str> {
+        self.tasks.get(task_id)?.context_id.as_deref()
+    }
+
+    /// The terminal state of `task_id` if it was seen before the exchange
+    /// stamped `seq` was sent.
+    pub fn terminal_before(&self, task_id: &str, seq: Seq) -> Option<TaskState> {
+        let e = self.tasks.get(task_id)?;
+        match e.terminal_seq {
+            Some(t) if t < seq => Some(e.state),
+            _ => None,
+        }
+    }
+
+    /// Records one observation; see `Verdict`. Also records a changed
+    /// `contextId` (the caller judges `context_id_mismatch` beforehand with
+    /// `context_of`).
+    pub fn observe(&mut self, o: &Observation<'_>, now: Millis) -> Verdict {
+        let stamp = o.timestamp.and_then(timestamp::parse);
+        let Registry {
+            tasks,
+            clock,
+            by_state,
+            transitions,
+            ..
+        } = self;
+        let Some(e) = tasks.touch(o.task_id) else {
+            self.insert(o, stamp, now);
+            return Verdict::Recorded;
+        };
+        e.last_seen = now;
+        if let Some(ctx) = o.context_id {
+            if e.context_id.as_deref() != Some(ctx) {
+                e.context_id = Some(ctx.into());
+            }
+        }
+        if e.state == o.state {
+            e.status_at = e.status_at.or(stamp);
+            return Verdict::Recorded;
+        }
+        let stale = matches!((stamp, e.status_at), (Some(new), Some(known)) if new < known);
+        let was = e.state;
+        let verdict = if was.is_terminal() {
+            let causal = e.terminal_seq.map_or(true, |t| o.seq > t);
+            if stale || !causal {
+                return Verdict::Ignored;
+            }
+            Verdict::TerminalExit { was }
+        } else if stale {
+            return Verdict::Ignored;
+        } else {
+            Verdict::Recorded
+        };
+        by_state[idx(was)] -= 1;
+        by_state[idx(o.state)] += 1;
+        transitions[idx(was) + 1][idx(o.state)] += 1;
+        e.state = o.state;
+        e.entered = now;
+        e.stall_reported = false;
+        e.status_at = stamp;
+        e.terminal_seq = o.state.is_terminal().then(|| {
+            *clock += 1;
+            Seq(*clock)
+        });
+        verdict
+    }
+
+    fn insert(&mut self, o: &Observation<'_>, stamp: Option<Stamp>, now: Millis) {
+        let max = self.cfg.max_tasks.min(lru::MAX_LEN);
+        if max == 0 {
+            return;
+        }
+        while self.tasks.len() >= max && self.pop_oldest() {
+            self.evicted += 1;
+        }
+        let terminal_seq = o.state.is_terminal().then(|| {
+            self.clock += 1;
+            Seq(self.clock)
+        });
+        let entry = Entry {
+            terminal_seq,
+            status_at: stamp,
+            context_id: o.context_id.map(Box::from),
+            entered: now,
+            last_seen: now,
+            state: o.state,
+            stall_reported: false,
+        };
+        if self.tasks.insert(o.task_id, entry) {
+            self.by_state[idx(o.state)] += 1;
+            self.transitions[0][idx(o.state)] += 1;
+        }
+    }
+
+    /// Forgets the least recently observed task; false when there is none.
+    fn pop_oldest(&mut self) -> bool {
+        match self.tasks.pop_oldest() {
+            Some((_, e)) => {
+                self.by_state[idx(e.state)] -= 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Periodic: reports `stalled_task` (once per state entry) for tasks past
+    /// their state's limit, then forgets tasks not observed within the TTL.
+    /// Scans every task: O(tracked), meant for a tick every second or so.
+    pub fn tick(&mut self, now: Millis, out: &mut Vec<Finding>) {
+        for (id, e) in self.tasks.iter_mut() {
+            if e.stall_reported {
+                continue;
+            }
+            let Some(limit) = self.cfg.stall.limit(e.state) else {
+                continue;
+            };
+            let sat = now.saturating_sub(e.entered);
+            if sat > limit {
+                e.stall_reported = true;
+                let mut f = Finding::new(
+                    Kind::StalledTask,
+                    format!(
+                        "task {id} was expected to leave {} within {}; it has sat there for {}",
+                        e.state,
+                        secs(limit),
+                        secs(sat)
+                    ),
+                );
+                f.task_id = Some(id.to_string());
+                f.context_id = e.context_id.as_deref().map(str::to_owned);
+                out.push(f);
+            }
+        }
+        if self.cfg.ttl == 0 {
+            return;
+        }
+        // Touch order is observation order, so the oldest entries come first.
+        while let Some((_, e)) = self.tasks.oldest() {
+            if now.saturating_sub(e.last_seen) < self.cfg.ttl {
+                break;
+            }
+            self.pop_oldest();
+        }
+    }
+}
+
+/// Milliseconds as a short human duration (`"90s"`, `"1.5s"`).
+fn secs(ms: Millis) -> String {
+    if ms % 1000 == 0 {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    }
+}
+
+#[cfg(test)]
+#[path = "registry_tests.rs"]
+mod tests;

@@ -1,0 +1,219 @@
+//! Unit tests of the registry: causal terminal rule, stamps, stall watch,
+//! bounds, counts.
+
+use super::*;
+use TaskState::*;
+
+fn reg(max_tasks: usize) -> Registry {
+    Registry::new(RegistryConfig {
+        max_tasks,
+        ..RegistryConfig::default()
+    })
+}
+
+fn obs<'a>(task: &'a str, state: TaskState, ts: Option<&'a str>, seq: Seq) -> Observation<'a> {
+    Observation {
+        task_id: task,
+        context_id: Some("c"),
+        state,
+        timestamp: ts,
+        seq,
+    }
+}
+
+#[test]
+fn entry_is_small() {
+    let entry = std::mem::size_of::<Entry>();
+    // Per task: entry + slot (shared id 16, links 8) + index (24, control
+    // byte) + shared id header (16); ids extra. Documented on `Entry`.
+    println!("size_of::<Entry>() = {entry}");
+    assert!(entry <= 80, "Entry is {entry} bytes");
+    assert!(entry + 16 + 8 + 24 + 1 + 16 < 512);
+}
+
+#[test]
+fn state_index_matches_all() {
+    for (i, s) in TaskState::ALL.iter().enumerate() {
+        assert_eq!(idx(*s), i);
+    }
+}
+
+#[test]
+fn terminal_exit_needs_a_later_exchange() {
+    let mut r = reg(10);
+    let early = r.open_exchange();
+    let s1 = r.open_exchange();
+    assert_eq!(
+        r.observe(&obs("t", Working, None, s1), 0),
+        Verdict::Recorded
+    );
+    assert_eq!(
+        r.observe(&obs("t", Completed, None, s1), 1),
+        Verdict::Recorded
+    );
+    // A stream opened before completion was seen may lag.
+    assert_eq!(
+        r.observe(&obs("t", Working, None, early), 2),
+        Verdict::Ignored
+    );
+    assert_eq!(r.state_of("t"), Some(Completed));
+    assert_eq!(r.terminal_before("t", s1), None);
+    let later = r.open_exchange();
+    assert_eq!(r.terminal_before("t", later), Some(Completed));
+    assert_eq!(
+        r.observe(&obs("t", Completed, None, later), 3),
+        Verdict::Recorded
+    );
+    assert_eq!(
+        r.observe(&obs("t", Working, None, later), 4),
+        Verdict::TerminalExit { was: Completed }
+    );
+    assert_eq!(r.state_of("t"), Some(Working));
+}
+
+#[test]
+fn older_timestamps_are_stale() {
+    let mut r = reg(10);
+    let s = r.open_exchange();
+    r.observe(&obs("t", Completed, Some("2025-01-01T10:00:05Z"), s), 0);
+    let later = r.open_exchange();
+    let stale = obs("t", Working, Some("2025-01-01T11:00:00+02:00"), later);
+    assert_eq!(r.observe(&stale, 1), Verdict::Ignored);
+    let fresh = obs("t", Working, Some("2025-01-01T10:00:06Z"), later);
+    assert_eq!(
+        r.observe(&fresh, 2),
+        Verdict::TerminalExit { was: Completed }
+    );
+    // Non-terminal tasks ignore older stamps too.
+    let old = obs("t", Submitted, Some("2025-01-01T10:00:01Z"), later);
+    assert_eq!(r.observe(&old, 3), Verdict::Ignored);
+    assert_eq!(r.state_of("t"), Some(Working));
+}
+
+#[test]
+fn stalled_once_per_state_entry() {
+    let mut r = reg(10);
+    let s = r.open_exchange();
+    let mut out = Vec::new();
+    r.observe(&obs("t", Working, None, s), 1_000);
+    r.tick(601_000, &mut out);
+    assert!(out.is_empty(), "exactly the limit is not past it");
+    r.tick(601_001, &mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].kind, Kind::StalledTask);
+    assert_eq!(out[0].task_id.as_deref(), Some("t"));
+    assert_eq!(out[0].context_id.as_deref(), Some("c"));
+    // The same state again does not re-enter it.
+    r.observe(&obs("t", Working, None, s), 700_000);
+    r.tick(900_000, &mut out);
+    assert_eq!(out.len(), 1);
+    r.observe(&obs("t", InputRequired, None, s), 900_000);
+    r.observe(&obs("t", Working, None, s), 901_000);
+    r.tick(1_400_000, &mut out);
+    assert_eq!(out.len(), 1);
+    r.tick(1_501_001, &mut out);
+    assert_eq!(out.len(), 2, "re-entry arms the watch again: {out:?}");
+    // Terminal tasks never stall.
+    r.observe(&obs("t", Failed, None, s), 1_600_000);
+    r.tick(3_000_000, &mut out);
+    assert_eq!(out.len(), 2);
+}
+
+#[test]
+fn unlimited_states_never_stall() {
+    let mut r = Registry::new(RegistryConfig {
+        stall: StallLimits {
+            working: None,
+            ..StallLimits::default()
+        },
+        ttl: 0,
+        ..RegistryConfig::default()
+    });
+    let s = r.open_exchange();
+    r.observe(&obs("t", Working, None, s), 0);
+    let mut out = Vec::new();
+    r.tick(u64::MAX, &mut out);
+    assert!(out.is_empty());
+    assert_eq!(r.len(), 1, "ttl 0 disables expiry");
+}
+
+#[test]
+fn lru_eviction_at_max_tasks_is_counted() {
+    let mut r = reg(2);
+    let s = r.open_exchange();
+    r.observe(&obs("a", Working, None, s), 0);
+    r.observe(&obs("b", Working, None, s), 1);
+    r.observe(&obs("a", Working, None, s), 2);
+    r.observe(&obs("c", Completed, None, s), 3);
+    assert_eq!(r.len(), 2);
+    assert_eq!(r.evicted_total(), 1);
+    assert_eq!(r.state_of("b"), None, "b was least recently observed");
+    assert_eq!(r.state_of("a"), Some(Working));
+    assert_eq!(r.tracked_by_state(), [0, 1, 0, 0, 1, 0, 0, 0]);
+    let mut none = reg(0);
+    none.observe(&obs("a", Working, None, s), 0);
+    assert!(none.is_empty());
+}
+
+#[test]
+fn ttl_expires_unobserved_tasks() {
+    let mut r = reg(10);
+    let s = r.open_exchange();
+    r.observe(&obs("old", Completed, None, s), 0);
+    r.observe(&obs("new", Completed, None, s), 3_000_000);
+    let mut out = Vec::new();
+    r.tick(3_599_999, &mut out);
+    assert_eq!(r.len(), 2);
+    r.tick(3_600_000, &mut out);
+    assert_eq!(r.state_of("old"), None);
+    assert_eq!(r.state_of("new"), Some(Completed));
+    assert_eq!(r.tracked_by_state().iter().sum::<usize>(), 1);
+    assert_eq!(r.evicted_total(), 0, "expiry is not eviction");
+    assert!(out.is_empty());
+}
+
+#[test]
+fn transitions_are_counted_and_drained() {
+    let mut r = reg(10);
+    let s = r.open_exchange();
+    for st in [
+        Submitted,
+        Working,
+        Working,
+        InputRequired,
+        Working,
+        Completed,
+    ] {
+        r.observe(&obs("t", st, None, s), 0);
+    }
+    r.observe(&obs("u", Working, None, s), 0);
+    let mut got = Vec::new();
+    r.take_transitions(&mut |from, to, n| got.push((from, to, n)));
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            (None, Submitted, 1),
+            (None, Working, 1),
+            (Some(Submitted), Working, 1),
+            (Some(Working), InputRequired, 1),
+            (Some(Working), Completed, 1),
+            (Some(InputRequired), Working, 1),
+        ]
+    );
+    let mut again = 0;
+    r.take_transitions(&mut |_, _, _| again += 1);
+    assert_eq!(again, 0);
+}
+
+#[test]
+fn context_follows_the_latest_observation() {
+    let mut r = reg(10);
+    let s = r.open_exchange();
+    r.observe(&obs("t", Working, None, s), 0);
+    assert_eq!(r.context_of("t"), Some("c"));
+    let mut o = obs("t", Working, None, s);
+    o.context_id = Some("d");
+    r.observe(&o, 1);
+    assert_eq!(r.context_of("t"), Some("d"));
+}

@@ -1,0 +1,338 @@
+//! The stream rules of the reducer: how a task stream must start, stay on one
+//! task and context, treat artifacts, stop at a terminal state, and end.
+//!
+//! Readings of the catalogue this file commits to:
+//! - After the terminal status, a status or snapshot with another known state
+//!   is `terminal_exit`; one repeating the same terminal state is not a state
+//!   change, so it is `event_after_terminal`, except on subscribe streams,
+//!   where it is a replay of the current state. An unreadable state after the
+//!   terminal one gives only `unspecified_state` / `unknown_state`.
+//! - `message_not_alone` is reported once per stream, at the first event that
+//!   keeps a Message company (before or after it).
+//! - `task_id_mismatch` is judged against the task a subscribe names, else
+//!   the first task the stream names; the foreign event is not applied.
+//! - `context_id_mismatch` is judged on the stream, and against the registry
+//!   once per stream (when the stream first learns the context).
+//! - An error frame is an event for `event_after_terminal` and
+//!   `message_not_alone`, but not for `stream_start` (an error first is no
+//!   task stream at all).
+//! - `stream_start`, artifact findings and `stream_truncated` need the whole
+//!   history: a skipped or out-of-order frame index withholds them.
+
+use super::checks::{check_registry_context, make};
+use super::reducer::Reducer;
+use super::registry::{Observation, Registry};
+use super::{End, Millis, Outcome};
+use crate::a2a::model::{Decoded, Event, Operation, Payload, StateClass, StateValue, TaskState};
+use crate::findings::{Finding, Kind, Severity};
+
+// === impl Reducer (streams) ===
+
+impl Reducer {
+    /// One SSE frame at index `i`.
+    pub(super) fn on_frame(
+        &mut self,
+        i: u64,
+        d: &Decoded,
+        reg: &mut Registry,
+        now: Millis,
+        out: &mut Vec<Finding>,
+    ) {
+        let first = self.frames == 0 && i == 0;
+        self.note_frame(i);
+        match &d.payload {
+            Payload::Event(ev) => self.on_event(i, first, ev, reg, now, out),
+            Payload::TaskList(_) => {
+                let detail =
+                    "expected a StreamResponse on the event stream; got a ListTasks result"
+                        .to_owned();
+                out.push(self.finding(Kind::MalformedEvent, Some(i), detail));
+            }
+            Payload::Error(_) => {
+                self.saw_error = true;
+                if let Some(term) = self.terminal {
+                    let detail = self.after_terminal_detail(term, "an error");
+                    out.push(self.finding(Kind::EventAfterTerminal, Some(i), detail));
+                } else {
+                    self.check_message_alone(i, "error", out);
+                }
+            }
+        }
+    }
+
+    /// Records that frame `i` arrived; a skipped or reordered index makes
+    /// the history uncertain.
+    pub(super) fn note_frame(&mut self, i: u64) {
+        if i != self.frames {
+            self.gapped = true;
+        }
+        self.frames = self.frames.max(i.saturating_add(1));
+    }
+
+    fn on_event(
+        &mut self,
+        i: u64,
+        first: bool,
+        ev: &Event,
+        reg: &mut Registry,
+        now: Millis,
+        out: &mut Vec<Finding>,
+    ) {
+        let ix = Some(i);
+        if let Some(t) = ev.task_id() {
+            match self.task_id.as_deref() {
+                Some(s) if s != t => {
+                    let detail = format!(
+                        "expected every event on this stream to name task {s}; a {} named task {t}",
+                        ev.label()
+                    );
+                    out.push(self.finding(Kind::TaskIdMismatch, ix, detail));
+                    return;
+                }
+                Some(_) => {}
+                None => self.task_id = Some(t.to_owned()),
+            }
+        }
+        self.check_accepted(ev.task_id(), ix, reg, out);
+        if let Some(term) = self.terminal {
+            self.after_terminal(i, term, ev, reg, now, out);
+            return;
+        }
+        let op = self.exchange.operation;
+        if first && op.streams() {
+            let fits = match ev {
+                Event::Task(_) => true,
+                Event::Message(_) => op == Operation::SendStreamingMessage,
+                _ => false,
+            };
+            if !fits {
+                let wanted = if op == Operation::SendStreamingMessage {
+                    "a Task snapshot (or exactly one Message)"
+                } else {
+                    "a Task snapshot"
+                };
+                let detail = format!(
+                    "expected the {op} stream to begin with {wanted}; it began with a {}",
+                    ev.label()
+                );
+                out.push(self.finding(Kind::StreamStart, ix, detail));
+            }
+        }
+        let is_message = matches!(ev, Event::Message(_));
+        if self.saw_message || (is_message && self.events > 0) {
+            self.saw_message = true;
+            self.check_message_alone(i, ev.label(), out);
+        }
+        self.saw_message |= is_message;
+        self.events += 1;
+        if let Some(c) = ev.context_id() {
+            self.stream_context(c, i, reg, out);
+        }
+        match ev {
+            Event::Task(t) => {
+                for a in &t.artifact_ids {
+                    self.artifacts.know(a);
+                }
+                self.status(&t.id, t.context_id.as_deref(), &t.status, i, reg, now, out);
+            }
+            Event::StatusUpdate(u) => {
+                self.final_seen |= u.final_flag == Some(true);
+                self.status(
+                    &u.task_id,
+                    u.context_id.as_deref(),
+                    &u.status,
+                    i,
+                    reg,
+                    now,
+                    out,
+                );
+            }
+            Event::ArtifactUpdate(a) => {
+                let unknown = self
+                    .artifacts
+                    .update(&a.artifact_id, a.append, a.last_chunk);
+                if unknown && !self.is_subscribe() && !self.gapped {
+                    let detail = format!(
+                        "expected append:true only for an artifact opened on this stream; artifact {} was never opened",
+                        a.artifact_id
+                    );
+                    out.push(self.finding(Kind::AppendToUnknownArtifact, ix, detail));
+                }
+            }
+            Event::Message(_) => {}
+        }
+    }
+
+    /// `message_not_alone`, once per stream.
+    fn check_message_alone(&mut self, i: u64, what: &str, out: &mut Vec<Finding>) {
+        if self.saw_message && !std::mem::replace(&mut self.message_reported, true) {
+            let detail = format!("expected a stream that carried a Message to carry nothing else; it also carried another event ({what})");
+            out.push(self.finding(Kind::MessageNotAlone, Some(i), detail));
+        }
+    }
+
+    /// `context_id_mismatch` on the stream, or (when the stream first learns
+    /// the context) against the registry.
+    fn stream_context(&mut self, c: &str, i: u64, reg: &Registry, out: &mut Vec<Finding>) {
+        match self.context_id.as_deref() {
+            Some(known) if known != c => {
+                let task = self.task_id.as_deref().unwrap_or("?");
+                let detail = format!("expected task {task} to keep contextId {known} on this stream; an event said {c}");
+                out.push(make(
+                    Kind::ContextIdMismatch,
+                    self.task_id.as_deref(),
+                    Some(c),
+                    Some(i),
+                    detail,
+                ));
+                self.context_id = Some(c.to_owned());
+            }
+            Some(_) => {}
+            None => {
+                if let Some(t) = self.task_id.as_deref() {
+                    check_registry_context(reg, t, c, Some(i), out);
+                }
+                self.context_id = Some(c.to_owned());
+            }
+        }
+    }
+
+    /// A status (snapshot or update) on the stream before any terminal state.
+    #[allow(clippy::too_many_arguments)]
+    fn status(
+        &mut self,
+        task: &str,
+        ctx: Option<&str>,
+        status: &crate::a2a::model::Status,
+        i: u64,
+        reg: &mut Registry,
+        now: Millis,
+        out: &mut Vec<Finding>,
+    ) {
+        let state = self.task_status(task, ctx, status, Some(i), false, reg, now, out);
+        let Some(s) = state else {
+            return;
+        };
+        self.state = Some(s);
+        if !s.is_terminal() {
+            return;
+        }
+        self.terminal = Some(s);
+        // On subscribe streams the terminal frame may be a replay without the
+        // artifact frames before it: reconcile, don't accuse.
+        let judge = !self.is_subscribe() && !self.gapped && !self.artifacts.overflowed();
+        let severity = if s == TaskState::Completed {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        for id in self.artifacts.close() {
+            if judge {
+                let detail = format!(
+                    "expected artifact {id} to end with lastChunk:true before task {task} turned {s}; it was still open"
+                );
+                let mut f = make(
+                    Kind::AbandonedArtifact,
+                    Some(task),
+                    self.context_id.as_deref(),
+                    Some(i),
+                    detail,
+                );
+                f.severity = severity;
+                out.push(f);
+            }
+        }
+    }
+
+    /// Any event after the stream's terminal state.
+    fn after_terminal(
+        &mut self,
+        i: u64,
+        term: TaskState,
+        ev: &Event,
+        reg: &mut Registry,
+        now: Millis,
+        out: &mut Vec<Finding>,
+    ) {
+        let (task, ctx, status) = match ev {
+            Event::Task(t) => (&t.id, t.context_id.as_deref(), &t.status),
+            Event::StatusUpdate(u) => (&u.task_id, u.context_id.as_deref(), &u.status),
+            _ => {
+                let detail = self.after_terminal_detail(term, &format!("a {}", ev.label()));
+                out.push(self.finding(Kind::EventAfterTerminal, Some(i), detail));
+                return;
+            }
+        };
+        match &status.state {
+            StateValue::Known(s) if *s != term => {
+                let detail = format!("task {task} was {term} and then reported {s}");
+                out.push(self.finding(Kind::TerminalExit, Some(i), detail));
+                // The registry learns the state; its own verdict would repeat
+                // this finding, so it is dropped.
+                let obs = Observation {
+                    task_id: task,
+                    context_id: ctx,
+                    state: *s,
+                    timestamp: status.timestamp.as_deref(),
+                    seq: self.seq,
+                };
+                let _ = reg.observe(&obs, now);
+            }
+            // The same terminal state again is not a state change. On a
+            // subscribe stream it is a replay of the current state.
+            StateValue::Known(_) if self.is_subscribe() => {}
+            StateValue::Known(_) => {
+                let detail =
+                    self.after_terminal_detail(term, &format!("a {} repeating {term}", ev.label()));
+                out.push(self.finding(Kind::EventAfterTerminal, Some(i), detail));
+            }
+            _ => {
+                let _ = self.task_status(task, ctx, status, Some(i), false, reg, now, out);
+            }
+        }
+    }
+
+    fn after_terminal_detail(&self, term: TaskState, what: &str) -> String {
+        let task = self.task_id.as_deref().unwrap_or("?");
+        format!("expected the stream to end once task {task} was {term}; {what} followed")
+    }
+
+    fn is_subscribe(&self) -> bool {
+        self.exchange.operation == Operation::SubscribeToTask
+    }
+
+    /// The stream's outcome, and `stream_truncated` when the upstream ended
+    /// it while the task was active.
+    pub(super) fn end_stream(&mut self, end: End, out: &mut Vec<Finding>) -> Outcome {
+        if self.terminal.is_some() || self.saw_message {
+            return Outcome::Terminal;
+        }
+        if end == End::ClientGone {
+            return Outcome::ClientGone;
+        }
+        let Some(s) = self.state else {
+            let clean = self.saw_error && end == End::Upstream;
+            return if clean {
+                Outcome::Terminal
+            } else {
+                Outcome::Truncated
+            };
+        };
+        if s.class() == StateClass::Interrupted || self.final_seen {
+            return Outcome::Interrupted;
+        }
+        if !self.gapped {
+            let how = if end == End::Upstream {
+                "ended the stream"
+            } else {
+                "connection failed"
+            };
+            let task = self.task_id.as_deref().unwrap_or("?");
+            let detail = format!(
+                "expected the stream to run until a terminal or interrupted state (or a final:true); the upstream {how} while task {task} was {s}"
+            );
+            out.push(self.finding(Kind::StreamTruncated, None, detail));
+        }
+        Outcome::Truncated
+    }
+}

@@ -1,0 +1,355 @@
+//! Kinds judged across exchanges through the registry: causal terminal exits,
+//! contextId changes, terminal tasks accepted, stalls, and the bounds.
+
+mod lifecycle_support;
+
+use a2a_tap::a2a::model::{A2aError, Operation, TaskState};
+use a2a_tap::findings::{Kind, Severity};
+use a2a_tap::lifecycle::{End, Registry, RegistryConfig};
+use lifecycle_support::*;
+
+use Operation::{
+    CancelTask, GetTask, ListTasks, SendMessage, SendStreamingMessage as Stream, SubscribeToTask,
+};
+use Severity::{Error, Warning};
+
+fn completed(w: &mut World, t: &str) {
+    let (f, _) = w.stream(
+        ex(Stream, None),
+        &[task(t, "c", "working"), upd(t, "c", "completed")],
+        End::Upstream,
+    );
+    assert!(f.is_empty(), "{f:#?}");
+}
+
+#[test]
+fn get_task_after_completion_reporting_working() {
+    let mut w = World::new();
+    completed(&mut w, "t1");
+    let f = w.body(ex(GetTask, Some("t1")), 200, &task("t1", "c", "working"));
+    let f0 = only(&f, Kind::TerminalExit);
+    is(f0, Kind::TerminalExit, Error, Some("t1"), None);
+    assert_eq!(
+        f0.detail,
+        "task t1 was completed before this GetTask was sent and is now reported working"
+    );
+}
+
+#[test]
+fn get_task_sent_before_the_completion_was_seen_may_lag() {
+    let mut w = World::new();
+    let mut get = w.open(ex(GetTask, Some("t1")));
+    completed(&mut w, "t1");
+    let f = w.answer(&mut get, 200, &task("t1", "c", "working"));
+    assert!(f.is_empty(), "{f:#?}");
+    assert_eq!(w.reg.state_of("t1"), Some(TaskState::Completed));
+}
+
+#[test]
+fn a_status_stamped_before_the_terminal_one_is_stale() {
+    let mut w = World::new();
+    let frames = [
+        task("t1", "c", "working"),
+        upd_at("t1", "c", "completed", "2026-11-06T10:00:05Z"),
+    ];
+    let (f, _) = w.stream(ex(Stream, None), &frames, End::Upstream);
+    assert!(f.is_empty(), "{f:#?}");
+    let f = w.body(
+        ex(GetTask, Some("t1")),
+        200,
+        &task_at("t1", "c", "working", "2026-11-06T11:00:04+01:00"),
+    );
+    assert!(f.is_empty(), "{f:#?}");
+    let f = w.body(
+        ex(GetTask, Some("t1")),
+        200,
+        &task_at("t1", "c", "working", "2026-11-06T10:00:06Z"),
+    );
+    only(&f, Kind::TerminalExit);
+}
+
+#[test]
+fn a_later_stream_contradicting_a_terminal_state() {
+    let mut w = World::new();
+    completed(&mut w, "t1");
+    let (f, _) = w.stream(
+        ex(SubscribeToTask, Some("t1")),
+        &[task("t1", "c", "working")],
+        End::ClientGone,
+    );
+    assert_eq!(
+        kinds(&f),
+        vec![Kind::TerminalTaskAccepted, Kind::TerminalExit]
+    );
+    is(
+        &f[0],
+        Kind::TerminalTaskAccepted,
+        Error,
+        Some("t1"),
+        Some(0),
+    );
+    is(&f[1], Kind::TerminalExit, Error, Some("t1"), Some(0));
+}
+
+#[test]
+fn list_tasks_entries_teach_the_registry() {
+    let mut w = World::new();
+    let f = w.body(
+        ex(ListTasks, None),
+        200,
+        &list(vec![
+            snapshot("a", "c", "failed", &[]),
+            snapshot("b", "c", "working", &[]),
+        ]),
+    );
+    assert!(f.is_empty(), "{f:#?}");
+    let f = w.body(ex(GetTask, Some("a")), 200, &task("a", "c", "working"));
+    is(
+        only(&f, Kind::TerminalExit),
+        Kind::TerminalExit,
+        Error,
+        Some("a"),
+        None,
+    );
+    // A later ListTasks is a later response for the task too.
+    let f = w.body(
+        ex(ListTasks, None),
+        200,
+        &list(vec![
+            snapshot("a", "c", "working", &[]),
+            snapshot("z", "c", "completed", &[]),
+        ]),
+    );
+    assert!(f.is_empty(), "the registry now says working: {f:#?}");
+    let f = w.body(
+        ex(ListTasks, None),
+        200,
+        &list(vec![snapshot("z", "c", "submitted", &[])]),
+    );
+    let f0 = only(&f, Kind::TerminalExit);
+    is(f0, Kind::TerminalExit, Error, Some("z"), None);
+    assert_eq!(
+        f0.detail,
+        "task z was completed before this ListTasks was sent and is now reported submitted"
+    );
+    // Entries are judged too, against the registry.
+    let f = w.body(
+        ex(ListTasks, None),
+        200,
+        &list(vec![snapshot("b", "c", "TASK_STATE_UNSPECIFIED", &[])]),
+    );
+    is(
+        only(&f, Kind::UnspecifiedState),
+        Kind::UnspecifiedState,
+        Error,
+        Some("b"),
+        None,
+    );
+}
+
+#[test]
+fn context_id_changes_across_exchanges() {
+    let mut w = World::new();
+    let (f, _) = w.stream(
+        ex(Stream, None),
+        &[
+            task("t1", "c1", "working"),
+            upd("t1", "c1", "input_required"),
+        ],
+        End::Upstream,
+    );
+    assert!(f.is_empty(), "{f:#?}");
+    let (f, _) = w.stream(
+        ex(Stream, Some("t1")),
+        &[
+            task("t1", "c2", "working"),
+            upd("t1", "c2", "input_required"),
+        ],
+        End::Upstream,
+    );
+    let f0 = only(&f, Kind::ContextIdMismatch);
+    is(f0, Kind::ContextIdMismatch, Warning, Some("t1"), Some(0));
+    assert_eq!(
+        f0.detail,
+        "expected task t1 to keep contextId c1 seen on an earlier exchange; got c2"
+    );
+    let f = w.body(
+        ex(GetTask, Some("t1")),
+        200,
+        &task("t1", "c3", "input_required"),
+    );
+    is(
+        only(&f, Kind::ContextIdMismatch),
+        Kind::ContextIdMismatch,
+        Warning,
+        Some("t1"),
+        None,
+    );
+    let f = w.body(
+        ex(GetTask, Some("t1")),
+        200,
+        &task("t1", "c3", "input_required"),
+    );
+    assert!(f.is_empty(), "each change is reported once: {f:#?}");
+}
+
+#[test]
+fn terminal_task_accepted() {
+    let mut w = World::new();
+    completed(&mut w, "t1");
+    let f = w.body(ex(SendMessage, Some("t1")), 200, &msg(None));
+    let f0 = only(&f, Kind::TerminalTaskAccepted);
+    is(f0, Kind::TerminalTaskAccepted, Error, Some("t1"), None);
+    assert_eq!(f0.detail, "expected SendMessage on task t1, already completed, to be refused; the upstream accepted it");
+    let f = w.body(
+        ex(CancelTask, Some("t1")),
+        200,
+        &task("t1", "c", "completed"),
+    );
+    is(
+        only(&f, Kind::TerminalTaskAccepted),
+        Kind::TerminalTaskAccepted,
+        Error,
+        Some("t1"),
+        None,
+    );
+    let (f, _) = w.stream(
+        ex(SubscribeToTask, Some("t1")),
+        &[task("t1", "c", "completed")],
+        End::Upstream,
+    );
+    is(
+        only(&f, Kind::TerminalTaskAccepted),
+        Kind::TerminalTaskAccepted,
+        Error,
+        Some("t1"),
+        Some(0),
+    );
+    let (f, _) = w.stream(ex(Stream, Some("t1")), &[msg(Some("t1"))], End::Upstream);
+    is(
+        only(&f, Kind::TerminalTaskAccepted),
+        Kind::TerminalTaskAccepted,
+        Error,
+        Some("t1"),
+        Some(0),
+    );
+    // Look-alikes: the correct refusals.
+    let refusals = [
+        (
+            SendMessage,
+            400,
+            err(A2aError::UnsupportedOperation, -32004),
+        ),
+        (Stream, 400, err(A2aError::UnsupportedOperation, -32004)),
+        (
+            SubscribeToTask,
+            400,
+            err(A2aError::UnsupportedOperation, -32004),
+        ),
+        (CancelTask, 400, err(A2aError::TaskNotCancelable, -32002)),
+        (CancelTask, 200, err(A2aError::TaskNotCancelable, -32002)),
+    ];
+    for (op, status, body) in refusals {
+        let f = w.body(ex(op, Some("t1")), status, &body);
+        assert!(f.is_empty(), "{op}: {f:#?}");
+    }
+    // A new task in the same context is no acceptance of the old one.
+    let f = w.body(
+        ex(SendMessage, Some("t1")),
+        200,
+        &task("t-new", "c", "completed"),
+    );
+    assert!(f.is_empty(), "{f:#?}");
+}
+
+#[test]
+fn cancel_racing_completion_is_legal() {
+    let mut w = World::new();
+    let mut r = w.open(ex(Stream, None));
+    let mut out = w.feed(&mut r, &[task("t9", "c", "working")]);
+    let mut cancel = w.open(ex(CancelTask, Some("t9")));
+    let mut cancel_ok = w.open(ex(CancelTask, Some("t9")));
+    r.on_decoded(
+        Some(1),
+        &upd("t9", "c", "completed"),
+        &mut w.reg,
+        50,
+        &mut out,
+    );
+    w.end(&mut r, End::Upstream, &mut out);
+    assert!(out.is_empty(), "{out:#?}");
+    let f = w.answer(&mut cancel, 400, &err(A2aError::TaskNotCancelable, -32002));
+    assert!(f.is_empty(), "{f:#?}");
+    // A cancel sent before completion was seen may also be answered with the
+    // finished task.
+    let f = w.answer(&mut cancel_ok, 200, &task("t9", "c", "completed"));
+    assert!(f.is_empty(), "{f:#?}");
+    let f = w.body(ex(GetTask, Some("t9")), 200, &task("t9", "c", "completed"));
+    assert!(f.is_empty(), "{f:#?}");
+}
+
+#[test]
+fn stalled_once_per_state_entry_and_again_after_reentry() {
+    let mut w = World::new();
+    let (f, _) = w.stream(
+        ex(Stream, None),
+        &[task("t", "c", "working"), upd("t", "c", "input_required")],
+        End::Upstream,
+    );
+    assert!(f.is_empty());
+    let f = w.body(ex(GetTask, Some("t")), 200, &task("t", "c", "working"));
+    assert!(f.is_empty());
+    let entered = w.now;
+    let mut out = Vec::new();
+    w.reg.tick(entered + 600_000, &mut out);
+    assert!(out.is_empty(), "{out:#?}");
+    w.reg.tick(entered + 600_001, &mut out);
+    w.reg.tick(entered + 1_200_000, &mut out);
+    let f0 = only(&out, Kind::StalledTask);
+    is(f0, Kind::StalledTask, Warning, Some("t"), None);
+    assert_eq!(
+        f0.detail,
+        "task t was expected to leave working within 600s; it has sat there for 600.0s"
+    );
+    assert_eq!(f0.context_id.as_deref(), Some("c"));
+    // Re-entry (via another GetTask) arms the watch again.
+    w.now = entered + 1_300_000;
+    w.body(
+        ex(GetTask, Some("t")),
+        200,
+        &task("t", "c", "auth_required"),
+    );
+    w.body(ex(GetTask, Some("t")), 200, &task("t", "c", "working"));
+    w.reg.tick(w.now + 600_001, &mut out);
+    assert_eq!(kinds(&out), vec![Kind::StalledTask; 2]);
+}
+
+#[test]
+fn lru_eviction_and_ttl_through_exchanges() {
+    let mut w = World::new();
+    w.reg = Registry::new(RegistryConfig {
+        max_tasks: 2,
+        ..RegistryConfig::default()
+    });
+    for t in ["a", "b", "c"] {
+        w.body(ex(GetTask, Some(t)), 200, &task(t, "c", "working"));
+    }
+    assert_eq!(w.reg.len(), 2);
+    assert_eq!(w.reg.evicted_total(), 1);
+    assert_eq!(w.reg.state_of("a"), None);
+    assert_eq!(w.reg.tracked_by_state(), [0, 2, 0, 0, 0, 0, 0, 0]);
+    let mut out = Vec::new();
+    w.reg.tick(w.now + 3_600_000, &mut out);
+    assert!(w.reg.is_empty());
+    assert_eq!(
+        kinds(&out),
+        vec![Kind::StalledTask; 2],
+        "stalls are reported before expiry"
+    );
+    let mut n = 0;
+    w.reg.take_transitions(&mut |from, to, k| {
+        assert_eq!((from, to), (None, TaskState::Working));
+        n += k;
+    });
+    assert_eq!(n, 3);
+}
