@@ -5,3 +5,4 @@
 pub mod classify;
 pub mod decode;
 pub mod model;
+mod wire;
