@@ -1,13 +1,43 @@
 //! Request → exchange: binding, version, operation, ids and blocking flag,
 //! from the request head and (for JSON-RPC and sends) a body prefix.
+//!
+//! Binding: a POST whose JSON body names a known 1.0 or 0.3 `method` is
+//! JSON-RPC, whatever the path. Otherwise the path's tail is matched against
+//! the REST routes (see `routes`). Anything else, the agent card GETs
+//! included, is not A2A (`None`).
+//!
+//! Version rule (A2A.md says a missing `A2A-Version` means 0.3, but 1.0
+//! clients are identifiable without it):
+//! - JSON-RPC: the method name decides. The 1.0 and 0.3 method sets are
+//!   disjoint, and the name fixes the params schema the server applies
+//!   (`returnImmediately` vs `blocking`), so a conflicting header is not
+//!   believed over it.
+//! - REST: the `A2A-Version` header, else the `A2A-Version` query parameter
+//!   (`1`, `1.0`, `1.x` → 1.0; `0.3`, `0.3.x` → 0.3; empty or anything else
+//!   counts as missing). When missing: 0.3 if the route sits directly under
+//!   a `/v1` segment (the 0.3 layout), else 1.0, since every 0.3 REST path
+//!   is under `/v1`. ListTasks, which 0.3 lacks, is 1.0 unless declared.
+//!
+//! Ids: `rpc_id` is the request `id` (absent → `None`, a notification).
+//! `task_id`: REST path `{id}`; JSON-RPC `params.id` (get, cancel,
+//! subscribe), `params.message.taskId` (sends), `params.taskId` (push
+//! configs; 0.3 `params.id`). `context_id`: the message's `contextId`
+//! (ListTasks: `params.contextId` / query `contextId`).
 
-use super::model::Exchange;
+use std::borrow::Cow;
+
+use http::{HeaderMap, Method, Uri};
+use serde::Deserialize;
+
+use super::model::{Binding, Exchange, Operation, RpcId, Version};
+use super::routes::{percent_decode, route};
+use super::wire::rpc_id;
 
 /// Whether the classifier needs the request body to decide (JSON-RPC POSTs,
 /// REST sends). GETs and other bodiless calls are classified from the head.
 pub fn needs_body(method: &http::Method, uri: &http::Uri, headers: &http::HeaderMap) -> bool {
-    let _ = (method, uri, headers);
-    todo!("engine-a")
+    let _ = (uri, headers);
+    method == Method::POST
 }
 
 /// Classifies a request. `body` is the whole request body (the proxy gives up
@@ -18,6 +48,213 @@ pub fn classify(
     headers: &http::HeaderMap,
     body: &[u8],
 ) -> Option<Exchange> {
-    let _ = (method, uri, headers, body);
-    todo!("engine-a")
+    let req = if method == Method::POST {
+        parse(body)
+    } else {
+        None
+    };
+    if let Some(req) = &req {
+        if let Some(ex) = req.method.as_deref().and_then(|m| jsonrpc(m, req)) {
+            return Some(ex);
+        }
+    }
+    rest(method, uri, headers, req.as_ref())
+}
+
+/// A request body: JSON-RPC fields and the REST send fields side by side.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct Req<'a> {
+    #[serde(deserialize_with = "rpc_id")]
+    id: Option<RpcId>,
+    #[serde(borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    params: Option<Params<'a>>,
+    #[serde(borrow)]
+    message: Option<Msg<'a>>,
+    configuration: Option<Config>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct Params<'a> {
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    task_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    context_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    message: Option<Msg<'a>>,
+    configuration: Option<Config>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct Msg<'a> {
+    #[serde(borrow)]
+    task_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    context_id: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct Config {
+    return_immediately: Option<bool>,
+    blocking: Option<bool>,
+}
+
+/// A JSON object body, or `None` (empty, not JSON, not an object, or
+/// fields of the wrong type).
+fn parse(body: &[u8]) -> Option<Req<'_>> {
+    let text = std::str::from_utf8(body).ok()?;
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    serde_json::from_str(text).ok()
+}
+
+/// The operation and version a JSON-RPC method name stands for.
+fn method_op(name: &str) -> Option<(Operation, Version)> {
+    use Operation::*;
+    let v03 = match name {
+        "message/send" => SendMessage,
+        "message/stream" => SendStreamingMessage,
+        "tasks/get" => GetTask,
+        "tasks/cancel" => CancelTask,
+        "tasks/resubscribe" => SubscribeToTask,
+        "tasks/pushNotificationConfig/set" => CreateTaskPushNotificationConfig,
+        "tasks/pushNotificationConfig/get" => GetTaskPushNotificationConfig,
+        "tasks/pushNotificationConfig/list" => ListTaskPushNotificationConfigs,
+        "tasks/pushNotificationConfig/delete" => DeleteTaskPushNotificationConfig,
+        "agent/getAuthenticatedExtendedCard" => GetExtendedAgentCard,
+        // The singular list name of some 1.0 drafts.
+        "ListTaskPushNotificationConfig" => {
+            return Some((ListTaskPushNotificationConfigs, Version::V1_0))
+        }
+        _ => {
+            let op = Operation::ALL.iter().find(|op| op.as_str() == name)?;
+            return Some((*op, Version::V1_0));
+        }
+    };
+    Some((v03, Version::V0_3))
+}
+
+fn owned(s: &Option<Cow<'_, str>>) -> Option<String> {
+    s.as_deref().map(str::to_owned)
+}
+
+fn jsonrpc(name: &str, req: &Req<'_>) -> Option<Exchange> {
+    use Operation::*;
+    let (operation, version) = method_op(name)?;
+    let params = req.params.as_ref();
+    let message = params.and_then(|p| p.message.as_ref());
+    let task_id = match operation {
+        GetTask | CancelTask | SubscribeToTask => params.and_then(|p| owned(&p.id)),
+        SendMessage | SendStreamingMessage => message.and_then(|m| owned(&m.task_id)),
+        CreateTaskPushNotificationConfig
+        | GetTaskPushNotificationConfig
+        | ListTaskPushNotificationConfigs
+        | DeleteTaskPushNotificationConfig => params.and_then(|p| {
+            owned(&p.task_id).or_else(|| match version {
+                Version::V0_3 => owned(&p.id),
+                Version::V1_0 => None,
+            })
+        }),
+        ListTasks | GetExtendedAgentCard => None,
+    };
+    let context_id = match operation {
+        ListTasks => params.and_then(|p| owned(&p.context_id)),
+        _ => message.and_then(|m| owned(&m.context_id)),
+    };
+    let config = params.and_then(|p| p.configuration.as_ref());
+    Some(Exchange {
+        binding: Binding::JsonRpc,
+        version,
+        operation,
+        rpc_id: req.id.clone(),
+        task_id,
+        context_id,
+        blocking: blocking(operation, version, config),
+    })
+}
+
+fn rest(
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    req: Option<&Req<'_>>,
+) -> Option<Exchange> {
+    use Operation::*;
+    let r = route(method, uri.path())?;
+    let version =
+        declared_version(uri, headers).unwrap_or(if r.under_v1 && r.operation != ListTasks {
+            Version::V0_3
+        } else {
+            Version::V1_0
+        });
+    let (mut task_id, mut context_id, mut config) = (r.task_id, None, None);
+    match r.operation {
+        SendMessage | SendStreamingMessage => {
+            let req = req?; // a send needs its JSON body
+            let msg = req.message.as_ref();
+            task_id = msg.and_then(|m| owned(&m.task_id));
+            context_id = msg.and_then(|m| owned(&m.context_id));
+            config = req.configuration.as_ref();
+        }
+        ListTasks => context_id = query_param(uri, "contextId"),
+        _ => {}
+    }
+    Some(Exchange {
+        binding: Binding::Rest,
+        version,
+        operation: r.operation,
+        rpc_id: None,
+        task_id,
+        context_id,
+        blocking: blocking(r.operation, version, config),
+    })
+}
+
+/// Non-streaming sends only. 1.0: `returnImmediately` false or absent;
+/// 0.3: `blocking: true`.
+fn blocking(op: Operation, version: Version, config: Option<&Config>) -> bool {
+    if op != Operation::SendMessage {
+        return false;
+    }
+    match version {
+        Version::V1_0 => !config.and_then(|c| c.return_immediately).unwrap_or(false),
+        Version::V0_3 => config.and_then(|c| c.blocking) == Some(true),
+    }
+}
+
+/// The `A2A-Version` header, else query parameter; `None` when missing,
+/// empty or not a version this proxy knows.
+fn declared_version(uri: &Uri, headers: &HeaderMap) -> Option<Version> {
+    let header = headers
+        .get("a2a-version")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned);
+    let raw = header.or_else(|| query_param(uri, "A2A-Version"))?;
+    let mut parts = raw.trim().split('.');
+    match (parts.next(), parts.next()) {
+        (Some("1"), _) => Some(Version::V1_0),
+        (Some("0"), Some("3")) => Some(Version::V0_3),
+        _ => None,
+    }
+}
+
+/// A query parameter's percent-decoded value (name compared without case);
+/// `None` when absent or empty.
+fn query_param(uri: &Uri, name: &str) -> Option<String> {
+    uri.query()?
+        .split('&')
+        .filter_map(|kv| kv.split_once('=').or(Some((kv, ""))))
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| percent_decode(&v.replace('+', " ")))
+        .filter(|v| !v.trim().is_empty())
 }

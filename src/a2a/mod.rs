@@ -5,3 +5,5 @@
 pub mod classify;
 pub mod decode;
 pub mod model;
+mod routes;
+mod wire;

@@ -1,5 +1,6 @@
 //! Server-Sent-Event framing: bytes in, events out.
 
+mod block;
 pub mod framer;
 
 pub use framer::{Frame, Framer, SseEvent};

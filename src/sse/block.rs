@@ -1,0 +1,155 @@
+//! One complete event block (its lines, without the blank line) → the event's
+//! fields, and the line-end search the framer scans with.
+
+use super::framer::SseEvent;
+
+/// Position of the first CR or LF in `s`. Eight bytes at a time (SWAR), since
+/// this loop is where the framer spends its time.
+pub(crate) fn find_eol(s: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    const LF: u64 = LO * b'\n' as u64;
+    const CR: u64 = LO * b'\r' as u64;
+    let mut chunks = s.chunks_exact(8);
+    let mut base = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        let (x, y) = (w ^ LF, w ^ CR);
+        // A zero byte in x or y marks a match; the lowest flagged byte is
+        // always a true match (borrows only propagate upwards).
+        let hits = (x.wrapping_sub(LO) & !x & HI) | (y.wrapping_sub(LO) & !y & HI);
+        if hits != 0 {
+            return Some(base + (hits.trailing_zeros() / 8) as usize);
+        }
+        base += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| b == b'\n' || b == b'\r')
+        .map(|p| base + p)
+}
+
+/// Splits `raw` into lines (CR, LF or CRLF ends; a last line without an end
+/// is yielded too).
+fn lines(raw: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = raw;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        match find_eol(rest) {
+            Some(i) => {
+                let line = &rest[..i];
+                let skip = if rest[i] == b'\r' && rest.get(i + 1) == Some(&b'\n') {
+                    2
+                } else {
+                    1
+                };
+                rest = &rest[i + skip..];
+                Some(line)
+            }
+            None => {
+                let line = rest;
+                rest = &[];
+                Some(line)
+            }
+        }
+    })
+}
+
+/// Interprets one block per WHATWG. `None` when it holds no `data` line (such
+/// a block is not dispatched). One data line borrows from `raw`; several are
+/// joined into `scratch`, whose capacity is reused from block to block.
+pub(crate) fn parse_block<'a>(
+    raw: &'a [u8],
+    scratch: &'a mut Vec<u8>,
+    start: u64,
+    end: u64,
+) -> Option<SseEvent<'a>> {
+    let mut event: &[u8] = &[];
+    let mut id = None;
+    let mut first: Option<&[u8]> = None;
+    let mut joined = false;
+    for line in lines(raw) {
+        if line.first() == Some(&b':') {
+            continue; // comment, e.g. `: ping`
+        }
+        let (name, value) = match line.iter().position(|&b| b == b':') {
+            Some(c) => {
+                let v = &line[c + 1..];
+                (&line[..c], v.strip_prefix(b" ").unwrap_or(v))
+            }
+            None => (line, &line[line.len()..]),
+        };
+        match name {
+            b"data" => match first {
+                None => first = Some(value),
+                Some(f) => {
+                    if !joined {
+                        scratch.clear();
+                        scratch.extend_from_slice(f);
+                        joined = true;
+                    }
+                    scratch.push(b'\n');
+                    scratch.extend_from_slice(value);
+                }
+            },
+            b"event" => event = value,
+            b"id" if !value.contains(&0) => id = Some(value),
+            _ => {} // `retry` and unknown fields
+        }
+    }
+    let first = first?;
+    let scratch: &'a Vec<u8> = scratch;
+    let data = if joined { scratch.as_slice() } else { first };
+    Some(SseEvent {
+        event,
+        data,
+        id,
+        start,
+        end,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn find_eol_agrees_with_naive_search() {
+        let mut s = vec![b'a'; 40];
+        assert_eq!(find_eol(&s), None);
+        for i in 0..s.len() {
+            for b in [b'\n', b'\r'] {
+                s[i] = b;
+                assert_eq!(find_eol(&s), Some(i));
+                s[i] = 0x8d; // high bytes must not produce false hits
+                assert_eq!(find_eol(&s), None);
+                s[i] = b'a';
+            }
+        }
+    }
+
+    #[test]
+    fn lines_split_on_every_line_end() {
+        let got: Vec<&[u8]> = lines(b"a\r\nb\rc\nd").collect();
+        assert_eq!(got, vec![&b"a"[..], b"b", b"c", b"d"]);
+    }
+
+    #[test]
+    fn block_fields() {
+        let mut scratch = Vec::new();
+        let raw = b"event: e\r\n: c\nid: 7\ndata: one\ndata:two\ndata\nretry: 5\nxyz: 1\n";
+        let ev = parse_block(raw, &mut scratch, 0, 1).expect("has data");
+        assert_eq!(ev.event, b"e");
+        assert_eq!(ev.id, Some(&b"7"[..]));
+        assert_eq!(ev.data, b"one\ntwo\n");
+        let ev = parse_block(b"event: x\nid: 1\n", &mut scratch, 0, 1);
+        assert!(ev.is_none());
+        let ev = parse_block(b"data:  two spaces\n", &mut scratch, 0, 1);
+        assert_eq!(ev.map(|e| e.data.to_vec()), Some(b" two spaces".to_vec()));
+    }
+}
