@@ -1,11 +1,14 @@
 //! a2a-tap: a transparent reverse proxy that validates A2A traffic.
 //!
-//! The pure core (`sse`, `a2a`, `lifecycle`, `findings`) does no I/O, reads no
-//! clock and is not async, so the live proxy and `a2a-tap check` drive the same
-//! engine. Everything else moves bytes and reports.
+//! The pure core (`sse`, `a2a`, `lifecycle`, `findings`, `engine`) does no
+//! I/O, reads no clock and is not async, so the live proxy and `a2a-tap
+//! check` drive the same engine. Everything else moves bytes and reports.
 #![forbid(unsafe_code)]
 
 pub mod a2a;
+pub mod check;
+pub mod engine;
 pub mod findings;
 pub mod lifecycle;
+pub mod report;
 pub mod sse;

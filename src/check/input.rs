@@ -1,10 +1,17 @@
 //! Reads one recorded file (`.sse`, `.jsonl`, `.har`, or `-` for an SSE
 //! body on stdin) into exchanges to judge.
+//!
+//! A bare `.sse` or `.jsonl` says nothing of its request, so it is judged as
+//! the event stream of a streamed send. A sidecar `STEM.json` beside it
+//! (`{"exchanges":[{"request":{method,path,headers,body},
+//! "response":{status,content_type}}]}`) tells how it was asked for: then a
+//! `.sse` is judged as that exchange, and a `.jsonl` as one exchange per
+//! line (line i answers exchange i).
 
 use std::io::Read;
 use std::path::Path;
 
-use super::{display, har, CheckError, Recorded};
+use super::{display, har, sidecar, CheckError, Recorded};
 use crate::a2a::decode::decode;
 use crate::a2a::model::{Binding, Exchange, Operation, Version};
 
@@ -22,14 +29,24 @@ pub(crate) fn load(path: &Path) -> Result<Vec<Recorded>, CheckError> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     let bytes = std::fs::read(path).map_err(read_err)?;
     let label = display(path);
-    match ext {
-        "sse" => Ok(vec![stream(bytes, label)]),
-        "jsonl" => Ok(vec![stream(jsonl_to_sse(&bytes), label)]),
-        "har" => har::exchanges(&bytes, &label).map_err(|why| CheckError::Format {
+    let format_err = |why| CheckError::Format {
+        path: path.to_owned(),
+        why,
+    };
+    let sidecar = match ext {
+        "sse" | "jsonl" => sidecar::load(path).map_err(format_err)?,
+        _ => None,
+    };
+    match (ext, sidecar) {
+        ("sse", Some(sc)) => sc.stream(bytes, &label).map_err(format_err),
+        ("jsonl", Some(sc)) => sc.lines(&bytes, &label).map_err(format_err),
+        ("sse", None) => Ok(vec![stream(bytes, label)]),
+        ("jsonl", None) => Ok(vec![stream(jsonl_to_sse(&bytes), label)]),
+        ("har", _) => har::exchanges(&bytes, &label).map_err(|why| CheckError::Format {
             path: path.to_owned(),
             why,
         }),
-        _ => Err(CheckError::Format {
+        (_, _) => Err(CheckError::Format {
             path: path.to_owned(),
             why: "unknown file type: expected .sse, .jsonl, .har, or - for stdin".into(),
         }),

@@ -1,10 +1,14 @@
 //! `a2a-tap check`: validate recorded traffic offline with the same engine
-//! the proxy runs. Files are judged in command-line order against one task
-//! registry, so a later file can contradict an earlier one.
+//! the proxy runs. Each file is judged on its own, with its own task
+//! registry: separate recordings say nothing of which came first, and a
+//! guessed order would make false cross-request findings. Within one file
+//! (a HAR session, a `.jsonl` with a sidecar) exchanges are judged in order
+//! against one registry.
 
 mod har;
 mod input;
 mod report;
+mod sidecar;
 
 use std::path::{Path, PathBuf};
 
@@ -44,12 +48,12 @@ pub enum CheckError {
 /// Runs the check; returns the process exit code (0 clean, 1 errors
 /// found, 2 a file could not be read or parsed).
 pub fn run(format: Format, files: &[PathBuf]) -> i32 {
-    let mut registry = Registry::new(RegistryConfig::default());
     let mut out = report::Report::new(format);
     let mut failed = false;
     for path in files {
         match input::load(path) {
             Ok(exchanges) => {
+                let mut registry = Registry::new(RegistryConfig::default());
                 let findings = judge_all(&mut registry, exchanges);
                 out.file(path, &findings);
             }
@@ -78,10 +82,12 @@ pub(crate) fn judge_all(registry: &mut Registry, exchanges: Vec<Recorded>) -> Ve
         last_at = now;
         let mut findings: Vec<Finding> = Vec::new();
         registry.tick(now, &mut findings);
+        let about_task = Origin {
+            upstream: rec.upstream.clone(),
+            ..Origin::default()
+        };
+        records.extend(findings.drain(..).map(|f| Record::new(f, &about_task)));
         let origin = Origin::of(&rec.upstream, &rec.exchange, rec.label.clone());
-        for f in findings.drain(..) {
-            records.push(Record::new(f, &Origin { method: None, binding: None, version: None, ..origin.clone() }));
-        }
         let seq = registry.open_exchange();
         let mut engine = ExchangeEngine::new(rec.exchange, seq, EngineConfig::default());
         engine.response_head(rec.status, rec.content_type.as_deref(), None);

@@ -8,10 +8,11 @@ use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
 
 use prometheus::IntCounter;
 use serde::Serialize;
@@ -139,8 +140,6 @@ struct Sink {
     last_error: Option<Instant>,
 }
 
-const FLUSH_EVERY: Duration = Duration::from_millis(250);
-
 impl Sink {
     fn new(target: Target, dropped: IntCounter) -> Sink {
         Sink {
@@ -152,44 +151,26 @@ impl Sink {
         }
     }
 
+    /// Writes records as they come; after each batch (whatever was queued)
+    /// it flushes, so a record reaches the file within a batch's time.
     fn run(&mut self, rx: mpsc::Receiver<Msg>, reopen: &AtomicBool) {
         self.open();
-        let mut dirty = false;
-        loop {
-            let msg = if dirty {
-                rx.recv_timeout(FLUSH_EVERY)
-            } else {
-                rx.recv().map_err(|_| RecvTimeoutError::Disconnected)
-            };
+        while let Ok(first) = rx.recv() {
             if reopen.swap(false, Ordering::AcqRel) {
                 self.flush();
                 self.out = None;
                 self.open();
             }
-            match msg {
-                Ok(Msg::Record(r)) => {
+            let mut next = Some(first);
+            while let Some(msg) = next {
+                if let Msg::Record(r) = msg {
                     self.write(&r);
-                    dirty = true;
-                    // Drain what is already queued, then flush once.
-                    while let Ok(m) = rx.try_recv() {
-                        if let Msg::Record(r) = m {
-                            self.write(&r);
-                        }
-                    }
-                    self.flush();
-                    dirty = false;
                 }
-                Ok(Msg::Wake) => {}
-                Err(RecvTimeoutError::Timeout) => {
-                    self.flush();
-                    dirty = false;
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    self.flush();
-                    return;
-                }
+                next = rx.try_recv().ok();
             }
+            self.flush();
         }
+        self.flush();
     }
 
     fn open(&mut self) {
