@@ -112,8 +112,13 @@ impl Reducer {
                     "a Task snapshot"
                 };
                 let detail = format!(
-                    "expected the {op} stream to begin with {wanted}; it began with a {}",
-                    ev.label()
+                    "expected the {op} stream to begin with {wanted}; it began with {}",
+                    match ev {
+                        Event::ArtifactUpdate(_) => "an artifact update",
+                        Event::StatusUpdate(_) => "a status update",
+                        Event::Task(_) => "a Task",
+                        Event::Message(_) => "a Message",
+                    }
                 );
                 out.push(self.finding(Kind::StreamStart, ix, detail));
             }
