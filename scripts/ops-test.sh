@@ -93,6 +93,8 @@ wait_for() {
   done
 }
 
+not_running() { ! kill -0 "$1" 2>/dev/null; }
+
 http_ok() { curl -fsS --max-time 2 -o /dev/null "$1"; }
 
 tap_bin=${A2A_TAP_BIN:-target/release/a2a-tap}
@@ -107,6 +109,21 @@ if [ "${OPS_TEST_NO_BUILD:-0}" != 1 ]; then
 fi
 [ -x "$tap_bin" ] || fail "$tap_bin not found"
 [ -x "$agent_bin" ] || fail "$agent_bin not found"
+
+step "the Kubernetes example's config.toml is accepted by a2a-tap"
+awk '/^  config.toml: \|/ {on=1; next} on && /^    / {print substr($0, 5); next} on && /^ *$/ {print ""; next} on {exit}' \
+  deploy/kubernetes/a2a-tap-sidecar.yaml >"$tmp/k8s-config.toml"
+grep -q '^upstream' "$tmp/k8s-config.toml" || fail "could not extract config.toml from the ConfigMap"
+k8s_admin_port=$(free_port)
+"$tap_bin" --config "$tmp/k8s-config.toml" --listen "127.0.0.1:$(free_port)" \
+  --admin "127.0.0.1:$k8s_admin_port" --audit-log "$tmp/k8s-audit.jsonl" >"$tmp/k8s-tap.log" 2>&1 &
+k8s_pid=$!
+pids+=("$k8s_pid")
+wait_for 15 "a2a-tap with the ConfigMap's config.toml (see $tmp/k8s-tap.log)" http_ok "http://127.0.0.1:$k8s_admin_port/healthz"
+kill -TERM "$k8s_pid"
+wait_for 10 "a2a-tap to exit on SIGTERM" not_running "$k8s_pid"
+wait "$k8s_pid" || fail "a2a-tap with the ConfigMap's config did not exit 0 on SIGTERM (status $?)"
+echo "accepted, and exited 0 on SIGTERM"
 
 step "start the misbehaving agent"
 "$agent_bin" 127.0.0.1:0 >"$tmp/agent.out" 2>"$tmp/agent.log" &
