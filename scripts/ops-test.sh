@@ -25,7 +25,16 @@ case "${1:-}" in
 esac
 
 step() { printf '\n== ops-test: %s\n' "$*"; }
-fail() { printf 'ops-test: FAIL: %s\n' "$*" >&2; exit 1; }
+fail() {
+  local log
+  for log in "${tmp:-/nonexistent}"/*.log; do
+    [ -s "$log" ] || continue
+    printf -- '--- %s (last 15 lines)\n' "${log##*/}" >&2
+    tail -n 15 "$log" >&2
+  done
+  printf 'ops-test: FAIL: %s\n' "$*" >&2
+  exit 1
+}
 
 # ---------------------------------------------------------------- static part
 
@@ -95,7 +104,21 @@ wait_for() {
 
 not_running() { ! kill -0 "$1" 2>/dev/null; }
 
-http_ok() { curl -fsS --max-time 2 -o /dev/null "$1"; }
+# wait_up PID SECONDS WHAT URL: poll URL until it answers 2xx; fail early if PID exits.
+wait_up() {
+  local pid=$1 secs=$2 what=$3 url=$4
+  local deadline=$((SECONDS + secs)) status=0
+  until http_ok "$url"; do
+    if not_running "$pid"; then
+      wait "$pid" || status=$?
+      fail "$what exited (status $status) before $url answered"
+    fi
+    [ "$SECONDS" -lt "$deadline" ] || fail "timed out after ${secs}s waiting for $what at $url"
+    sleep 0.2
+  done
+}
+
+http_ok() { curl -fs --max-time 2 -o /dev/null "$1"; }
 
 tap_bin=${A2A_TAP_BIN:-target/release/a2a-tap}
 agent_bin=target/release/examples/misbehaving_agent
@@ -119,7 +142,7 @@ k8s_admin_port=$(free_port)
   --admin "127.0.0.1:$k8s_admin_port" --audit-log "$tmp/k8s-audit.jsonl" >"$tmp/k8s-tap.log" 2>&1 &
 k8s_pid=$!
 pids+=("$k8s_pid")
-wait_for 15 "a2a-tap with the ConfigMap's config.toml (see $tmp/k8s-tap.log)" http_ok "http://127.0.0.1:$k8s_admin_port/healthz"
+wait_up "$k8s_pid" 15 "a2a-tap with the ConfigMap's config.toml" "http://127.0.0.1:$k8s_admin_port/healthz"
 kill -TERM "$k8s_pid"
 wait_for 10 "a2a-tap to exit on SIGTERM" not_running "$k8s_pid"
 wait "$k8s_pid" || fail "a2a-tap with the ConfigMap's config did not exit 0 on SIGTERM (status $?)"
@@ -147,9 +170,10 @@ EOF
 "$tap_bin" --config "$tmp/a2a-tap.toml" --listen "127.0.0.1:$listen_port" \
   --upstream "http://$agent" --admin "127.0.0.1:$admin_port" \
   --audit-log "$tmp/audit.jsonl" --name misbehaving-agent >"$tmp/tap.log" 2>&1 &
-pids+=("$!")
-wait_for 15 "a2a-tap /healthz" http_ok "$admin/healthz"
-wait_for 15 "a2a-tap /readyz" http_ok "$admin/readyz"
+tap_pid=$!
+pids+=("$tap_pid")
+wait_up "$tap_pid" 15 "a2a-tap" "$admin/healthz"
+wait_up "$tap_pid" 15 "a2a-tap (readiness)" "$admin/readyz"
 
 step "start Prometheus scraping the admin port every 1s"
 prom_port=$(free_port)
@@ -168,8 +192,9 @@ scrape_configs:
 EOF
 prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/prom-data" \
   --web.listen-address="127.0.0.1:$prom_port" --log.level=warn >"$tmp/prometheus.log" 2>&1 &
-pids+=("$!")
-wait_for 30 "Prometheus to be ready" http_ok "$prom/-/ready"
+prom_pid=$!
+pids+=("$prom_pid")
+wait_up "$prom_pid" 30 "prometheus" "$prom/-/ready"
 
 step "drive misbehaving streams through a2a-tap"
 stream() { # stream SCRIPT ID -> body on stdout
@@ -213,7 +238,6 @@ deadline=$((SECONDS + 30))
 until has_kinds; do
   if [ "$SECONDS" -ge "$deadline" ]; then
     echo "Prometheus has: $(prom_kinds || echo '(query failed)')" >&2
-    echo "--- a2a-tap log (tail)" >&2; tail -n 20 "$tmp/tap.log" >&2 || true
     fail "a2a_violations_total did not show error-severity $expected within 30 s"
   fi
   sleep 0.5
