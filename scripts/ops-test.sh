@@ -51,10 +51,10 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/a2a-ops-test.XXXXXX")
 pids=()
 cleanup() {
   local pid
-  for pid in "${pids[@]}"; do
+  for pid in ${pids[@]+"${pids[@]}"}; do
     kill "$pid" 2>/dev/null || true
   done
-  for pid in "${pids[@]}"; do
+  for pid in ${pids[@]+"${pids[@]}"}; do
     # bounded: each child gets ~5 s to exit after SIGTERM, then SIGKILL
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -9 "$pid" 2>/dev/null || true
@@ -104,6 +104,13 @@ wait_for() {
 
 not_running() { ! kill -0 "$1" 2>/dev/null; }
 
+# forget PID: a reaped child leaves the cleanup list (its PID may be reused).
+forget() {
+  local keep=() p
+  for p in ${pids[@]+"${pids[@]}"}; do [ "$p" = "$1" ] || keep+=("$p"); done
+  pids=(${keep[@]+"${keep[@]}"})
+}
+
 # wait_up PID SECONDS WHAT URL: poll URL until it answers 2xx; fail early if PID exits.
 wait_up() {
   local pid=$1 secs=$2 what=$3 url=$4
@@ -111,6 +118,7 @@ wait_up() {
   until http_ok "$url"; do
     if not_running "$pid"; then
       wait "$pid" || status=$?
+      forget "$pid"
       fail "$what exited (status $status) before $url answered"
     fi
     [ "$SECONDS" -lt "$deadline" ] || fail "timed out after ${secs}s waiting for $what at $url"
@@ -145,7 +153,10 @@ pids+=("$k8s_pid")
 wait_up "$k8s_pid" 15 "a2a-tap with the ConfigMap's config.toml" "http://127.0.0.1:$k8s_admin_port/healthz"
 kill -TERM "$k8s_pid"
 wait_for 10 "a2a-tap to exit on SIGTERM" not_running "$k8s_pid"
-wait "$k8s_pid" || fail "a2a-tap with the ConfigMap's config did not exit 0 on SIGTERM (status $?)"
+k8s_status=0
+wait "$k8s_pid" || k8s_status=$?
+forget "$k8s_pid"
+[ "$k8s_status" = 0 ] || fail "a2a-tap with the ConfigMap's config exited $k8s_status on SIGTERM, not 0"
 echo "accepted, and exited 0 on SIGTERM"
 
 step "start the misbehaving agent"
@@ -287,6 +298,7 @@ echo "firing: $(firing)"
 step "an unreachable upstream gives 502 and counts an upstream error"
 kill "$agent_pid"
 wait "$agent_pid" 2>/dev/null || true
+forget "$agent_pid"
 code=$(curl -sS --max-time 10 -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
   -H 'A2A-Version: 1.0' -d '{"jsonrpc":"2.0","id":99,"method":"GetTask","params":{"id":"t"}}' "$proxy/")
 [ "$code" = 502 ] || fail "expected 502 with the agent gone, got $code"
