@@ -342,3 +342,93 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn states(results: &[Value]) -> Vec<&str> {
+        results
+            .iter()
+            .filter_map(|r| {
+                r.pointer("/task/status/state")
+                    .or_else(|| r.pointer("/statusUpdate/status/state"))
+                    .and_then(Value::as_str)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_script_starts_with_a_snapshot_of_its_own_task() {
+        for script in [
+            Script::Clean,
+            Script::TerminalExit,
+            Script::AbandonedArtifact,
+            Script::UnspecifiedState,
+        ] {
+            let results = script.results("t-1", "c-1");
+            assert!(results[0].get("task").is_some(), "{script:?}");
+            for r in &results {
+                let task = r
+                    .pointer("/task/id")
+                    .or_else(|| r.pointer("/statusUpdate/taskId"))
+                    .or_else(|| r.pointer("/artifactUpdate/taskId"));
+                assert_eq!(task.and_then(Value::as_str), Some("t-1"), "{script:?}: {r}");
+            }
+        }
+    }
+
+    #[test]
+    fn terminal_exit_leaves_completed() {
+        let results = Script::TerminalExit.results("t", "c");
+        let s = states(&results);
+        let done = s.iter().position(|x| *x == "TASK_STATE_COMPLETED");
+        assert!(
+            matches!(done, Some(i) if s.get(i + 1) == Some(&"TASK_STATE_WORKING")),
+            "{s:?}"
+        );
+    }
+
+    #[test]
+    fn abandoned_artifact_is_open_at_completion_and_clean_is_closed() {
+        let open = Script::AbandonedArtifact.results("t", "c");
+        assert!(open[2].pointer("/artifactUpdate/lastChunk").is_none());
+        assert_eq!(states(&open).last(), Some(&"TASK_STATE_COMPLETED"));
+        let clean = Script::Clean.results("t", "c");
+        assert_eq!(
+            clean[2].pointer("/artifactUpdate/lastChunk"),
+            Some(&Value::Bool(true))
+        );
+        assert_eq!(states(&clean).last(), Some(&"TASK_STATE_COMPLETED"));
+    }
+
+    #[test]
+    fn unspecified_state_is_on_the_wire() {
+        let results = Script::UnspecifiedState.results("t", "c");
+        let s = states(&results);
+        assert!(s.contains(&"TASK_STATE_UNSPECIFIED"), "{s:?}");
+    }
+
+    #[test]
+    fn scripts_are_chosen_by_text_and_cycle_otherwise() {
+        assert!(matches!(Script::from_text("clean", 0), Script::Clean));
+        assert!(matches!(
+            Script::from_text(" terminal_exit ", 1),
+            Script::TerminalExit
+        ));
+        let cycled: Vec<_> = (0..3)
+            .map(|n| Script::from_text("hello", n).name())
+            .collect();
+        assert_eq!(
+            cycled,
+            ["terminal_exit", "abandoned_artifact", "unspecified_state"]
+        );
+    }
+
+    #[test]
+    fn first_text_reads_the_message_parts() {
+        let call = json!({"params": {"message": {"parts": [{"data": {}}, {"text": "clean"}]}}});
+        assert_eq!(first_text(&call), "clean");
+        assert_eq!(first_text(&json!({"params": {}})), "");
+    }
+}
