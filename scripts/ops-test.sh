@@ -81,6 +81,34 @@ if [ -z "$contract" ]; then
 fi
 python3 scripts/ops_names.py --contract "$contract"
 
+step "deployment examples parse (where the tools exist)"
+if python3 -c 'import yaml, tomllib' 2>/dev/null; then
+  python3 - deploy/kubernetes/*.yaml <<'EOF'
+import sys, tomllib, yaml
+for path in sys.argv[1:]:
+    docs = [d for d in yaml.safe_load_all(open(path, encoding="utf-8")) if d]
+    print(f"{path}: {', '.join(d['kind'] + '/' + d['metadata']['name'] for d in docs)}")
+    for d in docs:
+        for key, text in (d.get("data") or {}).items():
+            if key.endswith(".toml"):
+                tomllib.loads(text)
+EOF
+else
+  echo "skipped: python3 lacks yaml or tomllib (the live run starts a2a-tap with the ConfigMap's config)"
+fi
+if command -v systemd-analyze >/dev/null 2>&1; then
+  # verify wants ExecStart's binary to exist: check a copy that runs /bin/true.
+  sed 's|^ExecStart=/usr/local/bin/a2a-tap|ExecStart=/bin/true|' deploy/a2a-tap.service >"$tmp/a2a-tap.service"
+  # It only warns (exit 0) on unknown keys: any remark about the unit fails.
+  remarks=$(systemd-analyze verify "$tmp/a2a-tap.service" 2>&1) || fail "systemd-analyze verify: $remarks"
+  if grep -F "a2a-tap.service" <<<"$remarks"; then
+    fail "systemd-analyze verify has remarks on deploy/a2a-tap.service"
+  fi
+  echo "deploy/a2a-tap.service: systemd-analyze verify ok"
+else
+  echo "skipped: systemd-analyze not installed"
+fi
+
 if [ "$mode" = static ]; then
   step "static checks passed"
   exit 0
