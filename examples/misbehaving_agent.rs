@@ -157,11 +157,11 @@ impl Body for SseBody {
     }
 }
 
-/// Shared state: the public address (for the card), pacing, a stream counter.
+/// Shared state: the public address (for the card), pacing, a counter of answers (for unique ids).
 struct Agent {
     addr: SocketAddr,
     pace: Duration,
-    streams: AtomicU64,
+    served: AtomicU64,
 }
 
 // === impl Agent ===
@@ -186,7 +186,7 @@ impl Agent {
         Ok(match method {
             "SendStreamingMessage" | "message/stream" => self.stream(id, first_text(&call)),
             "SendMessage" | "message/send" => {
-                let n = self.streams.fetch_add(1, Ordering::Relaxed);
+                let n = self.served.fetch_add(1, Ordering::Relaxed);
                 json_reply(&json!({"jsonrpc": "2.0", "id": id, "result": {"message": {
                     "messageId": format!("agent-msg-{n}"), "role": "ROLE_AGENT",
                     "parts": [{"text": "ok"}]}}}))
@@ -217,7 +217,7 @@ impl Agent {
 
     /// Starts a scripted SSE stream; the frames are written by a task, paced.
     fn stream(&self, id: Value, text: &str) -> Reply {
-        let n = self.streams.fetch_add(1, Ordering::Relaxed);
+        let n = self.served.fetch_add(1, Ordering::Relaxed);
         let script = Script::from_text(text, n);
         let task = format!("task-{}-{n}", script.name());
         let ctx = format!("ctx-{n}");
@@ -320,7 +320,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let agent = Arc::new(Agent {
         addr,
         pace,
-        streams: AtomicU64::new(0),
+        served: AtomicU64::new(0),
     });
     loop {
         let (conn, _) = match listener.accept().await {
