@@ -41,6 +41,7 @@ fn run(stream: &[u8], cuts: &[usize], max: usize) -> (Vec<Out>, u64) {
     for &c in cuts.iter().chain(std::iter::once(&stream.len())) {
         let c = c.clamp(from, stream.len());
         framer.push(&stream[from..c], &mut |f| out.push(own(f)));
+        assert!(framer.buffered_capacity() <= 2 * max + 16, "memory bound");
         from = c;
     }
     let discarded = framer.finish();

@@ -12,11 +12,11 @@ use super::model::{RpcId, StateValue, Status, TaskState};
 
 /// Any object the decoder may meet at the top, in `result`, or inside a
 /// StreamResponse wrapper. Which fields are present decides its shape.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct Obj<'a> {
     pub jsonrpc: Option<IgnoredAny>,
-    #[serde(deserialize_with = "rpc_id")]
+    #[serde(default, deserialize_with = "rpc_id")]
     pub id: Option<RpcId>,
     #[serde(borrow)]
     pub result: Option<Box<Obj<'a>>>,
@@ -59,16 +59,15 @@ pub(crate) struct Obj<'a> {
 }
 
 /// An artifact: only its id matters.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct ArtifactObj<'a> {
     #[serde(borrow)]
     pub artifact_id: Option<Cow<'a, str>>,
 }
 
 /// A JSON-RPC `error` or a REST google.rpc.Status-like `error`.
-#[derive(Deserialize, Default)]
-#[serde(default)]
+#[derive(Deserialize)]
 pub(crate) struct ErrObj<'a> {
     pub code: Option<i64>,
     #[serde(borrow)]
@@ -76,8 +75,7 @@ pub(crate) struct ErrObj<'a> {
 }
 
 /// One `details[]` entry; the ErrorInfo's `reason` names the A2A error.
-#[derive(Deserialize, Default)]
-#[serde(default)]
+#[derive(Deserialize)]
 pub(crate) struct Detail<'a> {
     #[serde(borrow)]
     pub reason: Option<Cow<'a, str>>,

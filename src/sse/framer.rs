@@ -17,7 +17,8 @@
 //! from the piece. Only a block split across pieces is copied into `carry`;
 //! a block longer than `max_event_bytes` is reported once as
 //! [`Frame::Oversized`] and skipped to the next blank line, so neither
-//! buffer grows past the limit.
+//! buffer grows past the limit. (Size is judged before parsing, so an
+//! oversized block is reported even if it held no `data` line.)
 
 use super::block::{find_eol, parse_block};
 
