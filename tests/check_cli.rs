@@ -1,0 +1,134 @@
+//! `a2a-tap check` end to end: the binary over recorded traffic (the
+//! seeds' traces and the official Python SDK's), exit codes and formats.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn check(args: &[&str], files: &[PathBuf]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_a2a-tap"))
+        .arg("check")
+        .args(args)
+        .args(files)
+        .output()
+        .expect("run a2a-tap check")
+}
+
+fn fixtures(dir: &str, ext: &[&str]) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(dir);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("fixture dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().and_then(|e| e.to_str()).is_some_and(|e| ext.contains(&e)))
+        .collect();
+    files.sort();
+    files
+}
+
+fn records(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON Lines record"))
+        .collect()
+}
+
+fn kinds(recs: &[Value]) -> Vec<(String, String)> {
+    let mut k: Vec<(String, String)> = recs
+        .iter()
+        .map(|r| (r["kind"].as_str().unwrap().to_owned(), r["severity"].as_str().unwrap().to_owned()))
+        .collect();
+    k.sort();
+    k
+}
+
+#[test]
+fn booking_trace_is_clean() {
+    let files = fixtures("seeds", &["sse"])
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("booking"))
+        .collect::<Vec<_>>();
+    assert_eq!(files.len(), 2);
+    let out = check(&["--format", "json"], &files);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(records(&out).is_empty());
+}
+
+#[test]
+fn codegen_trace_abandons_its_artifact() {
+    let files: Vec<PathBuf> = fixtures("seeds", &["sse"])
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("codegen"))
+        .collect();
+    let out = check(&["--format", "json"], &files);
+    // stream_start is an error, so the exit code says errors were found.
+    assert_eq!(out.status.code(), Some(1));
+    let recs = records(&out);
+    assert_eq!(
+        kinds(&recs),
+        vec![
+            ("abandoned_artifact".into(), "warning".into()),
+            ("stream_start".into(), "error".into())
+        ]
+    );
+    let abandoned = recs.iter().find(|r| r["kind"] == "abandoned_artifact").unwrap();
+    assert_eq!(abandoned["task_id"], "t-9f2");
+    assert_eq!(abandoned["event_index"], 3);
+    assert_eq!(abandoned["version"], "0.3");
+    assert!(abandoned["evidence"].as_str().unwrap().contains("\"failed\""));
+}
+
+#[test]
+fn python_sdk_recordings_hold_only_the_documented_findings() {
+    let files = fixtures("sdk", &["sse", "jsonl", "har"]);
+    assert!(files.len() >= 25, "fixtures missing: {files:?}");
+    let out = check(&["--format", "json"], &files);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let recs = records(&out);
+    let mut want = vec![("abandoned_artifact".to_string(), "warning".to_string()); 4];
+    want.extend(vec![("stream_start".to_string(), "error".to_string()); 5]);
+    want.sort();
+    assert_eq!(kinds(&recs), want, "{recs:#?}");
+    for r in &recs {
+        let source = r["request_id"].as_str().unwrap_or("");
+        match r["kind"].as_str().unwrap() {
+            "abandoned_artifact" => assert!(source.contains("-fail."), "{r}"),
+            _ => assert!(source.contains("followup") || source.contains("session.har"), "{r}"),
+        }
+    }
+}
+
+#[test]
+fn text_report_and_exit_codes() {
+    let files = fixtures("seeds", &["sse"]);
+    let out = check(&[], &files);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text.contains("booking-stream1.jsonrpc.sse: clean"), "{text}");
+    assert!(text.contains("abandoned_artifact"), "{text}");
+    assert!(text.contains("2 finding(s), 1 error(s), in 3 file(s)"), "{text}");
+
+    let missing = check(&[], &[PathBuf::from("/nonexistent/trace.sse")]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/trace.sse"));
+
+    let bad_format = check(&["--format", "yaml"], &files);
+    assert_eq!(bad_format.status.code(), Some(2));
+}
+
+#[test]
+fn garbage_input_is_judged_not_fatal() {
+    let dir = std::env::temp_dir().join(format!("a2a-tap-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sse = dir.join("garbage.sse");
+    std::fs::write(&sse, b"\xff\xfe data: {\"jsonrpc\"\n\ndata: \x00\x01\n\n").unwrap();
+    let har = dir.join("broken.har");
+    std::fs::write(&har, b"{\"log\": ").unwrap();
+    let out = check(&["--format", "json"], std::slice::from_ref(&sse));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(records(&out).iter().all(|r| r["kind"] == "malformed_event"));
+    let out = check(&[], std::slice::from_ref(&har));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("broken.har"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
