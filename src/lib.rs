@@ -6,6 +6,12 @@
 #![forbid(unsafe_code)]
 
 pub mod a2a;
+pub mod admin;
+pub mod cli;
+pub mod config;
 pub mod findings;
 pub mod lifecycle;
+pub mod proxy;
+pub mod report;
+pub mod server;
 pub mod sse;

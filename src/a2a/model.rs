@@ -179,9 +179,10 @@ impl TaskState {
         match self {
             TaskState::Submitted | TaskState::Working => StateClass::Active,
             TaskState::InputRequired | TaskState::AuthRequired => StateClass::Interrupted,
-            TaskState::Completed | TaskState::Failed | TaskState::Canceled | TaskState::Rejected => {
-                StateClass::Terminal
-            }
+            TaskState::Completed
+            | TaskState::Failed
+            | TaskState::Canceled
+            | TaskState::Rejected => StateClass::Terminal,
         }
     }
 

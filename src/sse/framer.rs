@@ -23,7 +23,10 @@ pub struct SseEvent<'a> {
 pub enum Frame<'a> {
     Event(SseEvent<'a>),
     /// An event longer than the limit was skipped up to the next blank line.
-    Oversized { start: u64, end: u64 },
+    Oversized {
+        start: u64,
+        end: u64,
+    },
 }
 
 /// The framer state for one stream.
@@ -35,7 +38,9 @@ pub struct Framer {
 impl Framer {
     /// A framer that skips events longer than `max_event_bytes`.
     pub fn new(max_event_bytes: usize) -> Framer {
-        Framer { _max_event_bytes: max_event_bytes }
+        Framer {
+            _max_event_bytes: max_event_bytes,
+        }
     }
 
     /// Feeds one piece; calls `sink` for each frame completed by it.
