@@ -128,6 +128,7 @@ pub async fn start(
     let admin = local(&admin_listener, "admin", config.admin)?;
 
     let metrics = Arc::new(Metrics::new()?);
+    metrics.init_upstream(&config.upstream_name());
     let forwarder = Arc::new(Forwarder::new(
         config,
         &upstream,
