@@ -71,7 +71,10 @@ pub trait ExchangeObserver: Send + Sync + 'static {
 }
 
 /// Alters one response. May change the head (e.g. drop `content-length`)
-/// and must return the body to send; the observer still saw the original.
+/// and returns the body to send. The body it is given carries the tee, so
+/// the transform must read it (wrap it, or collect it then rewrite) for the
+/// observer to see the upstream's original bytes; dropping it unread reports
+/// the response as `Dropped`.
 pub trait ResponseTransform: Send + 'static {
     /// Returns the body the caller gets.
     fn apply(self: Box<Self>, head: &mut response::Parts, body: ProxyBody) -> ProxyBody;
