@@ -3,7 +3,6 @@
 //! false, stop accepting, drain up to the grace period, then close).
 
 use std::convert::Infallible;
-use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -358,27 +357,25 @@ pub(crate) async fn raised(flag: &mut watch::Receiver<bool>) {
 }
 
 /// Resolves when SIGINT or SIGTERM arrives.
-pub fn shutdown_signal() -> impl Future<Output = ()> {
-    async {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{signal, SignalKind};
-            match signal(SignalKind::terminate()) {
-                Ok(mut term) => {
-                    tokio::select! {
-                        _ = tokio::signal::ctrl_c() => {}
-                        _ = term.recv() => {}
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot watch SIGTERM; only Ctrl-C stops");
-                    let _ = tokio::signal::ctrl_c().await;
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
                 }
             }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot watch SIGTERM; only Ctrl-C stops");
+                let _ = tokio::signal::ctrl_c().await;
+            }
         }
-        #[cfg(not(unix))]
-        {
-            let _ = tokio::signal::ctrl_c().await;
-        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

@@ -82,12 +82,13 @@ where
 
 /// A config for a proxy in front of `upstream`, all ports on 127.0.0.1:0.
 pub fn config(upstream: SocketAddr) -> Config {
-    let mut c = Config::default();
-    c.listen = Some("127.0.0.1:0".parse().expect("addr"));
-    c.admin = "127.0.0.1:0".parse().expect("addr");
-    c.upstream = Some(format!("http://{upstream}").parse().expect("url"));
-    c.name = Some("test".to_string());
-    c
+    Config {
+        listen: Some("127.0.0.1:0".parse().expect("addr")),
+        admin: "127.0.0.1:0".parse().expect("addr"),
+        upstream: Some(format!("http://{upstream}").parse().expect("url")),
+        name: Some("test".to_string()),
+        ..Config::default()
+    }
 }
 
 /// Starts the proxy in-process.
