@@ -19,7 +19,11 @@ use hyper_util::server::conn::auto;
 
 /// The events of one task stream, each an SSE frame.
 fn task_stream() -> Vec<Bytes> {
-    let rpc = |result: String| Bytes::from(format!("data: {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{result}}}\n\n"));
+    let rpc = |result: String| {
+        Bytes::from(format!(
+            "data: {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{result}}}\n\n"
+        ))
+    };
     let status = |state: &str| {
         rpc(format!(
             "{{\"statusUpdate\":{{\"taskId\":\"tsk_7\",\"contextId\":\"ctx_3\",\"status\":{{\"state\":\"{state}\",\"timestamp\":\"2026-01-01T00:00:00Z\"}}}}}}"
@@ -49,7 +53,10 @@ impl Body for Frames {
     type Data = Bytes;
     type Error = Infallible;
 
-    fn poll_frame(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         Poll::Ready(self.0.pop_front().map(|b| Ok(Frame::data(b))))
     }
 
@@ -66,23 +73,33 @@ fn answer(req: &Request<Incoming>, stream: &[Bytes]) -> Response<Frames> {
     let (frames, ctype) = if req.uri().path() == "/sse" {
         (stream.iter().cloned().collect(), "text/event-stream")
     } else {
-        (VecDeque::from([Bytes::from_static(JSON)]), "application/json")
+        (
+            VecDeque::from([Bytes::from_static(JSON)]),
+            "application/json",
+        )
     };
     let mut resp = Response::new(Frames(frames));
-    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
     if ctype == "application/json" {
-        resp.headers_mut().insert(header::CONTENT_LENGTH, HeaderValue::from(JSON.len()));
+        resp.headers_mut()
+            .insert(header::CONTENT_LENGTH, HeaderValue::from(JSON.len()));
     }
     resp
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let addr = std::env::args().nth(1).unwrap_or_else(|| "127.0.0.1:18900".to_string());
+    let addr = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:18900".to_string());
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     let stream: Arc<[Bytes]> = task_stream().into();
     let total: usize = stream.iter().map(Bytes::len).sum();
-    eprintln!("bench_upstream on {addr}: /sse = {} events, {total} bytes", stream.len());
+    eprintln!(
+        "bench_upstream on {addr}: /sse = {} events, {total} bytes",
+        stream.len()
+    );
     loop {
         let (tcp, _) = listener.accept().await?;
         let _ = tcp.set_nodelay(true);

@@ -270,3 +270,74 @@ async fn admin_endpoints() {
         Some(0.0)
     );
 }
+
+#[tokio::test]
+async fn tls_failure_to_an_https_upstream_is_a_counted_502() {
+    // An https:// upstream that does not speak TLS: the handshake fails.
+    let plain = upstream(|_req| async move { Response::new(full("plain")) }).await;
+    let mut c = config(plain);
+    c.upstream = Some(format!("https://{plain}").parse().expect("url"));
+    let tap = proxy(c).await;
+    let (head, body) = get(tap.listen_addr(), "/").await;
+    assert_eq!(head.status, StatusCode::BAD_GATEWAY);
+    assert!(String::from_utf8_lossy(&body).starts_with("a2a-tap: upstream tls"));
+    let m = scrape(&tap).await;
+    assert_eq!(
+        metric(&m, "a2a_upstream_errors_total", &[("reason", "tls")]),
+        Some(1.0),
+        "{m}"
+    );
+}
+
+#[tokio::test]
+async fn connections_beyond_max_connections_wait_for_a_free_slot() {
+    let (tx, mut rx) = mpsc::channel(4);
+    let up = upstream(move |req| {
+        let tx = tx.clone();
+        async move {
+            if req.uri().path() == "/hold" {
+                let (sender, body) = channel();
+                let _ = tx.send(sender).await;
+                return Response::new(body);
+            }
+            Response::new(full("ok"))
+        }
+    })
+    .await;
+    let mut c = config(up);
+    c.proxy.max_connections = 1;
+    let tap = proxy(c).await;
+    let addr = tap.listen_addr();
+    // The first caller holds the only slot with an open stream.
+    let mut first = TcpStream::connect(addr).await.expect("connect");
+    first
+        .write_all(b"GET /hold HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .expect("write");
+    let mut sender = within("held stream", rx.recv()).await.expect("sender");
+    sender
+        .send_data(Bytes::from_static(b"data: 1\n\n"))
+        .await
+        .expect("send");
+    let mut buf = [0u8; 1024];
+    let n = within("first bytes", first.read(&mut buf))
+        .await
+        .expect("read");
+    assert!(n > 0);
+    // The second waits: no answer while the slot is taken.
+    let second = tokio::spawn(async move { get(addr, "/").await });
+    let early = tokio::time::timeout(Duration::from_millis(300), async {
+        while !second.is_finished() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert!(
+        early.is_err(),
+        "second connection served beyond max_connections"
+    );
+    // Freeing the slot lets it through.
+    drop(first);
+    let (head, body) = within("second", second).await.expect("task");
+    assert_eq!((head.status, &body[..]), (StatusCode::OK, &b"ok"[..]));
+}

@@ -76,6 +76,12 @@ fn bad_input_gets_exit_code_2_naming_the_problem() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("upstream"), "{err}");
 
+    let path = temp_file("ca.toml", "listen = \"127.0.0.1:0\"\nadmin = \"127.0.0.1:0\"\nupstream = \"https://127.0.0.1:1\"\n[proxy]\ntls_ca_file = \"/nonexistent/ca.pem\"\n");
+    let (code, err) = run(&["--config", path.to_str().expect("utf-8 path")]);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("tls_ca_file"), "{err}");
+
     let (code, err) = run(&["check", "x.sse"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("not yet available"), "{err}");

@@ -103,10 +103,7 @@ fn classify(err: &(dyn StdError + 'static), connecting: bool) -> UpstreamReason 
             return UpstreamReason::Tls;
         }
         if let Some(io_err) = e.downcast_ref::<io::Error>() {
-            if io_err
-                .get_ref()
-                .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some())
-            {
+            if wraps_tls(io_err) {
                 return UpstreamReason::Tls;
             }
             found = found.or(match io_err.kind() {
@@ -128,6 +125,22 @@ fn classify(err: &(dyn StdError + 'static), connecting: bool) -> UpstreamReason 
         return UpstreamReason::Connect;
     }
     found.unwrap_or(UpstreamReason::Other)
+}
+
+/// `io::Error`'s `source()` skips the error it wraps; look inside it,
+/// through any further `io::Error` layers, for a rustls error.
+fn wraps_tls(err: &io::Error) -> bool {
+    let mut inner: Option<&(dyn StdError + 'static)> = err.get_ref().map(|e| e as _);
+    while let Some(e) = inner {
+        if e.downcast_ref::<rustls::Error>().is_some() {
+            return true;
+        }
+        inner = match e.downcast_ref::<io::Error>() {
+            Some(io_err) => io_err.get_ref().map(|e| e as _),
+            None => e.source(),
+        };
+    }
+    false
 }
 
 /// The error and its sources on one line.
