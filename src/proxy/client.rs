@@ -12,10 +12,19 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 
 use super::forward::UpstreamBody;
+use super::pool::Pool;
 use crate::config::{ProxySection, UpstreamUrl};
 
-/// The client type the forwarder uses.
+/// The pooled client type used for HTTP/2 upstreams.
 pub type UpstreamClient = Client<HttpsConnector<HttpConnector>, UpstreamBody>;
+
+/// How the forwarder reaches the upstream.
+pub enum Upstream {
+    /// HTTP/1.1: connections leased to and driven by each exchange.
+    Http1(Arc<Pool>),
+    /// HTTP/2 (h2c or ALPN h2): one multiplexed pooled client.
+    Http2(UpstreamClient),
+}
 
 /// Why the upstream client could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -29,7 +38,7 @@ pub enum ClientError {
 }
 
 /// Builds the client for `upstream` with the `[proxy]` settings.
-pub fn build(cfg: &ProxySection, upstream: &UpstreamUrl) -> Result<UpstreamClient, ClientError> {
+pub fn build(cfg: &ProxySection, upstream: &UpstreamUrl) -> Result<Upstream, ClientError> {
     let mut http = HttpConnector::new();
     http.enforce_http(false);
     http.set_nodelay(true);
@@ -38,17 +47,22 @@ pub fn build(cfg: &ProxySection, upstream: &UpstreamUrl) -> Result<UpstreamClien
     let builder = HttpsConnectorBuilder::new()
         .with_tls_config(tls)
         .https_or_http();
-    let connector = if cfg.upstream_http2 {
-        builder.enable_http2().wrap_connector(http)
-    } else {
-        builder.enable_http1().wrap_connector(http)
-    };
-    Ok(Client::builder(TokioExecutor::new())
-        .pool_timer(TokioTimer::new())
-        .timer(TokioTimer::new())
-        .pool_idle_timeout(cfg.pool_idle_timeout.0)
-        .http2_only(cfg.upstream_http2)
-        .build(connector))
+    if !cfg.upstream_http2 {
+        let connector = builder.enable_http1().wrap_connector(http);
+        return Ok(Upstream::Http1(Arc::new(Pool::new(
+            connector,
+            cfg.pool_idle_timeout.0,
+        ))));
+    }
+    let connector = builder.enable_http2().wrap_connector(http);
+    Ok(Upstream::Http2(
+        Client::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .timer(TokioTimer::new())
+            .pool_idle_timeout(cfg.pool_idle_timeout.0)
+            .http2_only(true)
+            .build(connector),
+    ))
 }
 
 /// Root store: system roots (only loaded for `https://` upstreams) plus the CA file.

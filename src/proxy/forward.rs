@@ -13,13 +13,15 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use tracing::Instrument;
 
-use super::client::{self, ClientError, UpstreamClient};
+use super::client::{self, ClientError, Upstream};
 use super::error::ProxyError;
 use super::exchange::{Exchange, RequestTap, ResponseTap, Shared};
 use super::headers::{add_forwarded, strip_hop_by_hop};
 use super::idle::IdleTimeout;
 use super::inspect::Inspector;
 use super::limit::LimitBody;
+use super::pool::{LeasedBody, SendFailure};
+use super::response::UpstreamResponseBody;
 use super::tee::TeeBody;
 use super::{BoxError, ProxyBody};
 use crate::config::{Config, UpstreamUrl};
@@ -33,11 +35,15 @@ struct Target {
     scheme: Scheme,
     authority: Authority,
     base_path: String,
+    /// `scheme://authority/`, what the connector dials.
+    origin: Uri,
+    /// The `Host` header for HTTP/1.1.
+    host: HeaderValue,
 }
 
 /// Forwards exchanges to one upstream. Cheap to share (`Arc`).
 pub struct Forwarder {
-    client: UpstreamClient,
+    upstream: Upstream,
     target: Target,
     shared: Arc<Shared>,
     inspector: Option<Arc<dyn Inspector>>,
@@ -59,17 +65,29 @@ impl Forwarder {
         inspector: Option<Arc<dyn Inspector>>,
     ) -> Result<Forwarder, ClientError> {
         let uri = upstream.uri();
+        let scheme = uri.scheme().cloned().unwrap_or(Scheme::HTTP);
+        let authority = uri
+            .authority()
+            .cloned()
+            .unwrap_or_else(|| Authority::from_static("localhost"));
+        let origin = Uri::builder()
+            .scheme(scheme.clone())
+            .authority(authority.clone())
+            .path_and_query("/")
+            .build()
+            .unwrap_or_default();
+        let host = HeaderValue::from_str(authority.as_str())
+            .unwrap_or_else(|_| HeaderValue::from_static("localhost"));
         let target = Target {
-            scheme: uri.scheme().cloned().unwrap_or(Scheme::HTTP),
-            authority: uri
-                .authority()
-                .cloned()
-                .unwrap_or_else(|| Authority::from_static("localhost")),
+            scheme,
+            authority,
             base_path: upstream.base_path().to_string(),
+            origin,
+            host,
         };
         let p = &config.proxy;
         Ok(Forwarder {
-            client: client::build(p, upstream)?,
+            upstream: client::build(p, upstream)?,
             target,
             shared: Arc::new(Shared {
                 metrics,
@@ -119,7 +137,7 @@ impl Forwarder {
                 ProxyError::RequestTooLarge(self.max_request_body),
             );
         }
-        let uri = match self.upstream_uri(&head.uri) {
+        let uri = match self.upstream_uri(&head.uri, &mut head.headers) {
             Ok(uri) => uri,
             Err(detail) => {
                 let err = ProxyError::Upstream {
@@ -134,7 +152,6 @@ impl Forwarder {
         let body = TeeBody::new(body, RequestTap(exchange.clone()));
         let caller_version = head.version;
         strip_hop_by_hop(&mut head.headers);
-        head.headers.remove(header::HOST);
         if self.forwarded_headers {
             add_forwarded(&mut head.headers, caller_version, peer.ip());
         }
@@ -144,8 +161,7 @@ impl Forwarder {
         let upstream_req = Request::from_parts(head, body);
 
         let sent = Instant::now();
-        let result =
-            tokio::time::timeout(self.header_timeout, self.client.request(upstream_req)).await;
+        let result = tokio::time::timeout(self.header_timeout, self.send(upstream_req)).await;
         let answered = Instant::now();
         let response = match result {
             Err(_) => {
@@ -158,10 +174,7 @@ impl Forwarder {
                     ProxyError::RequestTooLarge(self.max_request_body),
                 );
             }
-            Ok(Err(e)) => {
-                let connecting = e.is_connect();
-                return self.refuse(&exchange, ProxyError::from_client(&e, connecting));
-            }
+            Ok(Err(e)) => return self.refuse(&exchange, e),
             Ok(Ok(response)) => response,
         };
 
@@ -187,8 +200,47 @@ impl Forwarder {
         Response::from_parts(head, body)
     }
 
-    /// The upstream URI: upstream scheme and authority, base path + caller's path and query.
-    fn upstream_uri(&self, caller: &Uri) -> Result<Uri, String> {
+    /// Sends on the upstream; a stale pooled HTTP/1.1 connection that did
+    /// not take the request is replaced once.
+    async fn send(
+        &self,
+        req: Request<UpstreamBody>,
+    ) -> Result<Response<UpstreamResponseBody>, ProxyError> {
+        let pool = match &self.upstream {
+            Upstream::Http2(client) => {
+                let resp = client
+                    .request(req)
+                    .await
+                    .map_err(|e| ProxyError::from_client(&e, e.is_connect()))?;
+                return Ok(resp.map(UpstreamResponseBody::Plain));
+            }
+            Upstream::Http1(pool) => pool,
+        };
+        let connect_failed = |e: BoxError| ProxyError::from_client(&*e, true);
+        let wire_failed = |f: SendFailure| ProxyError::from_client(&f.into_error(), false);
+        let mut lease = pool
+            .checkout(&self.target.origin)
+            .await
+            .map_err(connect_failed)?;
+        let resp = match lease.send(req).await {
+            Ok(resp) => resp,
+            Err(SendFailure::Unsent(req, e)) if lease.reused => {
+                tracing::debug!(error = %e, "stale pooled connection; using a new one");
+                lease = pool
+                    .connect(&self.target.origin)
+                    .await
+                    .map_err(connect_failed)?;
+                lease.send(req).await.map_err(wire_failed)?
+            }
+            Err(f) => return Err(wire_failed(f)),
+        };
+        let pool = pool.clone();
+        Ok(resp.map(|body| UpstreamResponseBody::Leased(LeasedBody::new(body, lease, pool))))
+    }
+
+    /// The upstream request target: origin-form with a `Host` header for
+    /// HTTP/1.1, absolute for HTTP/2. The path is base path + caller's path and query.
+    fn upstream_uri(&self, caller: &Uri, headers: &mut http::HeaderMap) -> Result<Uri, String> {
         let pq = caller
             .path_and_query()
             .cloned()
@@ -199,6 +251,11 @@ impl Forwarder {
             let joined = format!("{}{}", self.target.base_path, pq.as_str());
             PathAndQuery::try_from(joined).map_err(|e| e.to_string())?
         };
+        if let Upstream::Http1(_) = self.upstream {
+            headers.insert(header::HOST, self.target.host.clone());
+            return Ok(Uri::from(pq));
+        }
+        headers.remove(header::HOST);
         Uri::builder()
             .scheme(self.target.scheme.clone())
             .authority(self.target.authority.clone())

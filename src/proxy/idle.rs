@@ -1,5 +1,7 @@
 //! A body wrapper that fails a body silent for longer than the idle timeout
-//! (idle, not total: an SSE stream may live for hours if it keeps talking).
+//! (idle, not total: an SSE stream may live for hours if it keeps talking),
+//! and that holds back an upstream error for one poll so the frames already
+//! read are flushed to the caller before the exchange is aborted.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -23,6 +25,7 @@ pin_project! {
         sleep: Sleep,
         timeout: Duration,
         last_frame: Instant,
+        deferred: Option<BoxError>,
     }
 }
 
@@ -37,6 +40,7 @@ impl<B> IdleTimeout<B> {
             sleep: tokio::time::sleep_until(now + timeout),
             timeout,
             last_frame: now,
+            deferred: None,
         }
     }
 }
@@ -54,13 +58,21 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let mut this = self.project();
+        if let Some(err) = this.deferred.take() {
+            return Poll::Ready(Some(Err(err)));
+        }
         match this.inner.poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 // Only note the time; the timer is re-armed lazily when it fires.
                 *this.last_frame = Instant::now();
                 return Poll::Ready(Some(Ok(frame)));
             }
-            Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e.into()))),
+            Poll::Ready(Some(Err(e))) => {
+                // Pending first: the server flushes what it holds, then aborts.
+                *this.deferred = Some(e.into());
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
             Poll::Ready(None) => return Poll::Ready(None),
             Poll::Pending => {}
         }

@@ -9,6 +9,8 @@ pub mod headers;
 pub mod idle;
 pub mod inspect;
 pub mod limit;
+pub mod pool;
+pub mod response;
 pub mod tee;
 
 pub use error::{ProxyError, UpstreamReason};
