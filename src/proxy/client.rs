@@ -23,7 +23,7 @@ pub enum Upstream {
     /// HTTP/1.1: connections leased to and driven by each exchange.
     Http1(Arc<Pool>),
     /// HTTP/2 (h2c or ALPN h2): one multiplexed pooled client.
-    Http2(UpstreamClient),
+    Http2(Box<UpstreamClient>),
 }
 
 /// Why the upstream client could not be built.
@@ -55,14 +55,14 @@ pub fn build(cfg: &ProxySection, upstream: &UpstreamUrl) -> Result<Upstream, Cli
         ))));
     }
     let connector = builder.enable_http2().wrap_connector(http);
-    Ok(Upstream::Http2(
+    Ok(Upstream::Http2(Box::new(
         Client::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
             .timer(TokioTimer::new())
             .pool_idle_timeout(cfg.pool_idle_timeout.0)
             .http2_only(true)
             .build(connector),
-    ))
+    )))
 }
 
 /// Root store: system roots (only loaded for `https://` upstreams) plus the CA file.

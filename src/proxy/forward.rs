@@ -230,7 +230,7 @@ impl Forwarder {
                     .connect(&self.target.origin)
                     .await
                     .map_err(connect_failed)?;
-                lease.send(req).await.map_err(wire_failed)?
+                lease.send(*req).await.map_err(wire_failed)?
             }
             Err(f) => return Err(wire_failed(f)),
         };

@@ -32,7 +32,7 @@ type Conn = http1::Connection<Io, UpstreamBody>;
 /// Why sending on a leased connection failed.
 pub enum SendFailure {
     /// The request was not written; it may be sent on another connection.
-    Unsent(Request<UpstreamBody>, hyper::Error),
+    Unsent(Box<Request<UpstreamBody>>, hyper::Error),
     /// The exchange failed on the wire.
     Failed(hyper::Error),
 }
@@ -166,7 +166,7 @@ impl Lease {
         })
         .await;
         result.map_err(|mut e| match e.take_message() {
-            Some(req) => SendFailure::Unsent(req, e.into_error()),
+            Some(req) => SendFailure::Unsent(Box::new(req), e.into_error()),
             None => SendFailure::Failed(e.into_error()),
         })
     }
