@@ -6,9 +6,15 @@
 #![forbid(unsafe_code)]
 
 pub mod a2a;
+pub mod admin;
 pub mod check;
+pub mod cli;
+pub mod config;
 pub mod engine;
 pub mod findings;
 pub mod lifecycle;
+pub mod proxy;
 pub mod report;
+pub mod server;
 pub mod sse;
+pub mod tap;

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Load benchmark: the same load direct to a scripted upstream, through nginx
+# proxy_pass (buffering off) and through a2a-tap, in one run, loopback only.
+# Prints requests/s, p50 and p99 latency per target and workload, and a2a-tap's RSS.
+#
+#   scripts/bench.sh            # 10 s per run, 64 connections
+#   DURATION=20s CONNS=128 scripts/bench.sh
+#
+# To compare another proxy setup, add a start_* function and a line in TARGETS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DURATION=${DURATION:-10s}
+CONNS=${CONNS:-64}
+THREADS=${THREADS:-2}
+UP_PORT=${UP_PORT:-18900}
+NGINX_PORT=${NGINX_PORT:-18901}
+TAP_PORT=${TAP_PORT:-18902}
+TAP_ADMIN=${TAP_ADMIN:-18903}
+
+WORK=$(mktemp -d /tmp/a2a-tap-bench.XXXXXX)
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  if [[ -f "$WORK/nginx.pid" ]]; then kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true; fi
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# --- tools -----------------------------------------------------------------
+need_apt=()
+command -v wrk >/dev/null || need_apt+=(wrk)
+command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || need_apt+=(nginx)
+if ((${#need_apt[@]})); then
+  echo "installing ${need_apt[*]} (apt-get)"
+  apt-get install -y -q "${need_apt[@]}" >/dev/null 2>&1 ||
+    { apt-get update -q >/dev/null && apt-get install -y -q "${need_apt[@]}" >/dev/null; }
+fi
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+
+cargo build --release --bin a2a-tap --example bench_upstream 2>&1 | tail -1
+TAP_BIN=target/release/a2a-tap
+UP_BIN=target/release/examples/bench_upstream
+
+wait_port() { # host:port
+  for _ in $(seq 1 200); do
+    if (exec 3<>"/dev/tcp/${1%:*}/${1#*:}") 2>/dev/null; then return 0; fi
+    sleep 0.05
+  done
+  echo "nothing listening on $1" >&2
+  return 1
+}
+
+# --- targets: each start_* prints the base URL to load -----------------------
+start_upstream() {
+  "$UP_BIN" "127.0.0.1:$UP_PORT" 2>"$WORK/upstream.log" &
+  PIDS+=($!)
+  wait_port "127.0.0.1:$UP_PORT"
+}
+
+start_nginx() {
+  cat >"$WORK/nginx.conf" <<CONF
+worker_processes auto;
+pid $WORK/nginx.pid;
+error_log $WORK/nginx-error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  upstream agent { server 127.0.0.1:$UP_PORT; keepalive 256; }
+  server {
+    listen 127.0.0.1:$NGINX_PORT;
+    location / {
+      proxy_pass http://agent;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffering off;
+      proxy_request_buffering off;
+    }
+  }
+}
+CONF
+  "$NGINX" -c "$WORK/nginx.conf" -p "$WORK" -g 'daemon on;'
+  wait_port "127.0.0.1:$NGINX_PORT"
+}
+
+TAP_PID=""
+start_tap() {
+  RUST_LOG=warn "$TAP_BIN" --listen "127.0.0.1:$TAP_PORT" --admin "127.0.0.1:$TAP_ADMIN" \
+    --upstream "http://127.0.0.1:$UP_PORT" >/dev/null 2>"$WORK/tap.log" &
+  TAP_PID=$!
+  PIDS+=("$TAP_PID")
+  wait_port "127.0.0.1:$TAP_PORT"
+}
+
+rss_kb() { awk "/^$2:/ {print \$2}" "/proc/$1/status" 2>/dev/null || echo "?"; }
+
+# name|base URL
+TARGETS=(
+  "direct|http://127.0.0.1:$UP_PORT"
+  "nginx|http://127.0.0.1:$NGINX_PORT"
+  "a2a-tap|http://127.0.0.1:$TAP_PORT"
+)
+# workload|path
+WORKLOADS=(
+  "sse (20 events, 5 KB)|/sse"
+  "json (small)|/json"
+)
+
+cat >"$WORK/post.lua" <<'LUA'
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "text/event-stream"
+wrk.body = '{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"role":"ROLE_USER","messageId":"m-1","parts":[{"text":"book a flight"}]}}}'
+LUA
+
+start_upstream
+start_nginx
+start_tap
+
+run_wrk() { # url -> "rps p50 p99"
+  local out
+  out=$(wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency -s "$WORK/post.lua" "$1")
+  local rps p50 p99
+  rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
+  p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
+  p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
+  local errs
+  errs=$(awk '/Non-2xx|Socket errors/ {print}' <<<"$out" | tr '\n' ' ')
+  echo "$rps $p50 $p99 ${errs:-}"
+}
+
+echo
+echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)); load generator, proxy and upstream share them"
+echo "wrk: $THREADS threads, $CONNS keep-alive connections, $DURATION per run; POST JSON-RPC body"
+echo
+printf '%-22s %-10s %12s %10s %10s  %s\n' workload target "requests/s" p50 p99 notes
+for w in "${WORKLOADS[@]}"; do
+  wname=${w%|*}
+  wpath=${w#*|}
+  for t in "${TARGETS[@]}"; do
+    tname=${t%|*}
+    turl=${t#*|}
+    read -r rps p50 p99 notes <<<"$(run_wrk "$turl$wpath")"
+    printf '%-22s %-10s %12s %10s %10s  %s\n' "$wname" "$tname" "$rps" "$p50" "$p99" "${notes:-}"
+  done
+done
+echo
+echo "a2a-tap RSS: now $(rss_kb "$TAP_PID" VmRSS) kB, peak $(rss_kb "$TAP_PID" VmHWM) kB"

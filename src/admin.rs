@@ -1,0 +1,151 @@
+//! The admin listener's answers (`/metrics`, `/healthz`, `/readyz`) and the
+//! readiness state: not draining, and the upstream accepted a TCP connection
+//! at the last probe.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{header, HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::Full;
+use tokio::sync::watch;
+
+use crate::report::Metrics;
+use crate::server::raised;
+
+/// How often the upstream is probed.
+pub const PROBE_INTERVAL: Duration = Duration::from_secs(2);
+
+/// Readiness: false while draining or while the upstream is unreachable.
+#[derive(Debug, Default)]
+pub struct Readiness {
+    draining: AtomicBool,
+    upstream_ok: AtomicBool,
+}
+
+// === impl Readiness ===
+
+impl Readiness {
+    /// Marks the process as draining (shutdown began).
+    pub fn set_draining(&self) {
+        self.draining.store(true, Ordering::Relaxed);
+    }
+
+    /// Records the last probe's outcome.
+    pub fn set_upstream_ok(&self, ok: bool) {
+        self.upstream_ok.store(ok, Ordering::Relaxed);
+    }
+
+    /// `Ok` when ready, else the reason.
+    pub fn check(&self) -> Result<(), &'static str> {
+        if self.draining.load(Ordering::Relaxed) {
+            Err("draining")
+        } else if !self.upstream_ok.load(Ordering::Relaxed) {
+            Err("upstream unreachable")
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Probes `host:port` once: can a TCP connection be opened within `timeout`?
+pub async fn probe(host: &str, port: u16, timeout: Duration) -> bool {
+    matches!(
+        tokio::time::timeout(timeout, tokio::net::TcpStream::connect((host, port))).await,
+        Ok(Ok(_))
+    )
+}
+
+/// Probes the upstream every [`PROBE_INTERVAL`] until `stop` turns true.
+pub async fn probe_loop(
+    readiness: Arc<Readiness>,
+    host: String,
+    port: u16,
+    timeout: Duration,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        tokio::select! {
+            _ = raised(&mut stop) => return,
+            _ = tokio::time::sleep(PROBE_INTERVAL) => {}
+        }
+        let ok = probe(&host, port, timeout).await;
+        readiness.set_upstream_ok(ok);
+    }
+}
+
+/// Answers one admin request.
+pub fn answer<B>(
+    req: &Request<B>,
+    metrics: &Metrics,
+    readiness: &Readiness,
+) -> Response<Full<Bytes>> {
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        return text(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method not allowed\n".into(),
+        );
+    }
+    match req.uri().path() {
+        "/metrics" => {
+            let mut resp = text(StatusCode::OK, metrics.encode());
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+            );
+            resp
+        }
+        "/healthz" => text(StatusCode::OK, "ok\n".into()),
+        "/readyz" => match readiness.check() {
+            Ok(()) => text(StatusCode::OK, "ready\n".into()),
+            Err(why) => text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("not ready: {why}\n"),
+            ),
+        },
+        _ => text(StatusCode::NOT_FOUND, "not found\n".into()),
+    }
+}
+
+fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
+    let mut resp = Response::new(Full::new(Bytes::from(body)));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get(path: &str) -> Request<()> {
+        Request::get(path).body(()).expect("request")
+    }
+
+    #[test]
+    fn routes() {
+        let m = Metrics::new().expect("metrics");
+        let r = Readiness::default();
+        assert_eq!(answer(&get("/healthz"), &m, &r).status(), StatusCode::OK);
+        assert_eq!(
+            answer(&get("/nope"), &m, &r).status(),
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(answer(&get("/metrics"), &m, &r).status(), StatusCode::OK);
+        assert_eq!(
+            answer(&get("/readyz"), &m, &r).status(),
+            StatusCode::SERVICE_UNAVAILABLE
+        );
+        r.set_upstream_ok(true);
+        assert_eq!(answer(&get("/readyz"), &m, &r).status(), StatusCode::OK);
+        r.set_draining();
+        assert_eq!(
+            answer(&get("/readyz"), &m, &r).status(),
+            StatusCode::SERVICE_UNAVAILABLE
+        );
+    }
+}

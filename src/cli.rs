@@ -1,0 +1,161 @@
+//! The command line: `serve` (the default) and `check`, as in CONTRACT.md.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::config::{Config, UpstreamUrl};
+
+/// A transparent reverse proxy that validates A2A traffic.
+#[derive(Debug, Parser)]
+#[command(
+    name = "a2a-tap",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    /// What to do; `serve` when omitted.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Flags of `serve`, accepted without the word `serve`.
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the proxy (the default).
+    Serve(ServeArgs),
+    /// Validate recorded traffic offline.
+    Check(CheckArgs),
+}
+
+/// Flags of `serve`; each overrides the config file's key of the same name.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ServeArgs {
+    /// TOML config file (see config.toml.example).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Address callers connect to, e.g. 127.0.0.1:8080.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<SocketAddr>,
+    /// The agent behind the proxy, e.g. http://127.0.0.1:9999.
+    #[arg(long, value_name = "URL")]
+    pub upstream: Option<UpstreamUrl>,
+    /// Admin address for /metrics, /healthz, /readyz [default: 127.0.0.1:9464].
+    #[arg(long, value_name = "ADDR")]
+    pub admin: Option<SocketAddr>,
+    /// Audit log file (appended), or - for stdout [default: -].
+    #[arg(long, value_name = "PATH|-")]
+    pub audit_log: Option<String>,
+    /// Label of the upstream in metrics and audit records [default: upstream host:port].
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+}
+
+/// Output format of `check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    /// Human-readable lines.
+    Text,
+    /// JSON Lines, one record per finding.
+    Json,
+}
+
+/// Flags of `check`.
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: CheckFormat,
+    /// Recorded traffic files.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+}
+
+// === impl ServeArgs ===
+
+impl ServeArgs {
+    /// Applies the flags given on top of `config` (flags win).
+    pub fn apply(&self, config: &mut Config) {
+        if let Some(listen) = self.listen {
+            config.listen = Some(listen);
+        }
+        if let Some(upstream) = &self.upstream {
+            config.upstream = Some(upstream.clone());
+        }
+        if let Some(admin) = self.admin {
+            config.admin = admin;
+        }
+        if let Some(path) = &self.audit_log {
+            config.audit_log = path.clone();
+        }
+        if let Some(name) = &self.name {
+            config.name = Some(name.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("a2a-tap").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn serve_is_the_default() {
+        let cli = parse(&[
+            "--listen",
+            "127.0.0.1:8080",
+            "--upstream",
+            "http://127.0.0.1:9999",
+        ])
+        .expect("parses");
+        assert!(cli.command.is_none());
+        let mut config = Config::default();
+        cli.serve.apply(&mut config);
+        config.validate().expect("flags alone are enough");
+        assert_eq!(config.admin.to_string(), "127.0.0.1:9464");
+    }
+
+    #[test]
+    fn explicit_serve_and_check() {
+        let cli = parse(&["serve", "--upstream", "https://a.example", "--name", "a"]).expect("ok");
+        assert!(
+            matches!(cli.command, Some(Command::Serve(ref s)) if s.name.as_deref() == Some("a"))
+        );
+        let cli = parse(&["check", "--format", "json", "x.sse", "y.jsonl"]).expect("ok");
+        match cli.command {
+            Some(Command::Check(c)) => {
+                assert_eq!(c.format, CheckFormat::Json);
+                assert_eq!(c.files.len(), 2);
+            }
+            other => panic!("expected check, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_values_name_the_flag() {
+        let err = parse(&["--listen", "nowhere"]).expect_err("bad addr");
+        assert!(err.to_string().contains("--listen"), "{err}");
+        let err = parse(&["--upstream", "ftp://x"]).expect_err("bad url");
+        assert!(err.to_string().contains("--upstream"), "{err}");
+        assert!(parse(&["check"]).is_err());
+    }
+
+    #[test]
+    fn flags_override_the_file() {
+        let mut config: Config = "listen = \"127.0.0.1:1\"\nname = \"file\"\n"
+            .parse()
+            .expect("ok");
+        let cli = parse(&["--listen", "127.0.0.1:2", "--name", "flag"]).expect("ok");
+        cli.serve.apply(&mut config);
+        assert_eq!(config.listen.map(|a| a.port()), Some(2));
+        assert_eq!(config.name.as_deref(), Some("flag"));
+    }
+}

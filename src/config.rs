@@ -1,0 +1,388 @@
+//! The TOML configuration: every key, its default, `from_str` then `validate()`.
+//!
+//! `config.toml.example` at the repo root shows each key with its default; keep
+//! the two in step. Durations are humantime strings (`"30s"`), sizes are bytes.
+
+mod values;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use crate::findings::{Kind, Policy};
+
+pub use values::{HumanDuration, Level, LogFormat, SeverityChoice, StallLimit, UpstreamUrl};
+
+/// Why a configuration was refused. Every message names the key.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file is not TOML, has an unknown key, or a value of the wrong shape.
+    #[error("config: {0}")]
+    Parse(String),
+    /// A key that must be set (in the file or by its flag) is missing.
+    #[error("config: `{key}` is required ({why})")]
+    Missing {
+        key: &'static str,
+        why: &'static str,
+    },
+    /// A key has a value outside what it accepts.
+    #[error("config: `{key}`: {why}")]
+    Invalid { key: String, why: String },
+    /// The config file could not be read.
+    #[error("config: cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// The whole configuration (top-level keys).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Address callers connect to (`--listen`). Required.
+    pub listen: Option<SocketAddr>,
+    /// The agent behind the proxy, `http://` or `https://` (`--upstream`). Required.
+    pub upstream: Option<UpstreamUrl>,
+    /// Admin listener for /metrics, /healthz, /readyz (`--admin`).
+    pub admin: SocketAddr,
+    /// Label for the upstream in metrics and audit records (`--name`);
+    /// default: the upstream's host:port.
+    pub name: Option<String>,
+    /// Where audit records go: a file path (appended) or `-` for stdout.
+    pub audit_log: String,
+    /// Validate traffic; `false` makes the proxy a plain pass-through.
+    pub validate: bool,
+    /// Rewrite agent-card URLs to `public_url` (the single opt-in alteration).
+    pub rewrite_agent_card: bool,
+    /// The proxy's own public base URL; required when `rewrite_agent_card`.
+    pub public_url: Option<UpstreamUrl>,
+    /// Forwarding limits and upstream client settings.
+    pub proxy: ProxySection,
+    /// Logging.
+    pub log: LogSection,
+    /// Audit record shaping.
+    pub audit: AuditSection,
+    /// Bounds on what the validator copies and judges.
+    pub analysis: AnalysisSection,
+    /// The cross-exchange task registry.
+    pub registry: RegistrySection,
+    /// How long a task may sit in one non-terminal state.
+    pub stall: StallSection,
+    /// Per-kind severity overrides: `kind = "error" | "warning" | "off"`.
+    pub severity: BTreeMap<String, SeverityChoice>,
+}
+
+/// `[proxy]`: forwarding limits and the upstream client.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProxySection {
+    /// Largest request body accepted, in bytes; larger gets 413.
+    pub max_request_body: u64,
+    /// How long to wait for the upstream's response headers; then 504.
+    pub upstream_header_timeout: HumanDuration,
+    /// Longest silence allowed on a response body (idle, not total: SSE lives long).
+    pub stream_idle_timeout: HumanDuration,
+    /// Most caller connections open at once; more wait in the accept queue.
+    pub max_connections: usize,
+    /// Talk HTTP/2 to the upstream (h2c for `http://`, ALPN h2 for `https://`).
+    pub upstream_http2: bool,
+    /// Add `Via`, `X-Forwarded-For` and `X-Forwarded-Proto` to forwarded requests.
+    pub forwarded_headers: bool,
+    /// On SIGTERM/SIGINT, how long in-flight exchanges (streams too) may go on.
+    pub grace_period: HumanDuration,
+    /// Extra PEM root certificates trusted for `https://` upstreams, besides the system roots.
+    pub tls_ca_file: Option<PathBuf>,
+    /// Timeout for opening a TCP connection to the upstream.
+    pub connect_timeout: HumanDuration,
+    /// How long an idle pooled upstream connection is kept.
+    pub pool_idle_timeout: HumanDuration,
+}
+
+/// `[log]`: the process's own logs (not the audit log).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogSection {
+    /// `text` or `json`.
+    pub format: LogFormat,
+    /// A tracing filter (`info`, `debug`, `a2a_tap=debug,info`); `RUST_LOG` overrides it.
+    pub level: Level,
+}
+
+/// `[audit]`: audit record shaping and buffering.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuditSection {
+    /// Evidence (the offending frame) is cut to this many bytes.
+    pub evidence_bytes: usize,
+    /// Replace message/artifact parts in evidence with a placeholder.
+    pub redact_parts: bool,
+    /// Records waiting to be written; beyond it records are dropped and counted.
+    pub queue_capacity: usize,
+}
+
+/// `[analysis]`: what the validator is given, bounded so it never slows traffic.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AnalysisSection {
+    /// JSON responses larger than this are forwarded but not judged.
+    pub max_body_bytes: usize,
+    /// Request bodies larger than this are forwarded but not classified.
+    pub max_request_bytes: usize,
+    /// SSE events larger than this are forwarded but not judged.
+    pub max_event_bytes: usize,
+    /// Bytes queued for analysis across all exchanges; beyond it analysis is skipped and counted.
+    pub queue_bytes: usize,
+}
+
+/// `[registry]`: tasks remembered across exchanges.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RegistrySection {
+    /// Most tasks remembered; the least recently seen are forgotten first.
+    pub max_tasks: usize,
+    /// A task not seen for this long is forgotten.
+    pub ttl: HumanDuration,
+}
+
+/// `[stall]`: per-state limits for `stalled_task`; each may be `"off"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StallSection {
+    /// Limit for `submitted`.
+    pub submitted: StallLimit,
+    /// Limit for `working`.
+    pub working: StallLimit,
+    /// Limit for `input-required`.
+    pub input_required: StallLimit,
+    /// Limit for `auth-required`.
+    pub auth_required: StallLimit,
+}
+
+// === impl Config ===
+
+/// Default admin address from the contract.
+pub const DEFAULT_ADMIN: &str = "127.0.0.1:9464";
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: None,
+            upstream: None,
+            admin: SocketAddr::from(([127, 0, 0, 1], 9464)),
+            name: None,
+            audit_log: "-".to_string(),
+            validate: true,
+            rewrite_agent_card: false,
+            public_url: None,
+            proxy: ProxySection::default(),
+            log: LogSection::default(),
+            audit: AuditSection::default(),
+            analysis: AnalysisSection::default(),
+            registry: RegistrySection::default(),
+            stall: StallSection::default(),
+            severity: BTreeMap::new(),
+        }
+    }
+}
+
+impl std::str::FromStr for Config {
+    type Err = ConfigError;
+
+    /// Parses TOML; call [`Config::validate`] afterwards.
+    fn from_str(text: &str) -> Result<Config, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))
+    }
+}
+
+impl Config {
+    /// Reads and parses a file (not yet validated).
+    pub fn from_file(path: &std::path::Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        text.parse()
+    }
+
+    /// Checks what the types alone cannot: required keys, ranges, cross-key rules.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.listen.is_none() {
+            return Err(ConfigError::Missing {
+                key: "listen",
+                why: "set it in the config file or pass --listen",
+            });
+        }
+        if self.upstream.is_none() {
+            return Err(ConfigError::Missing {
+                key: "upstream",
+                why: "set it in the config file or pass --upstream",
+            });
+        }
+        if self.rewrite_agent_card && self.public_url.is_none() {
+            return Err(ConfigError::Missing {
+                key: "public_url",
+                why: "rewrite_agent_card = true needs the proxy's public URL",
+            });
+        }
+        if let Some(name) = &self.name {
+            if name.is_empty() {
+                return invalid("name", "must not be empty");
+            }
+        }
+        if self.audit_log.is_empty() {
+            return invalid("audit_log", "must be a path or `-` for stdout");
+        }
+        let positive: [(&str, u64); 10] = [
+            ("proxy.max_request_body", self.proxy.max_request_body),
+            ("proxy.max_connections", self.proxy.max_connections as u64),
+            ("audit.queue_capacity", self.audit.queue_capacity as u64),
+            (
+                "analysis.max_body_bytes",
+                self.analysis.max_body_bytes as u64,
+            ),
+            (
+                "analysis.max_request_bytes",
+                self.analysis.max_request_bytes as u64,
+            ),
+            (
+                "analysis.max_event_bytes",
+                self.analysis.max_event_bytes as u64,
+            ),
+            ("analysis.queue_bytes", self.analysis.queue_bytes as u64),
+            ("registry.max_tasks", self.registry.max_tasks as u64),
+            (
+                "proxy.upstream_header_timeout",
+                nanos(&self.proxy.upstream_header_timeout),
+            ),
+            (
+                "proxy.stream_idle_timeout",
+                nanos(&self.proxy.stream_idle_timeout),
+            ),
+        ];
+        for (key, value) in positive {
+            if value == 0 {
+                return invalid(key, "must be greater than zero");
+            }
+        }
+        if nanos(&self.proxy.connect_timeout) == 0 {
+            return invalid("proxy.connect_timeout", "must be greater than zero");
+        }
+        if nanos(&self.registry.ttl) == 0 {
+            return invalid("registry.ttl", "must be greater than zero");
+        }
+        self.policy()?;
+        Ok(())
+    }
+
+    /// The per-kind severity overrides as a [`Policy`]; an unknown kind is an error naming it.
+    pub fn policy(&self) -> Result<Policy, ConfigError> {
+        let mut policy = Policy::default();
+        for (name, choice) in &self.severity {
+            let Some(kind) = Kind::from_name(name) else {
+                return invalid(
+                    &format!("severity.{name}"),
+                    "unknown kind (see the violation catalogue)",
+                );
+            };
+            policy.set(kind, choice.severity());
+        }
+        Ok(policy)
+    }
+
+    /// The upstream's label: `name`, else the upstream's host:port.
+    pub fn upstream_name(&self) -> String {
+        match (&self.name, &self.upstream) {
+            (Some(name), _) => name.clone(),
+            (None, Some(up)) => up.host_port(),
+            (None, None) => "unknown".to_string(),
+        }
+    }
+}
+
+fn nanos(d: &HumanDuration) -> u64 {
+    u64::try_from(d.0.as_nanos()).unwrap_or(u64::MAX)
+}
+
+fn invalid<T>(key: &str, why: &str) -> Result<T, ConfigError> {
+    Err(ConfigError::Invalid {
+        key: key.to_string(),
+        why: why.to_string(),
+    })
+}
+
+// === defaults of the sections ===
+
+const MIB: usize = 1024 * 1024;
+
+impl Default for ProxySection {
+    fn default() -> Self {
+        ProxySection {
+            max_request_body: 64 * MIB as u64,
+            upstream_header_timeout: HumanDuration::secs(30),
+            stream_idle_timeout: HumanDuration::secs(300),
+            max_connections: 10_000,
+            upstream_http2: false,
+            forwarded_headers: false,
+            grace_period: HumanDuration::secs(30),
+            tls_ca_file: None,
+            connect_timeout: HumanDuration::secs(5),
+            pool_idle_timeout: HumanDuration::secs(90),
+        }
+    }
+}
+
+impl Default for LogSection {
+    fn default() -> Self {
+        LogSection {
+            format: LogFormat::Text,
+            level: Level("info".to_string()),
+        }
+    }
+}
+
+impl Default for AuditSection {
+    fn default() -> Self {
+        AuditSection {
+            evidence_bytes: 2048,
+            redact_parts: false,
+            queue_capacity: 10_000,
+        }
+    }
+}
+
+impl Default for AnalysisSection {
+    fn default() -> Self {
+        AnalysisSection {
+            max_body_bytes: 4 * MIB,
+            max_request_bytes: MIB,
+            max_event_bytes: MIB,
+            queue_bytes: 64 * MIB,
+        }
+    }
+}
+
+impl Default for RegistrySection {
+    fn default() -> Self {
+        RegistrySection {
+            max_tasks: 100_000,
+            ttl: HumanDuration::secs(3600),
+        }
+    }
+}
+
+impl Default for StallSection {
+    fn default() -> Self {
+        StallSection {
+            submitted: StallLimit::After(std::time::Duration::from_secs(60)),
+            working: StallLimit::After(std::time::Duration::from_secs(600)),
+            input_required: StallLimit::After(std::time::Duration::from_secs(3600)),
+            auth_required: StallLimit::After(std::time::Duration::from_secs(3600)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,103 @@
+//! The pooled keep-alive upstream client: HTTP/1.1 (or h2 when configured),
+//! `https://` verified by rustls against system roots plus an optional CA file.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::CertificateDer;
+
+use super::forward::UpstreamBody;
+use super::pool::Pool;
+use crate::config::{ProxySection, UpstreamUrl};
+
+/// The pooled client type used for HTTP/2 upstreams.
+pub type UpstreamClient = Client<HttpsConnector<HttpConnector>, UpstreamBody>;
+
+/// How the forwarder reaches the upstream.
+pub enum Upstream {
+    /// HTTP/1.1: connections leased to and driven by each exchange.
+    Http1(Arc<Pool>),
+    /// HTTP/2 (h2c or ALPN h2): one multiplexed pooled client.
+    Http2(Box<UpstreamClient>),
+}
+
+/// Why the upstream client could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// `proxy.tls_ca_file` could not be read or holds no certificate.
+    #[error("`proxy.tls_ca_file` {path}: {why}")]
+    CaFile { path: String, why: String },
+    /// rustls refused the configuration.
+    #[error("TLS setup: {0}")]
+    Tls(#[from] rustls::Error),
+}
+
+/// Builds the client for `upstream` with the `[proxy]` settings.
+pub fn build(cfg: &ProxySection, upstream: &UpstreamUrl) -> Result<Upstream, ClientError> {
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    http.set_connect_timeout(Some(cfg.connect_timeout.0));
+    let tls = tls_config(upstream.is_https(), cfg.tls_ca_file.as_deref())?;
+    let builder = HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http();
+    if !cfg.upstream_http2 {
+        let connector = builder.enable_http1().wrap_connector(http);
+        return Ok(Upstream::Http1(Arc::new(Pool::new(
+            connector,
+            cfg.pool_idle_timeout.0,
+        ))));
+    }
+    let connector = builder.enable_http2().wrap_connector(http);
+    Ok(Upstream::Http2(Box::new(
+        Client::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .timer(TokioTimer::new())
+            .pool_idle_timeout(cfg.pool_idle_timeout.0)
+            .http2_only(true)
+            .build(connector),
+    )))
+}
+
+/// Root store: system roots (only loaded for `https://` upstreams) plus the CA file.
+fn tls_config(https: bool, ca_file: Option<&Path>) -> Result<rustls::ClientConfig, ClientError> {
+    let mut roots = rustls::RootCertStore::empty();
+    if https {
+        let native = rustls_native_certs::load_native_certs();
+        for err in &native.errors {
+            tracing::warn!(error = %err, "could not load some system root certificates");
+        }
+        let (added, ignored) = roots.add_parsable_certificates(native.certs);
+        tracing::debug!(added, ignored, "system root certificates loaded");
+    }
+    if let Some(path) = ca_file {
+        let fail = |why: String| ClientError::CaFile {
+            path: path.display().to_string(),
+            why,
+        };
+        let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
+            .map_err(|e| fail(e.to_string()))?
+            .collect::<Result<_, _>>()
+            .map_err(|e| fail(e.to_string()))?;
+        if certs.is_empty() {
+            return Err(fail("no PEM certificate in it".to_string()));
+        }
+        for cert in certs {
+            roots.add(cert).map_err(|e| fail(e.to_string()))?;
+        }
+    }
+    if https && roots.is_empty() {
+        tracing::warn!("no root certificates: https upstream handshakes will fail");
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots)
+        .with_no_client_auth())
+}

@@ -1,0 +1,190 @@
+//! Errors of one exchange, tagged by origin, and the one mapping to HTTP statuses.
+
+use std::error::Error as StdError;
+use std::io;
+use std::time::Duration;
+
+use http::StatusCode;
+
+/// Why the upstream leg failed: the closed label set of `a2a_upstream_errors_total{reason}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UpstreamReason {
+    /// No TCP connection could be made (refused, unreachable, DNS, connect timeout).
+    Connect,
+    /// No response headers within `upstream_header_timeout`, or a stream went idle.
+    Timeout,
+    /// The connection broke after it was made (reset, closed mid-message).
+    Reset,
+    /// TLS handshake or certificate verification failed.
+    Tls,
+    /// Anything else.
+    Other,
+}
+
+impl UpstreamReason {
+    /// Every reason, for pre-registering label values.
+    pub const ALL: [UpstreamReason; 5] = [
+        UpstreamReason::Connect,
+        UpstreamReason::Timeout,
+        UpstreamReason::Reset,
+        UpstreamReason::Tls,
+        UpstreamReason::Other,
+    ];
+
+    /// The metric label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpstreamReason::Connect => "connect",
+            UpstreamReason::Timeout => "timeout",
+            UpstreamReason::Reset => "reset",
+            UpstreamReason::Tls => "tls",
+            UpstreamReason::Other => "other",
+        }
+    }
+}
+
+/// What went wrong with one exchange; `Upstream*` errors come from the upstream
+/// leg, `Request*` ones from the caller.
+#[derive(Debug, thiserror::Error)]
+pub enum ProxyError {
+    /// The upstream leg failed before response headers arrived.
+    #[error("upstream {}: {detail}", reason.as_str())]
+    Upstream {
+        reason: UpstreamReason,
+        detail: String,
+    },
+    /// The upstream sent no response headers in time.
+    #[error("upstream sent no response headers within {0:?}")]
+    HeaderTimeout(Duration),
+    /// A response body was silent for longer than the idle timeout.
+    #[error("upstream stream idle for longer than {0:?}")]
+    StreamIdle(Duration),
+    /// The caller's request body exceeded `max_request_body`.
+    #[error("request body larger than {0} bytes")]
+    RequestTooLarge(u64),
+}
+
+impl ProxyError {
+    /// Classifies an upstream client error by walking its source chain.
+    pub fn from_client(err: &(dyn StdError + 'static), connecting: bool) -> ProxyError {
+        let reason = classify(err, connecting);
+        ProxyError::Upstream {
+            reason,
+            detail: chain_text(err),
+        }
+    }
+
+    /// The status the caller gets for this error.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ProxyError::Upstream { .. } | ProxyError::StreamIdle(_) => StatusCode::BAD_GATEWAY,
+            ProxyError::HeaderTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
+            ProxyError::RequestTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+        }
+    }
+
+    /// The upstream-error label, when the upstream is to blame.
+    pub fn upstream_reason(&self) -> Option<UpstreamReason> {
+        match self {
+            ProxyError::Upstream { reason, .. } => Some(*reason),
+            ProxyError::HeaderTimeout(_) | ProxyError::StreamIdle(_) => {
+                Some(UpstreamReason::Timeout)
+            }
+            ProxyError::RequestTooLarge(_) => None,
+        }
+    }
+}
+
+fn classify(err: &(dyn StdError + 'static), connecting: bool) -> UpstreamReason {
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
+    let mut found = None;
+    while let Some(e) = cur {
+        if e.downcast_ref::<rustls::Error>().is_some() {
+            return UpstreamReason::Tls;
+        }
+        if let Some(io_err) = e.downcast_ref::<io::Error>() {
+            if wraps_tls(io_err) {
+                return UpstreamReason::Tls;
+            }
+            found = found.or(match io_err.kind() {
+                io::ErrorKind::ConnectionReset
+                | io::ErrorKind::ConnectionAborted
+                | io::ErrorKind::BrokenPipe
+                | io::ErrorKind::UnexpectedEof => Some(UpstreamReason::Reset),
+                _ => None,
+            });
+        }
+        if let Some(h) = e.downcast_ref::<hyper::Error>() {
+            if h.is_incomplete_message() || h.is_canceled() || h.is_closed() {
+                found = found.or(Some(UpstreamReason::Reset));
+            }
+        }
+        cur = e.source();
+    }
+    if connecting {
+        return UpstreamReason::Connect;
+    }
+    found.unwrap_or(UpstreamReason::Other)
+}
+
+/// `io::Error`'s `source()` skips the error it wraps; look inside it,
+/// through any further `io::Error` layers, for a rustls error.
+fn wraps_tls(err: &io::Error) -> bool {
+    let mut inner: Option<&(dyn StdError + 'static)> = err.get_ref().map(|e| e as _);
+    while let Some(e) = inner {
+        if e.downcast_ref::<rustls::Error>().is_some() {
+            return true;
+        }
+        inner = match e.downcast_ref::<io::Error>() {
+            Some(io_err) => io_err.get_ref().map(|e| e as _),
+            None => e.source(),
+        };
+    }
+    false
+}
+
+/// The error and its sources on one line.
+pub fn chain_text(err: &(dyn StdError + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut cur = err.source();
+    while let Some(e) = cur {
+        let part = e.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        cur = e.source();
+    }
+    text.replace(['\n', '\r'], " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_and_reasons() {
+        let e = ProxyError::Upstream {
+            reason: UpstreamReason::Connect,
+            detail: "refused".into(),
+        };
+        assert_eq!(e.status(), StatusCode::BAD_GATEWAY);
+        assert_eq!(e.upstream_reason(), Some(UpstreamReason::Connect));
+        let t = ProxyError::HeaderTimeout(Duration::from_secs(1));
+        assert_eq!(t.status(), StatusCode::GATEWAY_TIMEOUT);
+        assert_eq!(t.upstream_reason(), Some(UpstreamReason::Timeout));
+        assert_eq!(ProxyError::RequestTooLarge(1).upstream_reason(), None);
+    }
+
+    #[test]
+    fn classifies_io_errors() {
+        let reset = io::Error::new(io::ErrorKind::ConnectionReset, "reset");
+        assert_eq!(classify(&reset, false), UpstreamReason::Reset);
+        let refused = io::Error::new(io::ErrorKind::ConnectionRefused, "refused");
+        assert_eq!(classify(&refused, true), UpstreamReason::Connect);
+        let tls = io::Error::new(io::ErrorKind::InvalidData, rustls::Error::DecryptError);
+        assert_eq!(classify(&tls, true), UpstreamReason::Tls);
+        let other = io::Error::other("weird");
+        assert_eq!(classify(&other, false), UpstreamReason::Other);
+    }
+}

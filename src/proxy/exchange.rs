@@ -1,0 +1,161 @@
+//! One exchange's context: its id, clock, observer, and the one place where
+//! its end is counted (metrics, logs) whatever way it ended.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::StatusCode;
+
+use super::error::{ProxyError, UpstreamReason};
+use super::inspect::{ExchangeLabels, ExchangeObserver};
+use super::tee::{BodyEnd, BodyObserver};
+use crate::report::metrics::status_class;
+use crate::report::Metrics;
+
+/// What every exchange shares: metrics and the upstream label.
+pub struct Shared {
+    /// The metrics registry.
+    pub metrics: Arc<Metrics>,
+    /// The upstream's label (config `name`).
+    pub upstream: String,
+    /// The response idle timeout, to tell an idle stream from a broken one.
+    pub idle_timeout: Duration,
+}
+
+/// One request/response pair passing through.
+pub struct Exchange {
+    /// The proxy's id for this exchange (also in logs).
+    pub id: u64,
+    /// When the request arrived.
+    pub start: Instant,
+    /// The inspector's observer, if any.
+    pub observer: Option<Arc<dyn ExchangeObserver>>,
+    /// Shared state.
+    pub shared: Arc<Shared>,
+}
+
+// === impl Exchange ===
+
+impl Exchange {
+    fn labels(&self) -> ExchangeLabels {
+        self.observer
+            .as_ref()
+            .map(|o| o.labels())
+            .unwrap_or_default()
+    }
+
+    /// Counts a finished exchange under `code`.
+    pub fn count(&self, code: &str) {
+        let labels = self.labels();
+        let m = &self.shared.metrics;
+        let up = self.shared.upstream.as_str();
+        m.requests_total
+            .with_label_values(&[up, labels.binding, labels.method, code])
+            .inc();
+        m.request_duration_seconds
+            .with_label_values(&[up, labels.binding, labels.method])
+            .observe(self.start.elapsed().as_secs_f64());
+    }
+
+    /// Counts an upstream failure of `reason`.
+    pub fn upstream_error(&self, reason: UpstreamReason) {
+        self.shared
+            .metrics
+            .upstream_errors_total
+            .with_label_values(&[self.shared.upstream.as_str(), reason.as_str()])
+            .inc();
+    }
+
+    /// Accounts for an exchange the proxy answered itself (413, 502, 504).
+    pub fn failed(&self, err: &ProxyError) {
+        match err.upstream_reason() {
+            Some(reason) => {
+                tracing::warn!(request_id = self.id, reason = reason.as_str(), error = %err, "upstream failed");
+                self.upstream_error(reason);
+                self.count("error");
+            }
+            None => {
+                tracing::info!(request_id = self.id, error = %err, "request refused");
+                self.count(status_class(err.status()));
+            }
+        }
+        if let Some(o) = &self.observer {
+            o.upstream_failed(err);
+        }
+    }
+}
+
+/// Tees the request body to the observer.
+pub struct RequestTap(pub Arc<Exchange>);
+
+impl BodyObserver for RequestTap {
+    fn data(&mut self, chunk: &Bytes) {
+        if let Some(o) = &self.0.observer {
+            o.request_data(chunk);
+        }
+    }
+
+    fn end(&mut self, end: BodyEnd) {
+        if let Some(o) = &self.0.observer {
+            o.request_end(end);
+        }
+    }
+}
+
+/// Tees the response body to the observer and counts the exchange at its end.
+pub struct ResponseTap {
+    exchange: Arc<Exchange>,
+    status: StatusCode,
+    last_data: Instant,
+}
+
+impl ResponseTap {
+    /// For a response with `status`, whose head just arrived.
+    pub fn new(exchange: Arc<Exchange>, status: StatusCode) -> ResponseTap {
+        ResponseTap {
+            exchange,
+            status,
+            last_data: Instant::now(),
+        }
+    }
+}
+
+impl BodyObserver for ResponseTap {
+    fn data(&mut self, chunk: &Bytes) {
+        self.last_data = Instant::now();
+        if let Some(o) = &self.exchange.observer {
+            o.response_data(chunk);
+        }
+    }
+
+    fn end(&mut self, end: BodyEnd) {
+        let ex = &self.exchange;
+        match end {
+            BodyEnd::Complete => {}
+            BodyEnd::Dropped => {
+                tracing::debug!(
+                    request_id = ex.id,
+                    "caller went away before the response ended"
+                );
+            }
+            BodyEnd::Error => {
+                let reason = if self.last_data.elapsed() >= ex.shared.idle_timeout {
+                    UpstreamReason::Timeout
+                } else {
+                    UpstreamReason::Reset
+                };
+                tracing::warn!(
+                    request_id = ex.id,
+                    reason = reason.as_str(),
+                    "upstream response body failed"
+                );
+                ex.upstream_error(reason);
+            }
+        }
+        ex.count(status_class(self.status));
+        if let Some(o) = &ex.observer {
+            o.response_end(end);
+        }
+    }
+}

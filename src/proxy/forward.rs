@@ -1,0 +1,293 @@
+//! The forwarding step: turn a caller's request into the upstream's, send it
+//! on the pooled client, and stream the response back through the tee.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::uri::{Authority, PathAndQuery, Scheme};
+use http::{header, HeaderValue, Request, Response, Uri, Version};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use tracing::Instrument;
+
+use super::client::{self, ClientError, Upstream};
+use super::error::ProxyError;
+use super::exchange::{Exchange, RequestTap, ResponseTap, Shared};
+use super::headers::{add_forwarded, strip_hop_by_hop};
+use super::idle::IdleTimeout;
+use super::inspect::Inspector;
+use super::limit::LimitBody;
+use super::pool::{LeasedBody, SendFailure};
+use super::response::UpstreamResponseBody;
+use super::tee::TeeBody;
+use super::{BoxError, ProxyBody};
+use crate::config::{Config, UpstreamUrl};
+use crate::report::Metrics;
+
+/// The request body as sent upstream: limited, then teed.
+pub type UpstreamBody = TeeBody<LimitBody<Incoming>, RequestTap>;
+
+/// Where requests go: the upstream's scheme, authority and base path.
+struct Target {
+    scheme: Scheme,
+    authority: Authority,
+    base_path: String,
+    /// `scheme://authority/`, what the connector dials.
+    origin: Uri,
+    /// The `Host` header for HTTP/1.1.
+    host: HeaderValue,
+}
+
+/// Forwards exchanges to one upstream. Cheap to share (`Arc`).
+pub struct Forwarder {
+    upstream: Upstream,
+    target: Target,
+    shared: Arc<Shared>,
+    inspector: Option<Arc<dyn Inspector>>,
+    next_id: AtomicU64,
+    max_request_body: u64,
+    header_timeout: Duration,
+    forwarded_headers: bool,
+    version: Version,
+}
+
+// === impl Forwarder ===
+
+impl Forwarder {
+    /// Builds the forwarder for `upstream` from a validated config.
+    pub fn new(
+        config: &Config,
+        upstream: &UpstreamUrl,
+        metrics: Arc<Metrics>,
+        inspector: Option<Arc<dyn Inspector>>,
+    ) -> Result<Forwarder, ClientError> {
+        let uri = upstream.uri();
+        let scheme = uri.scheme().cloned().unwrap_or(Scheme::HTTP);
+        let authority = uri
+            .authority()
+            .cloned()
+            .unwrap_or_else(|| Authority::from_static("localhost"));
+        let origin = Uri::builder()
+            .scheme(scheme.clone())
+            .authority(authority.clone())
+            .path_and_query("/")
+            .build()
+            .unwrap_or_default();
+        let host = HeaderValue::from_str(authority.as_str())
+            .unwrap_or_else(|_| HeaderValue::from_static("localhost"));
+        let target = Target {
+            scheme,
+            authority,
+            base_path: upstream.base_path().to_string(),
+            origin,
+            host,
+        };
+        let p = &config.proxy;
+        Ok(Forwarder {
+            upstream: client::build(p, upstream)?,
+            target,
+            shared: Arc::new(Shared {
+                metrics,
+                upstream: config.upstream_name(),
+                idle_timeout: p.stream_idle_timeout.0,
+            }),
+            inspector,
+            next_id: AtomicU64::new(1),
+            max_request_body: p.max_request_body,
+            header_timeout: p.upstream_header_timeout.0,
+            forwarded_headers: p.forwarded_headers,
+            version: if p.upstream_http2 {
+                Version::HTTP_2
+            } else {
+                Version::HTTP_11
+            },
+        })
+    }
+
+    /// Handles one exchange; never fails: errors become 413/502/504 answers.
+    pub async fn handle(&self, req: Request<Incoming>, peer: SocketAddr) -> Response<ProxyBody> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let span = tracing::debug_span!("exchange", request_id = id);
+        self.forward(id, req, peer).instrument(span).await
+    }
+
+    async fn forward(
+        &self,
+        id: u64,
+        req: Request<Incoming>,
+        peer: SocketAddr,
+    ) -> Response<ProxyBody> {
+        let start = Instant::now();
+        let (mut head, body) = req.into_parts();
+        let inspector = self.inspector.as_deref();
+        let exchange = Arc::new(Exchange {
+            id,
+            start,
+            observer: inspector.and_then(|i| i.begin(id, &head)),
+            shared: self.shared.clone(),
+        });
+        let transform = inspector.and_then(|i| i.transform_for(&head));
+
+        if declared_length(&head.headers).is_some_and(|n| n > self.max_request_body) {
+            return self.refuse(
+                &exchange,
+                ProxyError::RequestTooLarge(self.max_request_body),
+            );
+        }
+        let uri = match self.upstream_uri(&head.uri, &mut head.headers) {
+            Ok(uri) => uri,
+            Err(detail) => {
+                let err = ProxyError::Upstream {
+                    reason: super::error::UpstreamReason::Other,
+                    detail,
+                };
+                return self.refuse(&exchange, err);
+            }
+        };
+        let tripped = Arc::new(AtomicBool::new(false));
+        let body = LimitBody::new(body, self.max_request_body, tripped.clone());
+        let body = TeeBody::new(body, RequestTap(exchange.clone()));
+        let caller_version = head.version;
+        strip_hop_by_hop(&mut head.headers);
+        if self.forwarded_headers {
+            add_forwarded(&mut head.headers, caller_version, peer.ip());
+        }
+        head.uri = uri;
+        head.version = self.version;
+        head.extensions = http::Extensions::new();
+        let upstream_req = Request::from_parts(head, body);
+
+        let sent = Instant::now();
+        let result = tokio::time::timeout(self.header_timeout, self.send(upstream_req)).await;
+        let answered = Instant::now();
+        let response = match result {
+            Err(_) => {
+                return self.refuse(&exchange, ProxyError::HeaderTimeout(self.header_timeout))
+            }
+            Ok(Err(e)) if tripped.load(Ordering::Relaxed) => {
+                tracing::debug!(request_id = id, error = %e, "request body over the limit");
+                return self.refuse(
+                    &exchange,
+                    ProxyError::RequestTooLarge(self.max_request_body),
+                );
+            }
+            Ok(Err(e)) => return self.refuse(&exchange, e),
+            Ok(Ok(response)) => response,
+        };
+
+        let (mut head, body) = response.into_parts();
+        strip_hop_by_hop(&mut head.headers);
+        // The version is per hop: answer in the caller's.
+        head.version = caller_version;
+        if let Some(o) = &exchange.observer {
+            o.response_head(&head);
+        }
+        let status = head.status;
+        let body = IdleTimeout::new(body, self.shared.idle_timeout);
+        let mut body = TeeBody::new(body, ResponseTap::new(exchange, status)).boxed_unsync();
+        if let Some(transform) = transform {
+            body = transform.apply(&mut head, body);
+        }
+        let own_time = (sent - start) + answered.elapsed();
+        self.shared
+            .metrics
+            .proxy_overhead_seconds
+            .with_label_values(&[self.shared.upstream.as_str()])
+            .observe(own_time.as_secs_f64());
+        Response::from_parts(head, body)
+    }
+
+    /// Sends on the upstream; a stale pooled HTTP/1.1 connection that did
+    /// not take the request is replaced once.
+    async fn send(
+        &self,
+        req: Request<UpstreamBody>,
+    ) -> Result<Response<UpstreamResponseBody>, ProxyError> {
+        let pool = match &self.upstream {
+            Upstream::Http2(client) => {
+                let resp = client
+                    .request(req)
+                    .await
+                    .map_err(|e| ProxyError::from_client(&e, e.is_connect()))?;
+                return Ok(resp.map(UpstreamResponseBody::Plain));
+            }
+            Upstream::Http1(pool) => pool,
+        };
+        let connect_failed = |e: BoxError| ProxyError::from_client(&*e, true);
+        let wire_failed = |f: SendFailure| ProxyError::from_client(&f.into_error(), false);
+        let mut lease = pool
+            .checkout(&self.target.origin)
+            .await
+            .map_err(connect_failed)?;
+        let resp = match lease.send(req).await {
+            Ok(resp) => resp,
+            Err(SendFailure::Unsent(req, e)) if lease.reused => {
+                tracing::debug!(error = %e, "stale pooled connection; using a new one");
+                lease = pool
+                    .connect(&self.target.origin)
+                    .await
+                    .map_err(connect_failed)?;
+                lease.send(*req).await.map_err(wire_failed)?
+            }
+            Err(f) => return Err(wire_failed(f)),
+        };
+        let pool = pool.clone();
+        Ok(resp.map(|body| UpstreamResponseBody::Leased(LeasedBody::new(body, lease, pool))))
+    }
+
+    /// The upstream request target: origin-form with a `Host` header for
+    /// HTTP/1.1, absolute for HTTP/2. The path is base path + caller's path and query.
+    fn upstream_uri(&self, caller: &Uri, headers: &mut http::HeaderMap) -> Result<Uri, String> {
+        let pq = caller
+            .path_and_query()
+            .cloned()
+            .unwrap_or_else(|| PathAndQuery::from_static("/"));
+        let pq = if self.target.base_path.is_empty() {
+            pq
+        } else {
+            let joined = format!("{}{}", self.target.base_path, pq.as_str());
+            PathAndQuery::try_from(joined).map_err(|e| e.to_string())?
+        };
+        if let Upstream::Http1(_) = self.upstream {
+            headers.insert(header::HOST, self.target.host.clone());
+            return Ok(Uri::from(pq));
+        }
+        headers.remove(header::HOST);
+        Uri::builder()
+            .scheme(self.target.scheme.clone())
+            .authority(self.target.authority.clone())
+            .path_and_query(pq)
+            .build()
+            .map_err(|e| e.to_string())
+    }
+
+    fn refuse(&self, exchange: &Exchange, err: ProxyError) -> Response<ProxyBody> {
+        exchange.failed(&err);
+        error_response(&err)
+    }
+}
+
+fn declared_length(headers: &http::HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// A one-line plain-text answer for an error the proxy gives itself.
+pub fn error_response(err: &ProxyError) -> Response<ProxyBody> {
+    let text = format!("a2a-tap: {err}\n");
+    let body = Full::new(Bytes::from(text))
+        .map_err(|never| -> BoxError { match never {} })
+        .boxed_unsync();
+    let mut resp = Response::new(body);
+    *resp.status_mut() = err.status();
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    resp
+}

@@ -1,0 +1,81 @@
+//! The seams where validation joins the proxy: an [`Inspector`] sees each
+//! exchange's heads and body bytes (never altering them), and may supply the
+//! metric labels it learned; a [`ResponseTransform`] is the one opt-in place
+//! where a response may be altered (agent-card URL rewriting).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{request, response};
+
+use super::error::ProxyError;
+use super::tee::BodyEnd;
+use super::ProxyBody;
+
+/// Label value for `binding` when nothing classified the exchange.
+pub const UNKNOWN_BINDING: &str = "unknown";
+/// Label value for `method` when the exchange is not a known A2A operation.
+pub const OTHER_METHOD: &str = "other";
+
+/// The A2A labels of one exchange, from closed sets only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExchangeLabels {
+    /// `"jsonrpc"`, `"rest"` or [`UNKNOWN_BINDING`].
+    pub binding: &'static str,
+    /// The 1.0 operation name (e.g. `"SendStreamingMessage"`) or [`OTHER_METHOD`].
+    pub method: &'static str,
+}
+
+impl Default for ExchangeLabels {
+    fn default() -> Self {
+        ExchangeLabels {
+            binding: UNKNOWN_BINDING,
+            method: OTHER_METHOD,
+        }
+    }
+}
+
+/// Called by the proxy for every exchange; held in the server state.
+pub trait Inspector: Send + Sync + 'static {
+    /// A request arrived; return an observer for this exchange, or `None` to skip it.
+    fn begin(&self, request_id: u64, head: &request::Parts) -> Option<Arc<dyn ExchangeObserver>>;
+
+    /// Whether this exchange's response should be altered (only agent-card
+    /// rewriting, when configured). Decided from the request head; the
+    /// transform itself sees the response head and body. Default: never.
+    fn transform_for(&self, _head: &request::Parts) -> Option<Box<dyn ResponseTransform>> {
+        None
+    }
+}
+
+/// Sees one exchange. Every call must return quickly and never block: the
+/// bytes wait for it. Copy what you need and do the work elsewhere.
+pub trait ExchangeObserver: Send + Sync + 'static {
+    /// A chunk of the request body, as forwarded.
+    fn request_data(&self, data: &Bytes);
+    /// The request body ended (exactly once).
+    fn request_end(&self, end: BodyEnd);
+    /// The upstream's response head (hop-by-hop headers already removed).
+    fn response_head(&self, head: &response::Parts);
+    /// A chunk of the response body, as received from the upstream.
+    fn response_data(&self, data: &Bytes);
+    /// The response body ended (exactly once; `Dropped` = the caller went away).
+    fn response_end(&self, end: BodyEnd);
+    /// The upstream leg failed before a response head (502/504 to the caller).
+    fn upstream_failed(&self, error: &ProxyError);
+    /// The labels for `a2a_requests_total` and `a2a_request_duration_seconds`,
+    /// asked once when the exchange ends.
+    fn labels(&self) -> ExchangeLabels {
+        ExchangeLabels::default()
+    }
+}
+
+/// Alters one response. May change the head (e.g. drop `content-length`)
+/// and returns the body to send. The body it is given carries the tee, so
+/// the transform must read it (wrap it, or collect it then rewrite) for the
+/// observer to see the upstream's original bytes; dropping it unread reports
+/// the response as `Dropped`.
+pub trait ResponseTransform: Send + 'static {
+    /// Returns the body the caller gets.
+    fn apply(self: Box<Self>, head: &mut response::Parts, body: ProxyBody) -> ProxyBody;
+}

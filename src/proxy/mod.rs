@@ -1,0 +1,25 @@
+//! The forwarding core: the upstream client, header rules, body wrappers
+//! (tee, idle timeout, size limit), errors, and the seams where validation joins.
+
+pub mod client;
+pub mod error;
+pub mod exchange;
+pub mod forward;
+pub mod headers;
+pub mod idle;
+pub mod inspect;
+pub mod limit;
+pub mod pool;
+pub mod response;
+pub mod tee;
+
+pub use error::{ProxyError, UpstreamReason};
+pub use forward::Forwarder;
+pub use inspect::{ExchangeLabels, ExchangeObserver, Inspector, ResponseTransform};
+pub use tee::{BodyEnd, BodyObserver, TeeBody};
+
+/// Boxed error of the bodies the proxy hands to hyper.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The response body type the proxy serves.
+pub type ProxyBody = http_body_util::combinators::UnsyncBoxBody<bytes::Bytes, BoxError>;

@@ -1,0 +1,237 @@
+//! A keep-alive pool of HTTP/1.1 upstream connections that are driven in
+//! the caller's own task: the connection's I/O is polled by the exchange
+//! that leases it, so a response flows to the caller without a hop between
+//! tasks, and the frames already read are passed on together.
+
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{Request, Response, Uri};
+use http_body::{Body, Frame, SizeHint};
+use hyper::body::Incoming;
+use hyper::client::conn::http1;
+use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+use tower_service::Service;
+
+use super::forward::UpstreamBody;
+use super::BoxError;
+
+/// Most idle connections kept.
+const MAX_IDLE: usize = 1024;
+
+type Io = MaybeHttpsStream<TokioIo<TcpStream>>;
+type Conn = http1::Connection<Io, UpstreamBody>;
+
+/// Why sending on a leased connection failed.
+pub enum SendFailure {
+    /// The request was not written; it may be sent on another connection.
+    Unsent(Box<Request<UpstreamBody>>, hyper::Error),
+    /// The exchange failed on the wire.
+    Failed(hyper::Error),
+}
+
+impl SendFailure {
+    /// The underlying error.
+    pub fn into_error(self) -> hyper::Error {
+        match self {
+            SendFailure::Unsent(_, e) | SendFailure::Failed(e) => e,
+        }
+    }
+}
+
+/// Idle HTTP/1.1 connections to one upstream, and the connector for new ones.
+pub struct Pool {
+    connector: HttpsConnector<HttpConnector>,
+    idle: Mutex<Vec<(Lease, Instant)>>,
+    idle_timeout: Duration,
+}
+
+/// One connection, leased to one exchange at a time.
+pub struct Lease {
+    sender: http1::SendRequest<UpstreamBody>,
+    /// `None` once the connection finished (closed or failed).
+    conn: Option<Pin<Box<Conn>>>,
+    /// Whether it came from the pool (a stale one may be retried).
+    pub reused: bool,
+}
+
+// === impl Pool ===
+
+impl Pool {
+    /// A pool connecting through `connector`.
+    pub fn new(connector: HttpsConnector<HttpConnector>, idle_timeout: Duration) -> Pool {
+        Pool {
+            connector,
+            idle: Mutex::new(Vec::new()),
+            idle_timeout,
+        }
+    }
+
+    /// An idle connection still usable, else a new one.
+    pub async fn checkout(&self, uri: &Uri) -> Result<Lease, BoxError> {
+        while let Some(mut lease) = self.take_idle() {
+            if lease.usable().await {
+                return Ok(lease);
+            }
+        }
+        self.connect(uri).await
+    }
+
+    /// A new connection to `uri`'s authority.
+    pub async fn connect(&self, uri: &Uri) -> Result<Lease, BoxError> {
+        let io = self.connector.clone().call(uri.clone()).await?;
+        let (sender, conn) = http1::Builder::new().handshake(io).await?;
+        Ok(Lease {
+            sender,
+            conn: Some(Box::pin(conn)),
+            reused: false,
+        })
+    }
+
+    /// Returns a connection whose exchange ended cleanly.
+    pub fn checkin(&self, mut lease: Lease) {
+        if lease.conn.is_none() || lease.sender.is_closed() {
+            return;
+        }
+        lease.reused = true;
+        let Ok(mut idle) = self.idle.lock() else {
+            return;
+        };
+        let timeout = self.idle_timeout;
+        idle.retain(|(_, since)| since.elapsed() < timeout);
+        if idle.len() < MAX_IDLE {
+            idle.push((lease, Instant::now()));
+        }
+    }
+
+    fn take_idle(&self) -> Option<Lease> {
+        let mut idle = self.idle.lock().ok()?;
+        while let Some((lease, since)) = idle.pop() {
+            if since.elapsed() < self.idle_timeout {
+                return Some(lease);
+            }
+        }
+        None
+    }
+}
+
+// === impl Lease ===
+
+impl Lease {
+    /// Lets the connection do its I/O (write the request, read the response).
+    pub fn drive(&mut self, cx: &mut Context<'_>) {
+        if let Some(conn) = self.conn.as_mut() {
+            if let Poll::Ready(result) = conn.as_mut().poll(cx) {
+                if let Err(e) = result {
+                    tracing::debug!(error = %e, "upstream connection failed");
+                }
+                // Dropping the connection fails whatever still waits on it.
+                self.conn = None;
+            }
+        }
+    }
+
+    /// Whether an idle connection is still open and ready for a request.
+    async fn usable(&mut self) -> bool {
+        poll_fn(|cx| {
+            self.drive(cx);
+            if self.conn.is_none() {
+                return Poll::Ready(false);
+            }
+            Poll::Ready(matches!(self.sender.poll_ready(cx), Poll::Ready(Ok(()))))
+        })
+        .await
+    }
+
+    /// Sends `req` and waits for the response head, driving the connection.
+    pub async fn send(
+        &mut self,
+        req: Request<UpstreamBody>,
+    ) -> Result<Response<Incoming>, SendFailure> {
+        let fut = self.sender.try_send_request(req);
+        tokio::pin!(fut);
+        let result = poll_fn(|cx| {
+            if let Poll::Ready(r) = fut.as_mut().poll(cx) {
+                return Poll::Ready(r);
+            }
+            self.drive(cx);
+            fut.as_mut().poll(cx)
+        })
+        .await;
+        result.map_err(|mut e| match e.take_message() {
+            Some(req) => SendFailure::Unsent(Box::new(req), e.into_error()),
+            None => SendFailure::Failed(e.into_error()),
+        })
+    }
+}
+
+/// A response body read from a leased connection; drives the connection
+/// while it is read and returns it to the pool at a clean end.
+pub struct LeasedBody {
+    incoming: Incoming,
+    lease: Option<Lease>,
+    pool: Arc<Pool>,
+}
+
+impl LeasedBody {
+    /// The body of a response received on `lease`.
+    pub fn new(incoming: Incoming, lease: Lease, pool: Arc<Pool>) -> Self {
+        LeasedBody {
+            incoming,
+            lease: Some(lease),
+            pool,
+        }
+    }
+}
+
+impl Body for LeasedBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        let this = self.get_mut();
+        if let Some(lease) = this.lease.as_mut() {
+            lease.drive(cx);
+        }
+        let polled = Pin::new(&mut this.incoming).poll_frame(cx);
+        match &polled {
+            Poll::Ready(None) => {
+                if let Some(lease) = this.lease.take() {
+                    this.pool.checkin(lease);
+                }
+            }
+            Poll::Ready(Some(Err(_))) => this.lease = None,
+            _ => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.incoming.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.incoming.size_hint()
+    }
+}
+
+impl Drop for LeasedBody {
+    fn drop(&mut self) {
+        // A body read to its declared end may be dropped without a last poll.
+        if self.incoming.is_end_stream() {
+            if let Some(lease) = self.lease.take() {
+                self.pool.checkin(lease);
+            }
+        }
+    }
+}

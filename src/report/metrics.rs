@@ -1,0 +1,272 @@
+//! Every metric of the contract, on one explicit registry (no globals), and
+//! the Prometheus text encoding served at `/metrics`.
+
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGaugeVec, Opts, Registry,
+    TextEncoder,
+};
+
+/// Buckets for request and stream durations, in seconds.
+const DURATION_BUCKETS: &[f64] = &[
+    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0,
+    3600.0,
+];
+/// Microsecond-scale buckets for the time the proxy itself adds.
+const OVERHEAD_BUCKETS: &[f64] = &[
+    0.000_005, 0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005,
+    0.01, 0.05,
+];
+/// Buckets for the time until a stream's first event.
+const FIRST_EVENT_BUCKETS: &[f64] = &[
+    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+];
+
+/// Why a metric could not be registered (only on a programming error).
+#[derive(Debug, thiserror::Error)]
+#[error("metrics: {0}")]
+pub struct MetricsError(#[from] prometheus::Error);
+
+/// All metrics of `CONTRACT.md`, registered on one registry.
+pub struct Metrics {
+    registry: Registry,
+    /// `a2a_requests_total{upstream,binding,method,code}`; `code` is the status class or `error`.
+    pub requests_total: IntCounterVec,
+    /// `a2a_request_duration_seconds{upstream,binding,method}`.
+    pub request_duration_seconds: HistogramVec,
+    /// `a2a_proxy_overhead_seconds{upstream}`.
+    pub proxy_overhead_seconds: HistogramVec,
+    /// `a2a_stream_events_total{upstream,binding,event}`.
+    pub stream_events_total: IntCounterVec,
+    /// `a2a_streams_active{upstream}`.
+    pub streams_active: IntGaugeVec,
+    /// `a2a_stream_duration_seconds{upstream,outcome}`.
+    pub stream_duration_seconds: HistogramVec,
+    /// `a2a_time_to_first_event_seconds{upstream}`.
+    pub time_to_first_event_seconds: HistogramVec,
+    /// `a2a_task_transitions_total{upstream,from,to}`.
+    pub task_transitions_total: IntCounterVec,
+    /// `a2a_tasks_tracked{upstream,state}`.
+    pub tasks_tracked: IntGaugeVec,
+    /// `a2a_violations_total{upstream,kind,severity}`.
+    pub violations_total: IntCounterVec,
+    /// `a2a_upstream_errors_total{upstream,reason}`.
+    pub upstream_errors_total: IntCounterVec,
+    /// `a2a_audit_records_dropped_total`.
+    pub audit_records_dropped_total: IntCounter,
+    /// `a2a_analysis_skipped_total{upstream,reason}`.
+    pub analysis_skipped_total: IntCounterVec,
+}
+
+// === impl Metrics ===
+
+impl Metrics {
+    /// Builds every metric on a fresh registry.
+    pub fn new() -> Result<Metrics, MetricsError> {
+        let registry = Registry::new();
+        let counter = |name: &str, help: &str, labels: &[&str]| {
+            let c = IntCounterVec::new(Opts::new(name, help), labels)?;
+            registry.register(Box::new(c.clone()))?;
+            Ok::<_, prometheus::Error>(c)
+        };
+        let gauge = |name: &str, help: &str, labels: &[&str]| {
+            let g = IntGaugeVec::new(Opts::new(name, help), labels)?;
+            registry.register(Box::new(g.clone()))?;
+            Ok::<_, prometheus::Error>(g)
+        };
+        let histogram = |name: &str, help: &str, labels: &[&str], buckets: &[f64]| {
+            let opts = HistogramOpts::new(name, help).buckets(buckets.to_vec());
+            let h = HistogramVec::new(opts, labels)?;
+            registry.register(Box::new(h.clone()))?;
+            Ok::<_, prometheus::Error>(h)
+        };
+        let audit_records_dropped_total = IntCounter::new(
+            "a2a_audit_records_dropped_total",
+            "Audit records dropped because the writer could not keep up or failed.",
+        )?;
+        registry.register(Box::new(audit_records_dropped_total.clone()))?;
+        Ok(Metrics {
+            requests_total: counter(
+                "a2a_requests_total",
+                "Exchanges forwarded, by A2A method and response status class (or error).",
+                &["upstream", "binding", "method", "code"],
+            )?,
+            request_duration_seconds: histogram(
+                "a2a_request_duration_seconds",
+                "Time from request arrival to the end of the response body.",
+                &["upstream", "binding", "method"],
+                DURATION_BUCKETS,
+            )?,
+            proxy_overhead_seconds: histogram(
+                "a2a_proxy_overhead_seconds",
+                "Time the proxy itself adds to an exchange, outside the upstream's own time.",
+                &["upstream"],
+                OVERHEAD_BUCKETS,
+            )?,
+            stream_events_total: counter(
+                "a2a_stream_events_total",
+                "Events seen on task streams, by kind.",
+                &["upstream", "binding", "event"],
+            )?,
+            streams_active: gauge(
+                "a2a_streams_active",
+                "Task streams currently open.",
+                &["upstream"],
+            )?,
+            stream_duration_seconds: histogram(
+                "a2a_stream_duration_seconds",
+                "Lifetime of task streams, by how they ended.",
+                &["upstream", "outcome"],
+                DURATION_BUCKETS,
+            )?,
+            time_to_first_event_seconds: histogram(
+                "a2a_time_to_first_event_seconds",
+                "Time from request arrival to a stream's first event.",
+                &["upstream"],
+                FIRST_EVENT_BUCKETS,
+            )?,
+            task_transitions_total: counter(
+                "a2a_task_transitions_total",
+                "Task state transitions observed.",
+                &["upstream", "from", "to"],
+            )?,
+            tasks_tracked: gauge(
+                "a2a_tasks_tracked",
+                "Tasks remembered by the registry, by last known state.",
+                &["upstream", "state"],
+            )?,
+            violations_total: counter(
+                "a2a_violations_total",
+                "Protocol violations found, by catalogue kind and severity.",
+                &["upstream", "kind", "severity"],
+            )?,
+            upstream_errors_total: counter(
+                "a2a_upstream_errors_total",
+                "Failures of the upstream leg, by reason.",
+                &["upstream", "reason"],
+            )?,
+            audit_records_dropped_total,
+            analysis_skipped_total: counter(
+                "a2a_analysis_skipped_total",
+                "Traffic forwarded but not analysed, by reason.",
+                &["upstream", "reason"],
+            )?,
+            registry,
+        })
+    }
+
+    /// Creates the series of `upstream` whose label values are known up
+    /// front, so dashboards see zeros rather than gaps.
+    pub fn init_upstream(&self, upstream: &str) {
+        for reason in crate::proxy::UpstreamReason::ALL {
+            self.upstream_errors_total
+                .with_label_values(&[upstream, reason.as_str()]);
+        }
+        self.streams_active.with_label_values(&[upstream]);
+    }
+
+    /// The registry, for callers that add process-level collectors.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// All metrics in the Prometheus text format.
+    pub fn encode(&self) -> String {
+        let mut buf = Vec::new();
+        let families = self.registry.gather();
+        if TextEncoder::new().encode(&families, &mut buf).is_err() {
+            return String::new();
+        }
+        String::from_utf8(buf).unwrap_or_default()
+    }
+}
+
+/// The `code` label for a status: its class (`"2xx"` ...).
+pub fn status_class(status: http::StatusCode) -> &'static str {
+    match status.as_u16() {
+        100..=199 => "1xx",
+        200..=299 => "2xx",
+        300..=399 => "3xx",
+        400..=499 => "4xx",
+        _ => "5xx",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CONTRACT: &[(&str, &str)] = &[
+        ("a2a_requests_total", "counter"),
+        ("a2a_request_duration_seconds", "histogram"),
+        ("a2a_proxy_overhead_seconds", "histogram"),
+        ("a2a_stream_events_total", "counter"),
+        ("a2a_streams_active", "gauge"),
+        ("a2a_stream_duration_seconds", "histogram"),
+        ("a2a_time_to_first_event_seconds", "histogram"),
+        ("a2a_task_transitions_total", "counter"),
+        ("a2a_tasks_tracked", "gauge"),
+        ("a2a_violations_total", "counter"),
+        ("a2a_upstream_errors_total", "counter"),
+        ("a2a_audit_records_dropped_total", "counter"),
+        ("a2a_analysis_skipped_total", "counter"),
+    ];
+
+    #[test]
+    fn every_contract_metric_is_registered_with_its_type() {
+        let m = Metrics::new().expect("metrics");
+        // Touch each labelled family so it shows in the output.
+        m.requests_total
+            .with_label_values(&["u", "jsonrpc", "GetTask", "2xx"])
+            .inc();
+        m.request_duration_seconds
+            .with_label_values(&["u", "jsonrpc", "GetTask"])
+            .observe(0.1);
+        m.proxy_overhead_seconds
+            .with_label_values(&["u"])
+            .observe(0.000_02);
+        m.stream_events_total
+            .with_label_values(&["u", "rest", "task"])
+            .inc();
+        m.streams_active.with_label_values(&["u"]).inc();
+        m.stream_duration_seconds
+            .with_label_values(&["u", "terminal"])
+            .observe(1.0);
+        m.time_to_first_event_seconds
+            .with_label_values(&["u"])
+            .observe(0.01);
+        m.task_transitions_total
+            .with_label_values(&["u", "working", "completed"])
+            .inc();
+        m.tasks_tracked.with_label_values(&["u", "working"]).set(1);
+        m.violations_total
+            .with_label_values(&["u", "terminal_exit", "error"])
+            .inc();
+        m.upstream_errors_total
+            .with_label_values(&["u", "connect"])
+            .inc();
+        m.analysis_skipped_total
+            .with_label_values(&["u", "queue_full"])
+            .inc();
+        let text = m.encode();
+        for (name, kind) in CONTRACT {
+            assert!(
+                text.contains(&format!("# TYPE {name} {kind}\n")),
+                "{name} missing:\n{text}"
+            );
+        }
+        assert!(text.contains("a2a_proxy_overhead_seconds_bucket{upstream=\"u\",le=\"0.000005\"}"));
+    }
+
+    #[test]
+    fn two_instances_do_not_collide() {
+        assert!(Metrics::new().is_ok());
+        assert!(Metrics::new().is_ok());
+    }
+
+    #[test]
+    fn status_classes() {
+        assert_eq!(status_class(http::StatusCode::OK), "2xx");
+        assert_eq!(status_class(http::StatusCode::BAD_GATEWAY), "5xx");
+        assert_eq!(status_class(http::StatusCode::NOT_FOUND), "4xx");
+    }
+}

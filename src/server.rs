@@ -1,0 +1,381 @@
+//! Listeners and lifecycle: the proxy port (HTTP/1.1 and h2c on one port),
+//! the admin port, the upstream probe, and graceful shutdown (readiness
+//! false, stop accepting, drain up to the grace period, then close).
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinHandle;
+
+use crate::admin::{self, Readiness};
+use crate::config::Config;
+use crate::proxy::client::ClientError;
+use crate::proxy::inspect::{OTHER_METHOD, UNKNOWN_BINDING};
+use crate::proxy::{Forwarder, Inspector};
+use crate::report::metrics::MetricsError;
+use crate::report::Metrics;
+
+/// How long connections get to close after the grace period's forced close.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The config is incomplete (call `validate()` first).
+    #[error("config: `{0}` is required")]
+    Missing(&'static str),
+    /// A listener could not bind.
+    #[error("cannot bind {what} address {addr}: {source}")]
+    Bind {
+        what: &'static str,
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    /// The upstream client could not be built.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// Metrics could not be registered.
+    #[error(transparent)]
+    Metrics(#[from] MetricsError),
+}
+
+impl StartError {
+    /// The process exit code of the contract: 2 for config, 3 for start.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            StartError::Missing(_) | StartError::Client(_) => 2,
+            StartError::Bind { .. } | StartError::Metrics(_) => 3,
+        }
+    }
+}
+
+/// A running proxy: its addresses, metrics, and the shutdown trigger.
+pub struct ServerHandle {
+    listen: SocketAddr,
+    admin: SocketAddr,
+    metrics: Arc<Metrics>,
+    readiness: Arc<Readiness>,
+    shutdown: watch::Sender<bool>,
+    done: JoinHandle<()>,
+}
+
+// === impl ServerHandle ===
+
+impl ServerHandle {
+    /// The proxy's bound address.
+    pub fn listen_addr(&self) -> SocketAddr {
+        self.listen
+    }
+
+    /// The admin listener's bound address.
+    pub fn admin_addr(&self) -> SocketAddr {
+        self.admin
+    }
+
+    /// The metrics of this server.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// The readiness state served at `/readyz`.
+    pub fn readiness(&self) -> &Arc<Readiness> {
+        &self.readiness
+    }
+
+    /// Begins graceful shutdown; returns at once.
+    pub fn shutdown(&self) {
+        self.shutdown.send_replace(true);
+    }
+
+    /// Waits until the server has stopped (after [`ServerHandle::shutdown`]).
+    pub async fn wait(self) {
+        if let Err(e) = self.done.await {
+            tracing::error!(error = %e, "server task failed");
+        }
+    }
+}
+
+/// Binds both listeners and starts serving. `inspector` sees every exchange.
+pub async fn start(
+    config: &Config,
+    inspector: Option<Arc<dyn Inspector>>,
+) -> Result<ServerHandle, StartError> {
+    let listen_addr = config.listen.ok_or(StartError::Missing("listen"))?;
+    let upstream = config
+        .upstream
+        .clone()
+        .ok_or(StartError::Missing("upstream"))?;
+    let bind = |what: &'static str, addr: SocketAddr| async move {
+        TcpListener::bind(addr)
+            .await
+            .map_err(|source| StartError::Bind { what, addr, source })
+    };
+    let listener = bind("listen", listen_addr).await?;
+    let admin_listener = bind("admin", config.admin).await?;
+    let local = |l: &TcpListener, what, addr| {
+        l.local_addr()
+            .map_err(|source| StartError::Bind { what, addr, source })
+    };
+    let listen = local(&listener, "listen", listen_addr)?;
+    let admin = local(&admin_listener, "admin", config.admin)?;
+
+    let metrics = Arc::new(Metrics::new()?);
+    metrics.init_upstream(&config.upstream_name());
+    let forwarder = Arc::new(Forwarder::new(
+        config,
+        &upstream,
+        metrics.clone(),
+        inspector,
+    )?);
+    let readiness = Arc::new(Readiness::default());
+    let timeout = config.proxy.connect_timeout.0;
+    let (host, port) = (upstream.host().to_string(), upstream.port());
+    readiness.set_upstream_ok(admin::probe(&host, port, timeout).await);
+
+    let (shutdown, shutdown_rx) = watch::channel(false);
+    let (stop_probe, stop_probe_rx) = watch::channel(false);
+    tokio::spawn(admin::probe_loop(
+        readiness.clone(),
+        host,
+        port,
+        timeout,
+        stop_probe_rx,
+    ));
+    let (stop_admin, stop_admin_rx) = watch::channel(false);
+    let admin_task = tokio::spawn(serve_admin(
+        admin_listener,
+        metrics.clone(),
+        readiness.clone(),
+        stop_admin_rx,
+    ));
+    let lifecycle = Lifecycle {
+        upstream: config.upstream_name(),
+        max_connections: config.proxy.max_connections.clamp(1, u32::MAX as usize / 2),
+        grace: config.proxy.grace_period.0,
+    };
+    let done = tokio::spawn({
+        let readiness = readiness.clone();
+        let metrics = metrics.clone();
+        async move {
+            lifecycle
+                .run(listener, forwarder, metrics, readiness, shutdown_rx)
+                .await;
+            stop_probe.send_replace(true);
+            stop_admin.send_replace(true);
+            let _ = admin_task.await;
+        }
+    });
+    tracing::info!(%listen, %admin, upstream = %upstream, "a2a-tap serving");
+    Ok(ServerHandle {
+        listen,
+        admin,
+        metrics,
+        readiness,
+        shutdown,
+        done,
+    })
+}
+
+/// Settings of the proxy port's accept loop and drain.
+struct Lifecycle {
+    upstream: String,
+    max_connections: usize,
+    grace: Duration,
+}
+
+impl Lifecycle {
+    async fn run(
+        self,
+        listener: TcpListener,
+        forwarder: Arc<Forwarder>,
+        metrics: Arc<Metrics>,
+        readiness: Arc<Readiness>,
+        mut shutdown: watch::Receiver<bool>,
+    ) {
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder.http1().timer(TokioTimer::new());
+        let builder = Arc::new(builder);
+        let slots = Arc::new(Semaphore::new(self.max_connections));
+        let (drain, drain_rx) = watch::channel(false);
+        let (kill, kill_rx) = watch::channel(false);
+        let upstream: Arc<str> = self.upstream.into();
+
+        loop {
+            let permit = tokio::select! {
+                _ = raised(&mut shutdown) => break,
+                p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+            };
+            let (stream, peer) = tokio::select! {
+                _ = raised(&mut shutdown) => break,
+                accepted = listener.accept() => match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        // Out of descriptors and the like: back off, keep serving.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        continue;
+                    }
+                },
+            };
+            let conn = Conn {
+                builder: builder.clone(),
+                forwarder: forwarder.clone(),
+                metrics: metrics.clone(),
+                upstream: upstream.clone(),
+            };
+            let (drain_rx, kill_rx) = (drain_rx.clone(), kill_rx.clone());
+            tokio::spawn(async move {
+                conn.serve(stream, peer, drain_rx, kill_rx).await;
+                drop(permit);
+            });
+        }
+
+        readiness.set_draining();
+        drop(listener);
+        tracing::info!(grace = ?self.grace, "draining: no longer accepting");
+        drain.send_replace(true);
+        let all = self.max_connections as u32;
+        let drained = tokio::time::timeout(self.grace, slots.acquire_many(all)).await;
+        if drained.is_err() {
+            tracing::warn!("grace period over: closing the remaining connections");
+            kill.send_replace(true);
+            let _ = tokio::time::timeout(CLOSE_WAIT, slots.acquire_many(all)).await;
+        }
+        tracing::info!("stopped");
+    }
+}
+
+/// One caller connection's context.
+struct Conn {
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    forwarder: Arc<Forwarder>,
+    metrics: Arc<Metrics>,
+    upstream: Arc<str>,
+}
+
+impl Conn {
+    async fn serve(
+        self,
+        stream: TcpStream,
+        peer: SocketAddr,
+        mut drain: watch::Receiver<bool>,
+        mut kill: watch::Receiver<bool>,
+    ) {
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "set_nodelay failed");
+        }
+        let forwarder = self.forwarder.clone();
+        let service = service_fn(move |req| {
+            let forwarder = forwarder.clone();
+            async move { Ok::<_, Infallible>(forwarder.handle(req, peer).await) }
+        });
+        let conn = self.builder.serve_connection(TokioIo::new(stream), service);
+        tokio::pin!(conn);
+        let result = tokio::select! {
+            r = conn.as_mut() => r,
+            _ = raised(&mut drain) => {
+                conn.as_mut().graceful_shutdown();
+                tokio::select! {
+                    r = conn.as_mut() => r,
+                    _ = raised(&mut kill) => Ok(()),
+                }
+            }
+        };
+        if let Err(e) = result {
+            self.connection_error(&*e, peer);
+        }
+    }
+
+    fn connection_error(
+        &self,
+        err: &(dyn std::error::Error + Send + Sync + 'static),
+        peer: SocketAddr,
+    ) {
+        let parse = err
+            .downcast_ref::<hyper::Error>()
+            .is_some_and(|h| h.is_parse() || h.is_parse_too_large() || h.is_parse_status());
+        if parse {
+            // hyper answered 400 (or 431/414) itself; count it as a refused exchange.
+            tracing::info!(%peer, error = %err, "malformed request from caller");
+            self.metrics
+                .requests_total
+                .with_label_values(&[&*self.upstream, UNKNOWN_BINDING, OTHER_METHOD, "4xx"])
+                .inc();
+        } else {
+            tracing::debug!(%peer, error = %err, "caller connection ended with an error");
+        }
+    }
+}
+
+/// Serves the admin listener until `stop` turns true.
+async fn serve_admin(
+    listener: TcpListener,
+    metrics: Arc<Metrics>,
+    readiness: Arc<Readiness>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let builder = Arc::new(auto::Builder::new(TokioExecutor::new()));
+    loop {
+        let (stream, _) = tokio::select! {
+            _ = raised(&mut stop) => return,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    tracing::warn!(error = %e, "admin accept failed");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            },
+        };
+        let (metrics, readiness, builder) = (metrics.clone(), readiness.clone(), builder.clone());
+        let mut stop = stop.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |req| {
+                let resp = admin::answer(&req, &metrics, &readiness);
+                std::future::ready(Ok::<_, Infallible>(resp))
+            });
+            let conn = builder.serve_connection(TokioIo::new(stream), service);
+            tokio::select! {
+                _ = conn => {}
+                _ = raised(&mut stop) => {}
+            }
+        });
+    }
+}
+
+/// Resolves once the flag is (or already was) raised, or its sender is gone.
+pub(crate) async fn raised(flag: &mut watch::Receiver<bool>) {
+    // The guard `wait_for` returns is not Send: drop it here.
+    let _ = flag.wait_for(|v| *v).await.is_ok();
+}
+
+/// Resolves when SIGINT or SIGTERM arrives.
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot watch SIGTERM; only Ctrl-C stops");
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

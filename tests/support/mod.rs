@@ -1,0 +1,182 @@
+//! Test support: scripted upstreams on 127.0.0.1:0, the proxy in-process on
+//! :0, a caller client, bounded waits and a metric-scrape matcher.
+#![allow(dead_code)]
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Request, Response};
+use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::client::legacy::{connect::HttpConnector, Client};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use tokio::net::TcpListener;
+
+use a2a_tap::config::Config;
+use a2a_tap::proxy::Inspector;
+use a2a_tap::server::{self, ServerHandle};
+
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub type Body = UnsyncBoxBody<Bytes, BoxError>;
+
+/// The longest any single wait in a test may take.
+pub const WAIT: Duration = Duration::from_secs(10);
+
+/// Awaits `fut`, failing the test after [`WAIT`].
+pub async fn within<F: Future>(what: &str, fut: F) -> F::Output {
+    match tokio::time::timeout(WAIT, fut).await {
+        Ok(out) => out,
+        Err(_) => panic!("timed out waiting for {what}"),
+    }
+}
+
+/// A whole body.
+pub fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into())
+        .map_err(|never| -> BoxError { match never {} })
+        .boxed_unsync()
+}
+
+/// A body fed through a channel, frame by frame.
+pub fn channel() -> (http_body_util::channel::Sender<Bytes, BoxError>, Body) {
+    let (tx, body) = http_body_util::channel::Channel::<Bytes, BoxError>::new(4);
+    (tx, body.boxed_unsync())
+}
+
+/// A scripted HTTP upstream (HTTP/1.1 and h2c) on 127.0.0.1:0.
+pub async fn upstream<F, Fut>(handler: F) -> SocketAddr
+where
+    F: Fn(Request<Incoming>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Response<Body>> + Send + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind upstream");
+    let addr = listener.local_addr().expect("addr");
+    let handler = Arc::new(handler);
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let handler = handler.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |req| {
+                    let fut = handler(req);
+                    async move { Ok::<_, Infallible>(fut.await) }
+                });
+                let _ = auto::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
+/// A config for a proxy in front of `upstream`, all ports on 127.0.0.1:0.
+pub fn config(upstream: SocketAddr) -> Config {
+    Config {
+        listen: Some("127.0.0.1:0".parse().expect("addr")),
+        admin: "127.0.0.1:0".parse().expect("addr"),
+        upstream: Some(format!("http://{upstream}").parse().expect("url")),
+        name: Some("test".to_string()),
+        ..Config::default()
+    }
+}
+
+/// Starts the proxy in-process.
+pub async fn proxy(config: Config) -> ServerHandle {
+    proxy_with(config, None).await
+}
+
+/// Starts the proxy in-process with an inspector.
+pub async fn proxy_with(config: Config, inspector: Option<Arc<dyn Inspector>>) -> ServerHandle {
+    config.validate().expect("valid config");
+    within("proxy start", server::start(&config, inspector))
+        .await
+        .expect("proxy starts")
+}
+
+/// A caller client (HTTP/1.1, keep-alive).
+pub fn client() -> Client<HttpConnector, Body> {
+    Client::builder(TokioExecutor::new()).build_http()
+}
+
+/// A caller client speaking h2c (prior knowledge).
+pub fn h2_client() -> Client<HttpConnector, Body> {
+    Client::builder(TokioExecutor::new())
+        .http2_only(true)
+        .build_http()
+}
+
+/// GETs `path` through the proxy and collects the answer.
+pub async fn get(addr: SocketAddr, path: &str) -> (http::response::Parts, Bytes) {
+    let req = Request::get(format!("http://{addr}{path}"))
+        .body(full(Bytes::new()))
+        .expect("request");
+    send(&client(), req).await
+}
+
+/// Sends `req` and collects the answer.
+pub async fn send(
+    client: &Client<HttpConnector, Body>,
+    req: Request<Body>,
+) -> (http::response::Parts, Bytes) {
+    let resp = within("response head", client.request(req))
+        .await
+        .expect("response");
+    let (head, body) = resp.into_parts();
+    let bytes = within("response body", body.collect())
+        .await
+        .expect("body")
+        .to_bytes();
+    (head, bytes)
+}
+
+/// The admin listener's `/metrics` text.
+pub async fn scrape(handle: &ServerHandle) -> String {
+    let (head, body) = get(handle.admin_addr(), "/metrics").await;
+    assert_eq!(head.status, 200);
+    String::from_utf8(body.to_vec()).expect("utf-8 metrics")
+}
+
+/// The value of the sample `name{labels...}` (all given labels must match).
+pub fn metric(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let (series, value) = l.rsplit_once(' ')?;
+            let (metric, rest) = match series.split_once('{') {
+                Some((m, r)) => (m, r.trim_end_matches('}')),
+                None => (series, ""),
+            };
+            (metric == name).then_some((rest, value))
+        })
+        .find(|(rest, _)| {
+            labels
+                .iter()
+                .all(|(k, v)| rest.split(',').any(|pair| pair == format!("{k}=\"{v}\"")))
+        })
+        .and_then(|(_, value)| value.parse().ok())
+}
+
+/// Waits (bounded) until `check` holds on the scraped metrics.
+pub async fn eventually_metric(handle: &ServerHandle, what: &str, check: impl Fn(&str) -> bool) {
+    within(what, async {
+        loop {
+            let text = scrape(handle).await;
+            if check(&text) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+}
