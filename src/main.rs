@@ -5,9 +5,15 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use a2a_tap::cli::{CheckArgs, Cli, Command, ServeArgs};
+use a2a_tap::cli::{CheckArgs, CheckFormat, Cli, Command, ServeArgs};
 use a2a_tap::config::{Config, LogFormat};
+use std::sync::Arc;
+
+use a2a_tap::proxy::Inspector;
+use a2a_tap::report::audit::{AuditLog, AuditWriter, Target};
+use a2a_tap::report::Metrics;
 use a2a_tap::server;
+use a2a_tap::tap::{init_metrics, AnalysisHandle, Tap, TapConfig};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -18,10 +24,14 @@ fn main() -> ExitCode {
     }
 }
 
-/// `a2a-tap check`: replaced by the offline checker when it lands.
-fn check(_args: CheckArgs) -> ExitCode {
-    eprintln!("a2a-tap check: not yet available");
-    ExitCode::from(2)
+/// `a2a-tap check`: validate recorded traffic offline.
+fn check(args: CheckArgs) -> ExitCode {
+    let format = match args.format {
+        CheckFormat::Text => a2a_tap::check::Format::Text,
+        CheckFormat::Json => a2a_tap::check::Format::Json,
+    };
+    let code = a2a_tap::check::run(format, &args.files);
+    ExitCode::from(code as u8)
 }
 
 fn serve(args: &ServeArgs) -> ExitCode {
@@ -43,20 +53,115 @@ fn serve(args: &ServeArgs) -> ExitCode {
             return ExitCode::from(3);
         }
     };
-    runtime.block_on(async {
-        let handle = match server::start(&config, None).await {
-            Ok(handle) => handle,
-            Err(e) => {
-                eprintln!("a2a-tap: {e}");
-                return ExitCode::from(e.exit_code() as u8);
-            }
-        };
-        server::shutdown_signal().await;
-        tracing::info!("shutdown requested");
-        handle.shutdown();
-        handle.wait().await;
-        ExitCode::SUCCESS
+    runtime.block_on(run(&config))
+}
+
+/// Serves until SIGTERM/SIGINT, then drains: the server first (in-flight
+/// exchanges get the grace period), then the analysis thread (every byte
+/// seen is judged), then the audit log (every record flushed).
+async fn run(config: &Config) -> ExitCode {
+    let metrics = match Metrics::new() {
+        Ok(m) => Arc::new(m),
+        Err(e) => {
+            eprintln!("a2a-tap: cannot set up metrics: {e}");
+            return ExitCode::from(3);
+        }
+    };
+    let validation = if config.validate {
+        match start_validation(config, &metrics) {
+            Ok(v) => Some(v),
+            Err(code) => return code,
+        }
+    } else {
+        None
+    };
+    let inspector = validation
+        .as_ref()
+        .map(|v| Arc::new(v.tap.clone()) as Arc<dyn Inspector>);
+    let handle = match server::start_with(config, metrics, inspector).await {
+        Ok(handle) => handle,
+        Err(e) => {
+            eprintln!("a2a-tap: {e}");
+            return ExitCode::from(e.exit_code() as u8);
+        }
+    };
+    let reopen = validation.as_ref().map(|v| {
+        let audit = v.audit.clone();
+        tokio::spawn(async move { reopen_on_sighup(audit).await })
+    });
+    server::shutdown_signal().await;
+    tracing::info!("shutdown requested");
+    handle.shutdown();
+    handle.wait().await;
+    if let Some(task) = reopen {
+        task.abort();
+        let _ = task.await;
+    }
+    if let Some(v) = validation {
+        let Validation {
+            tap,
+            analysis,
+            audit,
+            writer,
+        } = v;
+        drop(tap);
+        // Blocking joins: the runtime has nothing else left to run.
+        tokio::task::block_in_place(|| {
+            analysis.join();
+            drop(audit);
+            writer.close();
+        });
+    }
+    tracing::info!("stopped");
+    ExitCode::SUCCESS
+}
+
+/// The validation layer's parts, kept for an orderly shutdown.
+struct Validation {
+    tap: Tap,
+    analysis: AnalysisHandle,
+    audit: AuditLog,
+    writer: AuditWriter,
+}
+
+fn start_validation(config: &Config, metrics: &Arc<Metrics>) -> Result<Validation, ExitCode> {
+    let tap_config = TapConfig::from_config(config).map_err(|e| {
+        eprintln!("a2a-tap: {e}");
+        ExitCode::from(2)
+    })?;
+    init_metrics(metrics, &tap_config.upstream);
+    let (audit, writer) = AuditLog::start(
+        Target::parse(&config.audit_log),
+        config.audit.queue_capacity,
+        metrics.audit_records_dropped_total.clone(),
+    )
+    .map_err(|e| {
+        eprintln!("a2a-tap: cannot start the audit writer: {e}");
+        ExitCode::from(3)
+    })?;
+    let (tap, analysis) = Tap::start(tap_config, metrics.clone(), audit.clone()).map_err(|e| {
+        eprintln!("a2a-tap: cannot start the analysis thread: {e}");
+        ExitCode::from(3)
+    })?;
+    Ok(Validation {
+        tap,
+        analysis,
+        audit,
+        writer,
     })
+}
+
+/// Reopens the audit log on every SIGHUP (logrotate: rename, then signal).
+async fn reopen_on_sighup(audit: AuditLog) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let Ok(mut hup) = signal(SignalKind::hangup()) else {
+        tracing::warn!("cannot listen for SIGHUP: the audit log will not be reopened");
+        return;
+    };
+    while hup.recv().await.is_some() {
+        tracing::info!("SIGHUP: reopening the audit log");
+        audit.reopen();
+    }
 }
 
 fn load_config(args: &ServeArgs) -> Result<Config, a2a_tap::config::ConfigError> {

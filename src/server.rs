@@ -107,6 +107,16 @@ pub async fn start(
     config: &Config,
     inspector: Option<Arc<dyn Inspector>>,
 ) -> Result<ServerHandle, StartError> {
+    start_with(config, Arc::new(Metrics::new()?), inspector).await
+}
+
+/// Like [`start`], reporting into `metrics` (shared with the validation
+/// layer, so one registry holds every metric).
+pub async fn start_with(
+    config: &Config,
+    metrics: Arc<Metrics>,
+    inspector: Option<Arc<dyn Inspector>>,
+) -> Result<ServerHandle, StartError> {
     let listen_addr = config.listen.ok_or(StartError::Missing("listen"))?;
     let upstream = config
         .upstream
@@ -126,7 +136,6 @@ pub async fn start(
     let listen = local(&listener, "listen", listen_addr)?;
     let admin = local(&admin_listener, "admin", config.admin)?;
 
-    let metrics = Arc::new(Metrics::new()?);
     metrics.init_upstream(&config.upstream_name());
     let forwarder = Arc::new(Forwarder::new(
         config,

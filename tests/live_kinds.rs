@@ -114,7 +114,9 @@ async fn task_id_mismatch() {
     let bad = frames(2, &[task("t-1", "c", "TASK_STATE_WORKING"), status("t-other", "c", "TASK_STATE_WORKING"), status("t-1", "c", "TASK_STATE_COMPLETED")]);
     exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
     let recs = settle(&up, &p).await;
-    assert_findings(&p, &recs, &[expect("task_id_mismatch", "error", Some("t-other"), Some(1))], "SendStreamingMessage").await;
+    // The record names the stream's task; the detail names the intruder.
+    assert_findings(&p, &recs, &[expect("task_id_mismatch", "error", Some("t-1"), Some(1))], "SendStreamingMessage").await;
+    assert!(recs[0]["detail"].as_str().unwrap().contains("t-other"));
 }
 
 #[tokio::test]
@@ -128,8 +130,17 @@ async fn context_id_mismatch() {
     let bad = frames(2, &[task("t-1", "c1", "TASK_STATE_SUBMITTED"), status("t-1", "c2", "TASK_STATE_WORKING"), status("t-1", "c1", "TASK_STATE_COMPLETED")]);
     exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
     let recs = settle(&up, &p).await;
-    assert!(!recs.is_empty(), "context change not reported");
-    assert_findings(&p, &recs[..1], &[expect("context_id_mismatch", "warning", Some("t-1"), Some(1))], "SendStreamingMessage").await;
+    // c1 → c2, then back to c1: two changes.
+    assert_findings(
+        &p,
+        &recs,
+        &[
+            expect("context_id_mismatch", "warning", Some("t-1"), Some(1)),
+            expect("context_id_mismatch", "warning", Some("t-1"), Some(2)),
+        ],
+        "SendStreamingMessage",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -261,7 +272,8 @@ async fn malformed_event() {
     let bad = vec![rpc(json!(2), task("t-1", "c", "TASK_STATE_WORKING")), r#"{"jsonrpc":"2.0","id":2,"result":{"weird":true}}"#.to_string(), rpc(json!(2), status("t-1", "c", "TASK_STATE_COMPLETED"))];
     exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
     let recs = settle(&up, &p).await;
-    assert_findings(&p, &recs, &[expect("malformed_event", "error", None, Some(1))], "SendStreamingMessage").await;
+    assert_findings(&p, &recs, &[expect("malformed_event", "error", Some("t-1"), Some(1))], "SendStreamingMessage").await;
+    assert!(recs[0]["evidence"].as_str().unwrap().contains("weird"));
 }
 
 #[tokio::test]

@@ -4,7 +4,107 @@
 //! that follow the card keep talking through the proxy. Paths, queries and
 //! tenants stay exactly; every other byte of the card stays as sent.
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::{Bytes, BytesMut};
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt;
 use serde_json::Value;
+
+use crate::proxy::{BoxError, ProxyBody, ResponseTransform};
+
+/// Cards above this size pass unchanged (no card is this large).
+const MAX_CARD: usize = 1 << 20;
+
+/// Rewrites one agent-card response onto the public base URL.
+pub struct CardRewrite {
+    pub public_base: String,
+}
+
+impl ResponseTransform for CardRewrite {
+    fn apply(self: Box<Self>, head: &mut http::response::Parts, body: ProxyBody) -> ProxyBody {
+        let encoded = head
+            .headers
+            .get(http::header::CONTENT_ENCODING)
+            .is_some_and(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"));
+        if !head.status.is_success() || encoded {
+            return body;
+        }
+        // The length changes with the URLs.
+        head.headers.remove(http::header::CONTENT_LENGTH);
+        CardBody {
+            inner: Some(body),
+            buf: BytesMut::new(),
+            public_base: self.public_base,
+            passing: false,
+        }
+        .boxed_unsync()
+    }
+}
+
+/// Gathers the card (bounded), then yields it rewritten in one frame. A
+/// body over the bound is passed on as it is.
+struct CardBody {
+    inner: Option<ProxyBody>,
+    buf: BytesMut,
+    public_base: String,
+    /// Over the bound: frames pass unchanged.
+    passing: bool,
+}
+
+impl Body for CardBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = &mut *self;
+        loop {
+            let Some(inner) = this.inner.as_mut() else {
+                return Poll::Ready(None);
+            };
+            if this.buf.len() > MAX_CARD {
+                // Too large to be a card: hand back what we hold, then pass.
+                let held = std::mem::take(&mut this.buf).freeze();
+                this.passing = true;
+                return Poll::Ready(Some(Ok(Frame::data(held))));
+            }
+            match std::task::ready!(Pin::new(inner).poll_frame(cx)) {
+                Some(Ok(frame)) => match frame.into_data() {
+                    Ok(data) if this.passing => {
+                        return Poll::Ready(Some(Ok(Frame::data(data))))
+                    }
+                    Ok(data) => this.buf.extend_from_slice(&data),
+                    Err(other) => return Poll::Ready(Some(Ok(other))),
+                },
+                Some(Err(e)) => return Poll::Ready(Some(Err(e))),
+                None => {
+                    this.inner = None;
+                    if this.passing {
+                        return Poll::Ready(None);
+                    }
+                    let card = std::mem::take(&mut this.buf).freeze();
+                    let out = match rewrite(&card, &this.public_base) {
+                        Some(new) => Bytes::from(new),
+                        None => card,
+                    };
+                    return Poll::Ready(Some(Ok(Frame::data(out))));
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_none() && self.buf.is_empty()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::default()
+    }
+}
 
 /// Whether a request path asks for an agent card (public or extended).
 pub fn is_card_path(path: &str) -> bool {

@@ -7,8 +7,101 @@
 //! analysis thread sees a request completed after a terminal frame passed
 //! only if it really was.
 
+mod card;
 mod observer;
 mod worker;
 
+pub use card::{is_card_path, rewrite as rewrite_card};
 pub use observer::{Tap, TapConfig};
 pub use worker::AnalysisHandle;
+
+use crate::a2a::model::TaskState;
+use crate::config::{Config, ConfigError, StallLimit};
+use crate::engine::{EngineConfig, SkipReason};
+use crate::findings::Kind;
+use crate::lifecycle::{Millis, Outcome, RegistryConfig, StallLimits};
+use crate::report::evidence::EvidencePolicy;
+use crate::report::Metrics;
+
+impl TapConfig {
+    /// The validation settings of a (validated) config.
+    pub fn from_config(config: &Config) -> Result<TapConfig, ConfigError> {
+        let stall = |l: StallLimit| match l {
+            StallLimit::Off => None,
+            StallLimit::After(d) => Some(millis(d)),
+        };
+        Ok(TapConfig {
+            upstream: config.upstream_name(),
+            max_request_bytes: config.analysis.max_request_bytes,
+            queue_bytes: config.analysis.queue_bytes,
+            engine: EngineConfig {
+                max_body_bytes: config.analysis.max_body_bytes,
+                max_event_bytes: config.analysis.max_event_bytes,
+                evidence: EvidencePolicy {
+                    max_bytes: config.audit.evidence_bytes,
+                    redact_parts: config.audit.redact_parts,
+                },
+            },
+            registry: RegistryConfig {
+                max_tasks: config.registry.max_tasks,
+                ttl: millis(config.registry.ttl.0),
+                stall: StallLimits {
+                    submitted: stall(config.stall.submitted),
+                    working: stall(config.stall.working),
+                    input_required: stall(config.stall.input_required),
+                    auth_required: stall(config.stall.auth_required),
+                },
+            },
+            policy: config.policy()?,
+            card_base: config
+                .rewrite_agent_card
+                .then(|| config.public_url.as_ref().map(|u| u.to_string()))
+                .flatten(),
+        })
+    }
+}
+
+fn millis(d: std::time::Duration) -> Millis {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Creates every validation series of the closed label sets at zero, so
+/// dashboards and `increase()`-based alerts see a series before its first
+/// increment.
+pub fn init_metrics(metrics: &Metrics, upstream: &str) {
+    for kind in Kind::ALL {
+        for sev in ["error", "warning"] {
+            metrics
+                .violations_total
+                .with_label_values(&[upstream, kind.as_str(), sev]);
+        }
+    }
+    for reason in [
+        SkipReason::BodyTooLarge,
+        SkipReason::RequestTooLarge,
+        SkipReason::ContentEncoding,
+        SkipReason::Overload,
+    ] {
+        metrics
+            .analysis_skipped_total
+            .with_label_values(&[upstream, reason.as_str()]);
+    }
+    for state in TaskState::ALL {
+        metrics
+            .tasks_tracked
+            .with_label_values(&[upstream, state.as_str()]);
+    }
+    for outcome in Outcome::ALL {
+        metrics
+            .stream_duration_seconds
+            .with_label_values(&[upstream, outcome.as_str()]);
+    }
+    for binding in ["jsonrpc", "rest"] {
+        for event in ["task", "message", "status_update", "artifact_update", "error"] {
+            metrics
+                .stream_events_total
+                .with_label_values(&[upstream, binding, event]);
+        }
+    }
+    metrics.time_to_first_event_seconds.with_label_values(&[upstream]);
+}

@@ -14,7 +14,9 @@ use crate::engine::{EngineConfig, SkipReason};
 use crate::findings::Policy;
 use crate::lifecycle::{End, Registry, RegistryConfig};
 use crate::a2a::classify::classify;
-use crate::proxy::{BodyEnd, ExchangeLabels, ExchangeObserver, Inspector, ProxyError};
+use crate::proxy::{
+    BodyEnd, ExchangeLabels, ExchangeObserver, Inspector, ProxyError, ResponseTransform,
+};
 use crate::report::audit::AuditLog;
 use crate::report::metrics::Metrics;
 
@@ -30,6 +32,8 @@ pub struct TapConfig {
     pub engine: EngineConfig,
     pub registry: RegistryConfig,
     pub policy: Policy,
+    /// Rewrite agent cards onto this public base URL (`None`: never).
+    pub card_base: Option<String>,
 }
 
 /// The validation layer as the proxy sees it: an `Inspector`.
@@ -44,6 +48,7 @@ struct Shared {
     max_request_bytes: usize,
     metrics: Arc<Metrics>,
     upstream: String,
+    card_base: Option<String>,
 }
 
 impl Tap {
@@ -70,17 +75,20 @@ impl Tap {
         let thread = std::thread::Builder::new()
             .name("a2a-tap-analysis".into())
             .spawn(move || worker.run(rx))?;
+        let handle_tx = tx.clone();
         let shared = Arc::new(Shared {
             tx,
             budget,
             max_request_bytes: cfg.max_request_bytes,
             metrics,
             upstream: cfg.upstream,
+            card_base: cfg.card_base,
         });
         Ok((
             Tap { shared },
             AnalysisHandle {
                 thread: Some(thread),
+                tx: handle_tx,
             },
         ))
     }
@@ -106,6 +114,15 @@ impl Inspector for Tap {
             obs.open();
         }
         Some(Arc::new(obs))
+    }
+
+    fn transform_for(&self, head: &http::request::Parts) -> Option<Box<dyn ResponseTransform>> {
+        let base = self.shared.card_base.as_ref()?;
+        (head.method == http::Method::GET && super::card::is_card_path(head.uri.path())).then(|| {
+            Box::new(super::card::CardRewrite {
+                public_base: base.clone(),
+            }) as Box<dyn ResponseTransform>
+        })
     }
 }
 
@@ -178,7 +195,6 @@ impl Observer {
         let Some(head) = req.head.take() else { return };
         if req.over {
             self.send(Msg::Unjudged {
-                id: self.id,
                 reason: SkipReason::RequestTooLarge,
             });
             return;

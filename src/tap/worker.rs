@@ -26,7 +26,7 @@ pub(crate) enum Msg {
         at: Instant,
     },
     /// The request could not be classified (body over the limit).
-    Unjudged { id: u64, reason: SkipReason },
+    Unjudged { reason: SkipReason },
     Head {
         id: u64,
         status: u16,
@@ -37,6 +37,8 @@ pub(crate) enum Msg {
     /// Bytes of this exchange were not delivered: stop judging it.
     Lost { id: u64 },
     End { id: u64, end: End, at: Instant },
+    /// The proxy has drained: judge what came before, then stop.
+    Shutdown,
 }
 
 /// Bytes in flight to the analysis thread; over the budget, data is dropped
@@ -66,12 +68,14 @@ impl Budget {
 /// message sent before the observers were dropped.
 pub struct AnalysisHandle {
     pub(crate) thread: Option<JoinHandle<()>>,
+    pub(crate) tx: std::sync::mpsc::Sender<Msg>,
 }
 
 impl AnalysisHandle {
-    /// Waits until the analysis thread has drained its queue and ended. Every
-    /// `Tap` clone must be dropped first.
+    /// Waits until the analysis thread has judged every message sent before
+    /// this call, then ends it. Call after the proxy has drained.
     pub fn join(mut self) {
+        let _ = self.tx.send(Msg::Shutdown);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -127,6 +131,7 @@ impl Worker {
         let mut last_tick = Instant::now();
         loop {
             match rx.recv_timeout(Duration::from_secs(1)) {
+                Ok(Msg::Shutdown) => break,
                 Ok(msg) => self.handle(msg),
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
@@ -138,6 +143,7 @@ impl Worker {
         }
         // Exchanges still open at exit were cut by shutdown: not judged.
         self.tick();
+        tracing::debug!(unfinished = self.live.len(), "analysis stopped");
     }
 
     fn now(&self, at: Instant) -> Millis {
@@ -147,7 +153,7 @@ impl Worker {
     fn handle(&mut self, msg: Msg) {
         match msg {
             Msg::Open { id, exchange, at } => self.open(id, *exchange, at),
-            Msg::Unjudged { reason, .. } => self.skipped(reason),
+            Msg::Unjudged { reason } => self.skipped(reason),
             Msg::Head {
                 id,
                 status,
@@ -176,6 +182,7 @@ impl Worker {
                 }
             }
             Msg::End { id, end, at } => self.end(id, end, at),
+            Msg::Shutdown => {}
         }
     }
 
@@ -314,9 +321,9 @@ impl Worker {
     }
 }
 
-/// The request id as written in logs and audit records.
+/// The request id as the proxy's logs write it (`request_id=N`).
 pub(crate) fn format_id(id: u64) -> String {
-    format!("{id:016x}")
+    id.to_string()
 }
 
 #[derive(Default)]
