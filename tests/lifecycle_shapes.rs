@@ -19,7 +19,7 @@ fn stream_start() {
     let (f, _) = w.stream(ex(Stream, Some("t")), &frames, End::Upstream);
     let f0 = only(&f, Kind::StreamStart);
     is(f0, Kind::StreamStart, Error, Some("t"), Some(0));
-    assert!(f0.detail.contains("status_update"));
+    assert!(f0.detail.contains("began with a status update"));
     // A subscribe stream may not begin with a Message.
     let (f, _) = w.stream(ex(SubscribeToTask, Some("t2")), &[msg(None)], End::Upstream);
     is(
