@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The test command of the README (and of CI): formatting, lints, the whole test suite.
+# The test command of the README (and of CI): formatting, lints, the whole
+# test suite with its real peers (the official Python A2A SDK, a real
+# Prometheus and promtool), installed here idempotently when missing.
 # Steps run in order; the first failure stops the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+started=$(date +%s)
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
@@ -10,9 +13,15 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --all-targets -- -D warnings
 
+echo "== python venv with the official a2a-sdk (for the real-peer tests)"
+./scripts/setup-python.sh
+
 echo "== cargo test"
 # Debug build: the proxy tests are I/O-bound and a release build of the
 # dependencies would cost CI more than it saves on 2 cores.
 cargo test --all-targets
 
-echo "== all checks passed"
+echo "== operations kit: promtool rules, a real Prometheus scraping a2a-tap"
+./scripts/ops-test.sh
+
+echo "== all checks passed in $(( $(date +%s) - started )) s"

@@ -272,7 +272,9 @@ fn on_frame(
         Frame::Event(ev) => {
             match decode(ev.data) {
                 Ok(d) => {
-                    sink.event(label(&d));
+                    if let Some(l) = label(&d) {
+                        sink.event(l);
+                    }
                     reducer.on_decoded(Some(i), &d, reg, now, scratch);
                 }
                 Err(m) => reducer.on_malformed(Some(i), &m, scratch),
@@ -297,10 +299,13 @@ fn on_frame(
     }
 }
 
-fn label(d: &Decoded) -> &'static str {
+/// The `a2a_stream_events_total{event}` label; a task list is no stream
+/// event (the reducer reports it as malformed).
+fn label(d: &Decoded) -> Option<&'static str> {
     match &d.payload {
-        Payload::Event(e) => e.label(),
-        Payload::TaskList(_) | Payload::Error(_) => "error",
+        Payload::Event(e) => Some(e.label()),
+        Payload::Error(_) => Some("error"),
+        Payload::TaskList(_) => None,
     }
 }
 
