@@ -26,8 +26,16 @@ const SECRET: &str = "top-secret-customer-payload";
 /// A stream whose offending frame (index 1) carries a part with SECRET.
 fn leaky(id: i64, t: &str) -> Reply {
     let mut a = artifact(t, "c", "a9", true, true);
-    a["artifactUpdate"]["artifact"]["parts"] = json!([{"text": SECRET}, {"data": {"card": "4111"}}]);
-    Reply::sse(&frames(id, &[task(t, "c", "TASK_STATE_WORKING"), a, status(t, "c", "TASK_STATE_COMPLETED")]))
+    a["artifactUpdate"]["artifact"]["parts"] =
+        json!([{"text": SECRET}, {"data": {"card": "4111"}}]);
+    Reply::sse(&frames(
+        id,
+        &[
+            task(t, "c", "TASK_STATE_WORKING"),
+            a,
+            status(t, "c", "TASK_STATE_COMPLETED"),
+        ],
+    ))
 }
 
 fn violations(scrape: &str) -> f64 {
@@ -45,7 +53,11 @@ async fn evidence_keeps_part_text_by_default() {
     let recs = settle(&up, &p).await;
     assert_eq!(recs.len(), 1, "{recs:#?}");
     assert_eq!(recs[0]["kind"], "append_to_unknown_artifact");
-    assert!(recs[0]["evidence"].as_str().unwrap().contains(SECRET), "{}", recs[0]);
+    assert!(
+        recs[0]["evidence"].as_str().unwrap().contains(SECRET),
+        "{}",
+        recs[0]
+    );
     // Every record, the sentinel's too, is counted once; none dropped.
     let scrape = p.metrics().await;
     assert_eq!(violations(&scrape), p.records().len() as f64, "{scrape}");
@@ -60,10 +72,16 @@ async fn redact_parts_replaces_part_contents_with_their_length() {
     assert_eq!(recs.len(), 1, "{recs:#?}");
     let ev = recs[0]["evidence"].as_str().unwrap();
     assert!(!ev.contains(SECRET) && !ev.contains("4111"), "{ev}");
-    assert!(ev.contains(&format!("[redacted: {} bytes]", SECRET.len())), "{ev}");
+    assert!(
+        ev.contains(&format!("[redacted: {} bytes]", SECRET.len())),
+        "{ev}"
+    );
     // The rest of the frame stays readable.
     let v: Value = serde_json::from_str(ev).expect("redacted evidence is JSON");
-    assert_eq!(v["result"]["artifactUpdate"]["artifact"]["artifactId"], "a9");
+    assert_eq!(
+        v["result"]["artifactUpdate"]["artifact"]["artifactId"],
+        "a9"
+    );
     assert_eq!(v["result"]["artifactUpdate"]["taskId"], "t-1");
 }
 
@@ -73,17 +91,24 @@ async fn evidence_is_cut_to_the_configured_size() {
     let reply = leaky(1, "t-1");
     let frame = rpc(json!(1), {
         let mut a = artifact("t-1", "c", "a9", true, true);
-        a["artifactUpdate"]["artifact"]["parts"] = json!([{"text": SECRET}, {"data": {"card": "4111"}}]);
+        a["artifactUpdate"]["artifact"]["parts"] =
+            json!([{"text": SECRET}, {"data": {"card": "4111"}}]);
         a
     });
-    assert!(reply.bytes().windows(frame.len()).any(|w| w == frame.as_bytes()));
+    assert!(reply
+        .bytes()
+        .windows(frame.len())
+        .any(|w| w == frame.as_bytes()));
     exchange(&up, &p, stream_req(1), reply).await;
     let recs = settle(&up, &p).await;
     assert_eq!(recs.len(), 1, "{recs:#?}");
     let ev = recs[0]["evidence"].as_str().unwrap();
     let kept = ev.strip_suffix('…').expect("a cut is marked");
     assert_eq!(kept.len(), 64, "{ev}");
-    assert!(frame.starts_with(kept), "evidence is the frame's start: {ev}");
+    assert!(
+        frame.starts_with(kept),
+        "evidence is the frame's start: {ev}"
+    );
 }
 
 /// Runs `n` exchanges each giving one finding (a blocking send returning working).
@@ -91,7 +116,13 @@ async fn findings(up: &Upstream, p: &Proxy, from: i64, n: i64) {
     for id in from..from + n {
         let t = format!("t-{id}");
         let reply = Reply::json(200, &rpc(json!(id), task(&t, "c", "TASK_STATE_WORKING")));
-        exchange(up, p, request(json!(id), "SendMessage", new_message()), reply).await;
+        exchange(
+            up,
+            p,
+            request(json!(id), "SendMessage", new_message()),
+            reply,
+        )
+        .await;
     }
 }
 
@@ -106,17 +137,26 @@ async fn rotation_by_rename_and_sighup_loses_and_repeats_nothing() {
     p.signal("HUP");
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while !p.audit.exists() {
-        assert!(std::time::Instant::now() < deadline, "the audit log was not reopened after SIGHUP");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the audit log was not reopened after SIGHUP"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     findings(&up, &p, 11, 5).await;
     let fresh = settle(&up, &p).await;
     let old = Proxy::records_in(&rotated);
-    assert!(!old.is_empty(), "records before the rotation stay in the old file");
+    assert!(
+        !old.is_empty(),
+        "records before the rotation stay in the old file"
+    );
     // Those produced after the reopen are all in the new file.
     for id in 11..=15 {
         let t = format!("t-{id}");
-        assert!(fresh.iter().any(|r| r["task_id"] == t.as_str()), "{t} not in the new file: {fresh:#?}");
+        assert!(
+            fresh.iter().any(|r| r["task_id"] == t.as_str()),
+            "{t} not in the new file: {fresh:#?}"
+        );
     }
     let mut all: Vec<Value> = old.into_iter().chain(fresh).collect();
     all.retain(|r| r["kind"] == "blocking_returned_active");
@@ -125,7 +165,10 @@ async fn rotation_by_rename_and_sighup_loses_and_repeats_nothing() {
     assert_eq!(tasks.len(), 15, "none lost, none repeated: {tasks:?}");
     assert_eq!(unique.len(), 15, "none repeated: {tasks:?}");
     for id in 1..=15 {
-        assert!(unique.contains(format!("t-{id}").as_str()), "t-{id} lost: {tasks:?}");
+        assert!(
+            unique.contains(format!("t-{id}").as_str()),
+            "t-{id} lost: {tasks:?}"
+        );
     }
     // Mode 0600 on the new file.
     use std::os::unix::fs::PermissionsExt;
@@ -139,24 +182,38 @@ async fn rotation_by_rename_and_sighup_loses_and_repeats_nothing() {
 
 #[tokio::test]
 async fn unwritable_audit_paths_drop_and_count_but_never_touch_traffic() {
-    let bad_paths: [fn(&std::path::Path) -> std::path::PathBuf; 2] =
-        [|d| d.join("no-such-dir").join("audit.jsonl"), |d| d.to_path_buf()];
+    let bad_paths: [fn(&std::path::Path) -> std::path::PathBuf; 2] = [
+        |d| d.join("no-such-dir").join("audit.jsonl"),
+        |d| d.to_path_buf(),
+    ];
     for bad in bad_paths {
         let up = Upstream::start().await;
         let p = Proxy::start_in(up.addr, "", bad).await;
         // Traffic flows, bytes intact (checked by `exchange`).
         findings(&up, &p, 1, 3).await;
         let scrape = p
-            .wait_metrics("three violations, all dropped", |s| violations(s) == 3.0 && dropped(s) == 3.0)
+            .wait_metrics("three violations, all dropped", |s| {
+                violations(s) == 3.0 && dropped(s) == 3.0
+            })
             .await;
         assert_eq!(
-            sample(&scrape, "a2a_violations_total", &[("kind", "blocking_returned_active"), ("severity", "error")]),
+            sample(
+                &scrape,
+                "a2a_violations_total",
+                &[("kind", "blocking_returned_active"), ("severity", "error")]
+            ),
             Some(3.0)
         );
-        assert_eq!(violations(&scrape), dropped(&scrape) + p.records().len() as f64);
+        assert_eq!(
+            violations(&scrape),
+            dropped(&scrape) + p.records().len() as f64
+        );
         assert!(p.records().is_empty());
         let (status, _) = p.send("GET", "/healthz-not-a2a", &[], "").await;
-        assert_eq!(status, 500, "the scripted upstream answered (script exhausted)");
+        assert_eq!(
+            status, 500,
+            "the scripted upstream answered (script exhausted)"
+        );
     }
 }
 
@@ -168,7 +225,11 @@ async fn sigterm_right_after_a_finding_exits_zero_with_the_record_written() {
     let status = p.wait_exit(Duration::from_secs(15)).await;
     assert_eq!(status.code(), Some(0), "clean shutdown exits 0");
     let recs = p.records();
-    assert_eq!(recs.len(), 1, "the finding was flushed at shutdown: {recs:#?}");
+    assert_eq!(
+        recs.len(),
+        1,
+        "the finding was flushed at shutdown: {recs:#?}"
+    );
     check_fields(&recs[0]);
     assert_eq!(recs[0]["kind"], "blocking_returned_active");
     assert_eq!(recs[0]["task_id"], "t-1");

@@ -46,12 +46,25 @@ async fn v1_card_urls_move_to_the_public_url_keeping_paths_and_tenants() {
     let card = card_v1(&up.addr.to_string());
     let (got, head) = get_card(&up, &p, "/.well-known/agent-card.json", &card).await;
     let want = card
-        .replace(&format!("\"http://{}/a2a/jsonrpc\"", up.addr), &format!("\"{PUBLIC}/a2a/jsonrpc\""))
-        .replace(&format!("\"http://{}/rest/v1?x=1\"", up.addr), &format!("\"{PUBLIC}/rest/v1?x=1\""));
+        .replace(
+            &format!("\"http://{}/a2a/jsonrpc\"", up.addr),
+            &format!("\"{PUBLIC}/a2a/jsonrpc\""),
+        )
+        .replace(
+            &format!("\"http://{}/rest/v1?x=1\"", up.addr),
+            &format!("\"{PUBLIC}/rest/v1?x=1\""),
+        );
     assert_ne!(want, card);
-    assert_eq!(String::from_utf8_lossy(&got), want, "only the interface URLs change");
+    assert_eq!(
+        String::from_utf8_lossy(&got),
+        want,
+        "only the interface URLs change"
+    );
     // The documentation URL and the description still name the upstream.
-    assert!(want.contains(&format!("\"documentationUrl\": \"http://{}/docs\"", up.addr)));
+    assert!(want.contains(&format!(
+        "\"documentationUrl\": \"http://{}/docs\"",
+        up.addr
+    )));
     // The length changed: no stale Content-Length.
     if let Some(len) = head.get("content-length") {
         assert_eq!(len.to_str().unwrap(), got.len().to_string());
@@ -69,10 +82,19 @@ async fn v03_card_url_and_additional_interfaces_move() {
     let card = card_v03(&up.addr.to_string());
     let (got, _) = get_card(&up, &p, "/.well-known/agent-card.json", &card).await;
     let want = card
-        .replace(&format!("\"http://{}/\"", up.addr), &format!("\"{PUBLIC}/\""))
-        .replace(&format!("\"http://{}/rest\"", up.addr), &format!("\"{PUBLIC}/rest\""));
+        .replace(
+            &format!("\"http://{}/\"", up.addr),
+            &format!("\"{PUBLIC}/\""),
+        )
+        .replace(
+            &format!("\"http://{}/rest\"", up.addr),
+            &format!("\"{PUBLIC}/rest\""),
+        );
     assert_eq!(String::from_utf8_lossy(&got), want);
-    assert!(want.contains("\"url\": \"https://example.org\""), "provider URL kept");
+    assert!(
+        want.contains("\"url\": \"https://example.org\""),
+        "provider URL kept"
+    );
     // The older well-known path too.
     let (got, _) = get_card(&up, &p, "/.well-known/agent.json", &card).await;
     assert_eq!(String::from_utf8_lossy(&got), want);
@@ -82,7 +104,10 @@ async fn v03_card_url_and_additional_interfaces_move() {
 async fn cards_pass_byte_identical_by_default() {
     let up = Upstream::start().await;
     let p = Proxy::start(up.addr, "").await;
-    for card in [card_v1(&up.addr.to_string()), card_v03(&up.addr.to_string())] {
+    for card in [
+        card_v1(&up.addr.to_string()),
+        card_v03(&up.addr.to_string()),
+    ] {
         let (got, head) = get_card(&up, &p, "/.well-known/agent-card.json", &card).await;
         assert_eq!(got, card.as_bytes());
         assert_eq!(head.get("content-type").unwrap(), "application/json");

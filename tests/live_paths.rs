@@ -1,7 +1,6 @@
 //! The live path's edges through the running proxy: bodies over the
-//! analysis limit, compressed responses, the REST binding and 0.3, how a
-//! stream ends (upstream death, caller hang-up), and the stream metrics.
-//! The caller's bytes always equal the upstream's.
+//! analysis limit, compressed responses, and how a stream ends (upstream
+//! death, caller hang-up). The caller's bytes always equal the upstream's.
 
 mod live;
 
@@ -11,7 +10,7 @@ use flate2::write::{GzEncoder, ZlibEncoder};
 use flate2::Compression;
 use live::a2a::*;
 use live::{sample, Hold, Proxy, Reply, Upstream, NAME};
-use serde_json::{json, Value};
+use serde_json::json;
 
 async fn setup(extra: &str) -> (Upstream, Proxy) {
     let up = Upstream::start().await;
@@ -23,20 +22,12 @@ fn stream_req(id: i64) -> String {
     request(json!(id), "SendStreamingMessage", new_message())
 }
 
-/// One exchange on any path; asserts the caller got the upstream's bytes.
-async fn pass(up: &Upstream, p: &Proxy, path: &str, hdrs: &[(&str, &str)], body: &str, reply: Reply) {
-    let want = reply.bytes();
-    up.push(reply);
-    let (_, got) = p.send("POST", path, hdrs, body).await;
-    assert_eq!(got, want, "forwarded bytes differ from upstream bytes");
-}
-
-fn kinds(recs: &[Value]) -> Vec<&str> {
-    recs.iter().map(|r| r["kind"].as_str().unwrap_or("?")).collect()
-}
-
 fn skipped(scrape: &str, reason: &str) -> Option<f64> {
-    sample(scrape, "a2a_analysis_skipped_total", &[("upstream", NAME), ("reason", reason)])
+    sample(
+        scrape,
+        "a2a_analysis_skipped_total",
+        &[("upstream", NAME), ("reason", reason)],
+    )
 }
 
 #[tokio::test]
@@ -47,11 +38,27 @@ async fn json_body_over_the_limit_is_skipped_not_judged() {
     big["task"]["metadata"] = json!({"pad": "x".repeat(400)});
     let body = rpc(json!(1), big);
     assert!(body.len() > 256);
-    pass(&up, &p, "/", V1, &request(json!(1), "SendMessage", new_message()), Reply::json(200, &body)).await;
+    pass(
+        &up,
+        &p,
+        "/",
+        V1,
+        &request(json!(1), "SendMessage", new_message()),
+        Reply::json(200, &body),
+    )
+    .await;
     // Under the limit: the same violation is judged (the limit is what spared the first).
     let small = rpc(json!(2), task("t-small", "c", "TASK_STATE_WORKING"));
     assert!(small.len() <= 256);
-    pass(&up, &p, "/", V1, &request(json!(2), "SendMessage", new_message()), Reply::json(200, &small)).await;
+    pass(
+        &up,
+        &p,
+        "/",
+        V1,
+        &request(json!(2), "SendMessage", new_message()),
+        Reply::json(200, &small),
+    )
+    .await;
     let recs = settle(&up, &p).await;
     assert_eq!(kinds(&recs), ["blocking_returned_active"], "{recs:#?}");
     assert_eq!(recs[0]["task_id"], "t-small");
@@ -74,9 +81,16 @@ fn zlib(b: &[u8]) -> Vec<u8> {
 /// An SSE reply compressed with `enc`, cut into small chunks.
 fn compressed(frames: &[String], enc: &str) -> Reply {
     let plain = Reply::sse(frames).bytes();
-    let packed = if enc == "gzip" { gzip(&plain) } else { zlib(&plain) };
+    let packed = if enc == "gzip" {
+        gzip(&plain)
+    } else {
+        zlib(&plain)
+    };
     let mut r = Reply::sse(&[]).header("content-encoding", enc);
-    r.chunks = packed.chunks(17).map(|c| bytes::Bytes::copy_from_slice(c)).collect();
+    r.chunks = packed
+        .chunks(17)
+        .map(bytes::Bytes::copy_from_slice)
+        .collect();
     r
 }
 
@@ -86,28 +100,54 @@ async fn compressed_streams_are_judged_decoded_and_forwarded_as_sent() {
     for (id, enc) in [(1, "gzip"), (2, "deflate")] {
         let t = format!("t-{enc}");
         // Look-alike first: the artifact closed properly.
-        let ok = frames(id, &[
-            task(&format!("{t}-ok"), "c", "TASK_STATE_WORKING"),
-            artifact(&format!("{t}-ok"), "c", "a1", false, true),
-            status(&format!("{t}-ok"), "c", "TASK_STATE_COMPLETED"),
-        ]);
+        let ok = frames(
+            id,
+            &[
+                task(&format!("{t}-ok"), "c", "TASK_STATE_WORKING"),
+                artifact(&format!("{t}-ok"), "c", "a1", false, true),
+                status(&format!("{t}-ok"), "c", "TASK_STATE_COMPLETED"),
+            ],
+        );
         let reply = compressed(&ok, enc);
         let want = reply.bytes();
         up.push(reply);
         let (_, head, got) = p.request("POST", "/", V1, &stream_req(id)).await;
-        assert_eq!(got, want, "{enc}: caller gets the compressed bytes unchanged");
-        assert_eq!(head.get("content-encoding").and_then(|v| v.to_str().ok()), Some(enc));
-        let bad = frames(id, &[task(&t, "c", "TASK_STATE_WORKING"), artifact(&t, "c", "a1", false, false), status(&t, "c", "TASK_STATE_COMPLETED")]);
+        assert_eq!(
+            got, want,
+            "{enc}: caller gets the compressed bytes unchanged"
+        );
+        assert_eq!(
+            head.get("content-encoding").and_then(|v| v.to_str().ok()),
+            Some(enc)
+        );
+        let bad = frames(
+            id,
+            &[
+                task(&t, "c", "TASK_STATE_WORKING"),
+                artifact(&t, "c", "a1", false, false),
+                status(&t, "c", "TASK_STATE_COMPLETED"),
+            ],
+        );
         pass(&up, &p, "/", V1, &stream_req(id), compressed(&bad, enc)).await;
     }
     let recs = settle(&up, &p).await;
-    assert_eq!(kinds(&recs), ["abandoned_artifact", "abandoned_artifact"], "{recs:#?}");
+    assert_eq!(
+        kinds(&recs),
+        ["abandoned_artifact", "abandoned_artifact"],
+        "{recs:#?}"
+    );
     for (r, t) in recs.iter().zip(["t-gzip", "t-deflate"]) {
         assert_eq!(r["task_id"], t);
         assert_eq!(r["severity"], "error");
         assert_eq!(r["event_index"], 2);
         // Evidence is the decoded frame, not compressed bytes.
-        assert!(r["evidence"].as_str().unwrap().contains("TASK_STATE_COMPLETED"), "{r}");
+        assert!(
+            r["evidence"]
+                .as_str()
+                .unwrap()
+                .contains("TASK_STATE_COMPLETED"),
+            "{r}"
+        );
     }
     let scrape = p.metrics().await;
     assert_eq!(skipped(&scrape, "content_encoding"), Some(0.0), "{scrape}");
@@ -117,7 +157,9 @@ async fn compressed_streams_are_judged_decoded_and_forwarded_as_sent() {
 async fn corrupt_compressed_stream_is_skipped_without_a_finding() {
     let (up, p) = setup("").await;
     let mut r = Reply::sse(&[]).header("content-encoding", "gzip");
-    r.chunks = vec![bytes::Bytes::from_static(b"this is not gzip at all, data: {}\n\n")];
+    r.chunks = vec![bytes::Bytes::from_static(
+        b"this is not gzip at all, data: {}\n\n",
+    )];
     pass(&up, &p, "/", V1, &stream_req(1), r).await;
     let recs = settle(&up, &p).await;
     assert!(recs.is_empty(), "{recs:#?}");
@@ -127,14 +169,22 @@ async fn corrupt_compressed_stream_is_skipped_without_a_finding() {
 #[tokio::test]
 async fn upstream_dying_mid_stream_while_working_is_truncation() {
     let (up, p) = setup("").await;
-    let mut r = Reply::sse(&frames(1, &[task("t-1", "c", "TASK_STATE_SUBMITTED"), status("t-1", "c", "TASK_STATE_WORKING")]));
+    let mut r = Reply::sse(&frames(
+        1,
+        &[
+            task("t-1", "c", "TASK_STATE_SUBMITTED"),
+            status("t-1", "c", "TASK_STATE_WORKING"),
+        ],
+    ));
     // The frames go out, then (once the caller has them) the upstream dies.
     let hold = Hold::after(2);
     r.hold = Some(hold.clone());
     r.die = true;
     let sent = r.chunks.clone();
     up.push(r);
-    let (mut caller, mut got) = p.post_until("/", V1, &stream_req(1), "TASK_STATE_WORKING").await;
+    let (mut caller, mut got) = p
+        .post_until("/", V1, &stream_req(1), "TASK_STATE_WORKING")
+        .await;
     hold.release.notify_one();
     read_to_end(&mut caller, &mut got).await;
     // Chunked framing aside, every upstream frame reached the caller intact and in order.
@@ -142,11 +192,26 @@ async fn upstream_dying_mid_stream_while_working_is_truncation() {
     let mut at = 0;
     for chunk in &sent {
         let c = std::str::from_utf8(chunk).unwrap();
-        at += text[at..].find(c).unwrap_or_else(|| panic!("frame {c:?} missing after byte {at}: {text}")) + c.len();
+        at += text[at..]
+            .find(c)
+            .unwrap_or_else(|| panic!("frame {c:?} missing after byte {at}: {text}"))
+            + c.len();
     }
-    assert!(!text.ends_with("0\r\n\r\n"), "a dead upstream must not look like a clean end: {text}");
-    let outcome = |s: &str, o| sample(s, "a2a_stream_duration_seconds_count", &[("upstream", NAME), ("outcome", o)]);
-    p.wait_metrics("a truncated stream", |s| outcome(s, "truncated") == Some(1.0)).await;
+    assert!(
+        !text.ends_with("0\r\n\r\n"),
+        "a dead upstream must not look like a clean end: {text}"
+    );
+    let outcome = |s: &str, o| {
+        sample(
+            s,
+            "a2a_stream_duration_seconds_count",
+            &[("upstream", NAME), ("outcome", o)],
+        )
+    };
+    p.wait_metrics("a truncated stream", |s| {
+        outcome(s, "truncated") == Some(1.0)
+    })
+    .await;
     let recs = settle(&up, &p).await;
     assert_eq!(kinds(&recs), ["stream_truncated"], "{recs:#?}");
     check_fields(&recs[0]);
@@ -173,14 +238,19 @@ async fn read_to_end(tcp: &mut tokio::net::TcpStream, got: &mut Vec<u8>) {
 async fn caller_hanging_up_mid_stream_is_not_truncation() {
     let (up, p) = setup("").await;
     let hold = Hold::after(2);
-    let mut r = Reply::sse(&frames(1, &[
-        task("t-1", "c", "TASK_STATE_SUBMITTED"),
-        status("t-1", "c", "TASK_STATE_WORKING"),
-        status("t-1", "c", "TASK_STATE_COMPLETED"),
-    ]));
+    let mut r = Reply::sse(&frames(
+        1,
+        &[
+            task("t-1", "c", "TASK_STATE_SUBMITTED"),
+            status("t-1", "c", "TASK_STATE_WORKING"),
+            status("t-1", "c", "TASK_STATE_COMPLETED"),
+        ],
+    ));
     r.hold = Some(hold.clone());
     up.push(r);
-    let (caller, got) = p.post_until("/", V1, &stream_req(1), "TASK_STATE_WORKING").await;
+    let (caller, got) = p
+        .post_until("/", V1, &stream_req(1), "TASK_STATE_WORKING")
+        .await;
     assert!(String::from_utf8_lossy(&got).contains("TASK_STATE_SUBMITTED"));
     drop(caller);
     // The proxy lets go of the upstream's stream, and reports the end.
@@ -188,116 +258,30 @@ async fn caller_hanging_up_mid_stream_is_not_truncation() {
         .await
         .expect("proxy dropped the upstream stream after the caller left");
     p.wait_metrics("a client_gone stream", |s| {
-        sample(s, "a2a_stream_duration_seconds_count", &[("upstream", NAME), ("outcome", "client_gone")]) == Some(1.0)
+        sample(
+            s,
+            "a2a_stream_duration_seconds_count",
+            &[("upstream", NAME), ("outcome", "client_gone")],
+        ) == Some(1.0)
     })
     .await;
     let recs = settle(&up, &p).await;
-    assert!(recs.is_empty(), "a caller hanging up is not stream_truncated: {recs:#?}");
+    assert!(
+        recs.is_empty(),
+        "a caller hanging up is not stream_truncated: {recs:#?}"
+    );
     let scrape = p.metrics().await;
-    assert_eq!(sample(&scrape, "a2a_violations_total", &[("kind", "stream_truncated"), ("severity", "warning")]), Some(0.0));
-    assert_eq!(sample(&scrape, "a2a_streams_active", &[("upstream", NAME)]), Some(0.0), "{scrape}");
-}
-
-fn rest_event(ev: Value) -> String {
-    ev.to_string()
-}
-
-#[tokio::test]
-async fn rest_stream_abandoned_artifact_with_rest_fields() {
-    let (up, p) = setup("").await;
-    let body = json!({"message": {"role": "ROLE_USER", "messageId": "m-1", "parts": [{"text": "hi"}]}}).to_string();
-    let ok: Vec<String> = [task("t-ok", "c", "TASK_STATE_WORKING"), artifact("t-ok", "c", "a1", false, true), status("t-ok", "c", "TASK_STATE_COMPLETED")]
-        .into_iter()
-        .map(rest_event)
-        .collect();
-    pass(&up, &p, "/rest/message:stream", V1, &body, Reply::sse(&ok)).await;
-    let bad: Vec<String> = [task("t-1", "c", "TASK_STATE_WORKING"), artifact("t-1", "c", "a1", false, false), status("t-1", "c", "TASK_STATE_COMPLETED")]
-        .into_iter()
-        .map(rest_event)
-        .collect();
-    pass(&up, &p, "/rest/message:stream", V1, &body, Reply::sse(&bad)).await;
-    let recs = settle(&up, &p).await;
-    assert_eq!(kinds(&recs), ["abandoned_artifact"], "{recs:#?}");
-    let r = &recs[0];
-    check_fields(r);
-    assert_eq!((r["binding"].as_str(), r["version"].as_str(), r["method"].as_str()), (Some("rest"), Some("1.0"), Some("SendStreamingMessage")));
-    assert_eq!((r["severity"].as_str(), r["task_id"].as_str(), r["event_index"].as_u64()), (Some("error"), Some("t-1"), Some(2)));
-    let scrape = p.metrics().await;
-    let n = sample(&scrape, "a2a_requests_total", &[("binding", "rest"), ("method", "SendStreamingMessage"), ("code", "2xx")]);
-    assert_eq!(n, Some(2.0), "{scrape}");
-}
-
-fn send03(id: i64, blocking: Option<bool>) -> String {
-    let mut params = json!({"message": {"kind": "message", "role": "user", "messageId": "m", "parts": [{"kind": "text", "text": "hi"}]}});
-    if let Some(b) = blocking {
-        params["configuration"] = json!({"blocking": b});
-    }
-    json!({"jsonrpc": "2.0", "id": id, "method": "message/send", "params": params}).to_string()
-}
-
-fn task03(id: i64, task_id: &str, state: &str) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "result": {"kind": "task", "id": task_id, "contextId": "c", "status": {"state": state}}}).to_string()
-}
-
-#[tokio::test]
-async fn v03_blocking_send_returning_working_with_03_fields() {
-    let (up, p) = setup("").await;
-    // Look-alikes: not blocking; blocking and completed.
-    pass(&up, &p, "/", &[], &send03(1, None), Reply::json(200, &task03(1, "t-ok1", "working"))).await;
-    pass(&up, &p, "/", &[], &send03(2, Some(false)), Reply::json(200, &task03(2, "t-ok2", "submitted"))).await;
-    pass(&up, &p, "/", &[], &send03(3, Some(true)), Reply::json(200, &task03(3, "t-ok3", "completed"))).await;
-    pass(&up, &p, "/", &[], &send03(4, Some(true)), Reply::json(200, &task03(4, "t-1", "working"))).await;
-    let recs = settle(&up, &p).await;
-    assert_eq!(kinds(&recs), ["blocking_returned_active"], "{recs:#?}");
-    let r = &recs[0];
-    check_fields(r);
-    assert_eq!((r["binding"].as_str(), r["version"].as_str(), r["method"].as_str()), (Some("jsonrpc"), Some("0.3"), Some("SendMessage")));
-    assert_eq!((r["severity"].as_str(), r["task_id"].as_str(), r["context_id"].as_str()), (Some("error"), Some("t-1"), Some("c")));
-    assert!(r["event_index"].is_null());
-}
-
-#[tokio::test]
-async fn stream_metrics_follow_the_frames() {
-    let (up, p) = setup("").await;
-    let evs = [
-        task("t-1", "c", "TASK_STATE_SUBMITTED"),
-        status("t-1", "c", "TASK_STATE_WORKING"),
-        artifact("t-1", "c", "a1", false, false),
-        artifact("t-1", "c", "a1", true, true),
-        status("t-1", "c", "TASK_STATE_COMPLETED"),
-    ];
-    let hold = Hold::after(2);
-    let mut r = Reply::sse(&frames(1, &evs));
-    r.hold = Some(hold.clone());
-    let want = r.bytes();
-    up.push(r);
-    let req = stream_req(1);
-    let caller = tokio::spawn({
-        let listen = p.listen;
-        async move { live::request_to(listen, "POST", "/", V1, &req).await }
-    });
-    // While the stream is held open it is active.
-    p.wait_metrics("one active stream", |s| sample(s, "a2a_streams_active", &[("upstream", NAME)]) == Some(1.0)).await;
-    hold.release.notify_one();
-    let (status, _, got) = tokio::time::timeout(std::time::Duration::from_secs(10), caller).await.expect("caller done").expect("join");
-    assert_eq!(status, 200);
-    assert_eq!(got, want);
-    let recs = settle(&up, &p).await;
-    assert!(recs.is_empty(), "{recs:#?}");
-    let s = p.metrics().await;
-    let rq = |m: &str, c: &str| sample(&s, "a2a_requests_total", &[("upstream", NAME), ("binding", "jsonrpc"), ("method", m), ("code", c)]);
-    // Ours and the sentinel's.
-    assert_eq!(rq("SendStreamingMessage", "2xx"), Some(2.0), "{s}");
-    let ev = |e: &str| sample(&s, "a2a_stream_events_total", &[("upstream", NAME), ("binding", "jsonrpc"), ("event", e)]);
-    assert_eq!(ev("task"), Some(1.0), "{s}");
-    assert_eq!(ev("status_update"), Some(2.0), "{s}");
-    assert_eq!(ev("artifact_update"), Some(2.0), "{s}");
-    assert_eq!(ev("message"), Some(0.0), "{s}");
-    let tr = |f: &str, t: &str| sample(&s, "a2a_task_transitions_total", &[("upstream", NAME), ("from", f), ("to", t)]);
-    assert_eq!(tr("submitted", "working"), Some(1.0), "{s}");
-    assert_eq!(tr("working", "completed"), Some(1.0), "{s}");
-    // Ours; the sentinel's stream has no decodable event.
-    assert_eq!(sample(&s, "a2a_time_to_first_event_seconds_count", &[("upstream", NAME)]), Some(1.0), "{s}");
-    assert_eq!(sample(&s, "a2a_streams_active", &[("upstream", NAME)]), Some(0.0), "{s}");
-    assert_eq!(sample(&s, "a2a_stream_duration_seconds_count", &[("upstream", NAME), ("outcome", "terminal")]), Some(1.0), "{s}");
+    assert_eq!(
+        sample(
+            &scrape,
+            "a2a_violations_total",
+            &[("kind", "stream_truncated"), ("severity", "warning")]
+        ),
+        Some(0.0)
+    );
+    assert_eq!(
+        sample(&scrape, "a2a_streams_active", &[("upstream", NAME)]),
+        Some(0.0),
+        "{scrape}"
+    );
 }

@@ -4,225 +4,21 @@
 #![allow(dead_code)]
 
 pub mod a2a;
+mod upstream;
 
-use std::collections::VecDeque;
-use std::convert::Infallible;
+#[allow(unused_imports)] // not every test file holds streams open
+pub use upstream::{Hold, Reply, Upstream};
+
 use std::net::{SocketAddr, TcpListener as StdListener};
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper::body::{Body, Frame, Incoming};
 use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
-use tokio::net::TcpListener;
-
-/// One scripted upstream answer.
-#[derive(Clone, Debug)]
-pub struct Reply {
-    pub status: u16,
-    pub content_type: String,
-    pub chunks: Vec<Bytes>,
-    /// End the body with an error after the chunks (connection dies).
-    pub die: bool,
-    /// Extra response headers (e.g. `content-encoding`).
-    pub headers: Vec<(String, String)>,
-    /// Hold the body open after some chunks until released.
-    pub hold: Option<Hold>,
-}
-
-/// Holds a scripted body open: the first `after` chunks go at once, the
-/// rest (and the end) only once `release` is notified. `dropped` is
-/// notified when the proxy lets go of the upstream response.
-#[derive(Clone, Debug)]
-pub struct Hold {
-    pub after: usize,
-    pub release: Arc<tokio::sync::Notify>,
-    pub dropped: Arc<tokio::sync::Notify>,
-}
-
-impl Hold {
-    pub fn after(n: usize) -> Hold {
-        Hold {
-            after: n,
-            release: Arc::default(),
-            dropped: Arc::default(),
-        }
-    }
-}
-
-impl Reply {
-    /// An SSE answer, one chunk per frame.
-    pub fn sse(frames: &[String]) -> Reply {
-        Reply {
-            status: 200,
-            content_type: "text/event-stream".into(),
-            chunks: frames
-                .iter()
-                .map(|f| Bytes::from(format!("data: {f}\n\n")))
-                .collect(),
-            die: false,
-            headers: Vec::new(),
-            hold: None,
-        }
-    }
-
-    /// A JSON answer.
-    pub fn json(status: u16, body: &str) -> Reply {
-        Reply {
-            status,
-            content_type: "application/json".into(),
-            chunks: vec![Bytes::from(body.to_owned())],
-            die: false,
-            headers: Vec::new(),
-            hold: None,
-        }
-    }
-
-    /// Adds a response header.
-    pub fn header(mut self, name: &str, value: &str) -> Reply {
-        self.headers.push((name.to_owned(), value.to_owned()));
-        self
-    }
-
-    pub fn bytes(&self) -> Vec<u8> {
-        self.chunks.iter().flat_map(|c| c.iter().copied()).collect()
-    }
-}
-
-/// A body that yields its chunks one per poll, then maybe an error.
-struct Scripted {
-    chunks: VecDeque<Bytes>,
-    die: bool,
-}
-
-impl Body for Scripted {
-    type Data = Bytes;
-    type Error = std::io::Error;
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        if let Some(c) = self.chunks.pop_front() {
-            return Poll::Ready(Some(Ok(Frame::data(c))));
-        }
-        if self.die {
-            self.die = false;
-            return Poll::Ready(Some(Err(std::io::Error::other("upstream died"))));
-        }
-        Poll::Ready(None)
-    }
-}
-
-/// A held body: chunks come through a channel fed by a task that waits
-/// for the release; the feeder learns of the body's drop when sends fail.
-struct Held {
-    rx: tokio::sync::mpsc::Receiver<Result<Bytes, std::io::Error>>,
-}
-
-impl Body for Held {
-    type Data = Bytes;
-    type Error = std::io::Error;
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        self.rx.poll_recv(cx).map(|o| o.map(|r| r.map(Frame::data)))
-    }
-}
-
-fn held_body(reply: Reply, hold: Hold) -> Held {
-    let (tx, rx) = tokio::sync::mpsc::channel(64);
-    tokio::spawn(async move {
-        let mut chunks = reply.chunks.into_iter();
-        for c in chunks.by_ref().take(hold.after) {
-            if tx.send(Ok(c)).await.is_err() {
-                hold.dropped.notify_one();
-                return;
-            }
-        }
-        tokio::select! {
-            _ = hold.release.notified() => {}
-            _ = tx.closed() => {
-                hold.dropped.notify_one();
-                return;
-            }
-        }
-        for c in chunks {
-            if tx.send(Ok(c)).await.is_err() {
-                hold.dropped.notify_one();
-                return;
-            }
-        }
-        if reply.die {
-            let _ = tx.send(Err(std::io::Error::other("upstream died"))).await;
-        }
-    });
-    Held { rx }
-}
-
-/// The scripted upstream: answers requests in order from its script.
-pub struct Upstream {
-    pub addr: SocketAddr,
-    script: Arc<Mutex<VecDeque<Reply>>>,
-}
-
-impl Upstream {
-    pub async fn start() -> Upstream {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let script: Arc<Mutex<VecDeque<Reply>>> = Arc::default();
-        let s = script.clone();
-        tokio::spawn(async move {
-            loop {
-                let Ok((tcp, _)) = listener.accept().await else { return };
-                let s = s.clone();
-                tokio::spawn(async move {
-                    let svc = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
-                        let s = s.clone();
-                        async move {
-                            // Read the whole request first, as agents do.
-                            let _ = req.into_body().collect().await;
-                            let reply = s.lock().unwrap().pop_front().unwrap_or_else(|| {
-                                Reply::json(500, r#"{"error":"script exhausted"}"#)
-                            });
-                            let mut resp = hyper::Response::builder()
-                                .status(reply.status)
-                                .header("content-type", reply.content_type.clone());
-                            for (k, v) in &reply.headers {
-                                resp = resp.header(k, v);
-                            }
-                            let body = match reply.hold.clone() {
-                                Some(hold) => held_body(reply, hold).boxed_unsync(),
-                                None => Scripted {
-                                    chunks: reply.chunks.into(),
-                                    die: reply.die,
-                                }
-                                .boxed_unsync(),
-                            };
-                            let resp = resp.body(body).unwrap();
-                            Ok::<_, Infallible>(resp)
-                        }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(tcp), svc)
-                        .await;
-                });
-            }
-        });
-        Upstream { addr, script }
-    }
-
-    pub fn push(&self, reply: Reply) {
-        self.script.lock().unwrap().push_back(reply);
-    }
-}
 
 fn free_port() -> u16 {
     StdListener::bind("127.0.0.1:0")
@@ -315,7 +111,13 @@ impl Proxy {
     }
 
     /// Sends a request through the proxy; returns status and body bytes.
-    pub async fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, Vec<u8>) {
+    pub async fn send(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> (u16, Vec<u8>) {
         let (status, _, bytes) = self.request(method, path, headers, body).await;
         (status, bytes)
     }
@@ -333,9 +135,17 @@ impl Proxy {
 
     /// POSTs `body` on a raw connection and reads until the response holds
     /// `until`; returns the connection (drop it to hang up) and the bytes.
-    pub async fn post_until(&self, path: &str, headers: &[(&str, &str)], body: &str, until: &str) -> (tokio::net::TcpStream, Vec<u8>) {
+    pub async fn post_until(
+        &self,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+        until: &str,
+    ) -> (tokio::net::TcpStream, Vec<u8>) {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut tcp = tokio::net::TcpStream::connect(self.listen).await.expect("connect");
+        let mut tcp = tokio::net::TcpStream::connect(self.listen)
+            .await
+            .expect("connect");
         let mut head = format!(
             "POST {path} HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
             self.listen,
@@ -354,9 +164,15 @@ impl Proxy {
             let left = deadline.saturating_duration_since(Instant::now());
             let n = tokio::time::timeout(left, tcp.read(&mut buf))
                 .await
-                .unwrap_or_else(|_| panic!("never saw {until:?}: {}", String::from_utf8_lossy(&got)))
+                .unwrap_or_else(|_| {
+                    panic!("never saw {until:?}: {}", String::from_utf8_lossy(&got))
+                })
                 .expect("read");
-            assert!(n > 0, "EOF before {until:?}: {}", String::from_utf8_lossy(&got));
+            assert!(
+                n > 0,
+                "EOF before {until:?}: {}",
+                String::from_utf8_lossy(&got)
+            );
             got.extend_from_slice(&buf[..n]);
         }
         (tcp, got)
@@ -390,7 +206,10 @@ impl Proxy {
             if let Some(status) = self.child.try_wait().expect("try_wait") {
                 return status;
             }
-            assert!(Instant::now() < deadline, "a2a-tap did not exit in {within:?}");
+            assert!(
+                Instant::now() < deadline,
+                "a2a-tap did not exit in {within:?}"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
@@ -412,7 +231,10 @@ impl Proxy {
             if pred(&scrape) {
                 return scrape;
             }
-            assert!(Instant::now() < deadline, "metrics never showed {what}:\n{scrape}");
+            assert!(
+                Instant::now() < deadline,
+                "metrics never showed {what}:\n{scrape}"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
@@ -456,8 +278,8 @@ impl Drop for Proxy {
 
 /// Sends a request to `listen`; returns status, headers and body bytes.
 pub async fn request_to(
-listen: SocketAddr,
-method: &str,
+    listen: SocketAddr,
+    method: &str,
     path: &str,
     headers: &[(&str, &str)],
     body: &str,
@@ -489,7 +311,9 @@ method: &str,
 
 async fn get(url: &str) -> Option<(u16, String)> {
     let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
-    let req = hyper::Request::get(url).body(Full::new(Bytes::new())).ok()?;
+    let req = hyper::Request::get(url)
+        .body(Full::new(Bytes::new()))
+        .ok()?;
     let resp = tokio::time::timeout(Duration::from_secs(2), client.request(req))
         .await
         .ok()?
