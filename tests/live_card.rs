@@ -113,3 +113,25 @@ async fn cards_pass_byte_identical_by_default() {
         assert_eq!(head.get("content-type").unwrap(), "application/json");
     }
 }
+
+#[tokio::test]
+async fn only_the_advertised_urls_move_whatever_else_names_the_same_address() {
+    let up = Upstream::start().await;
+    let p = Proxy::start(up.addr, REWRITE).await;
+    let a = up.addr.to_string();
+    // The provider and the docs share the interface's exact URL (a dev
+    // agent's card); the 1.0 interface writes its slashes escaped, as
+    // PHP's json_encode does.
+    let card = format!(
+        r#"{{"url": "http://{a}/", "provider": {{"organization": "dev", "url": "http://{a}/"}},
+ "documentationUrl": "http://{a}/",
+ "supportedInterfaces": [{{"url": "http:\/\/{a}\/a2a", "protocolBinding": "JSONRPC"}}]}}"#
+    );
+    let (got, _) = get_card(&up, &p, "/.well-known/agent-card.json", &card).await;
+    let want = format!(
+        r#"{{"url": "{PUBLIC}/", "provider": {{"organization": "dev", "url": "http://{a}/"}},
+ "documentationUrl": "http://{a}/",
+ "supportedInterfaces": [{{"url": "{PUBLIC}/a2a", "protocolBinding": "JSONRPC"}}]}}"#
+    );
+    assert_eq!(String::from_utf8_lossy(&got), want);
+}
