@@ -78,14 +78,43 @@ fn zlib(b: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
+/// A valid brotli stream of stored (uncompressed) meta-blocks: no brotli
+/// encoder is a dependency, and the format allows this.
+fn brotli_stored(b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, block) in b.chunks(1 << 16).enumerate() {
+        let m = (block.len() - 1) as u32;
+        // Bits, LSB first: [WBITS=16: 0, first block only], ISLAST=0,
+        // MNIBBLES=4 (00), MLEN-1 (16 bits), ISUNCOMPRESSED=1; zero padding.
+        let (bits, n) = if i == 0 {
+            ((m << 4) | (1 << 20), 21)
+        } else {
+            ((m << 3) | (1 << 19), 20)
+        };
+        out.extend_from_slice(&bits.to_le_bytes()[..(n as usize).div_ceil(8)]);
+        out.extend_from_slice(block);
+    }
+    out.push(0b11); // ISLAST, ISLASTEMPTY
+    out
+}
+
 /// An SSE reply compressed with `enc`, cut into small chunks.
 fn compressed(frames: &[String], enc: &str) -> Reply {
     let plain = Reply::sse(frames).bytes();
-    let packed = if enc == "gzip" {
-        gzip(&plain)
-    } else {
-        zlib(&plain)
+    let packed = match enc {
+        "gzip" => gzip(&plain),
+        "deflate" => zlib(&plain),
+        _ => brotli_stored(&plain),
     };
+    if enc == "br" {
+        let mut dec = brotli_decompressor::DecompressorWriter::new(Vec::new(), 4096);
+        dec.write_all(&packed).unwrap();
+        assert_eq!(
+            dec.into_inner().unwrap(),
+            plain,
+            "the stored brotli stream is valid"
+        );
+    }
     let mut r = Reply::sse(&[]).header("content-encoding", enc);
     r.chunks = packed
         .chunks(17)
@@ -97,7 +126,7 @@ fn compressed(frames: &[String], enc: &str) -> Reply {
 #[tokio::test]
 async fn compressed_streams_are_judged_decoded_and_forwarded_as_sent() {
     let (up, p) = setup("").await;
-    for (id, enc) in [(1, "gzip"), (2, "deflate")] {
+    for (id, enc) in [(1, "gzip"), (2, "deflate"), (3, "br")] {
         let t = format!("t-{enc}");
         // Look-alike first: the artifact closed properly.
         let ok = frames(
@@ -131,12 +160,8 @@ async fn compressed_streams_are_judged_decoded_and_forwarded_as_sent() {
         pass(&up, &p, "/", V1, &stream_req(id), compressed(&bad, enc)).await;
     }
     let recs = settle(&up, &p).await;
-    assert_eq!(
-        kinds(&recs),
-        ["abandoned_artifact", "abandoned_artifact"],
-        "{recs:#?}"
-    );
-    for (r, t) in recs.iter().zip(["t-gzip", "t-deflate"]) {
+    assert_eq!(kinds(&recs), ["abandoned_artifact"; 3], "{recs:#?}");
+    for (r, t) in recs.iter().zip(["t-gzip", "t-deflate", "t-br"]) {
         assert_eq!(r["task_id"], t);
         assert_eq!(r["severity"], "error");
         assert_eq!(r["event_index"], 2);
@@ -284,4 +309,33 @@ async fn caller_hanging_up_mid_stream_is_not_truncation() {
         Some(0.0),
         "{scrape}"
     );
+}
+
+#[tokio::test]
+async fn compressed_json_bodies_are_judged_too() {
+    let (up, p) = setup("").await;
+    for (id, enc) in [(1, "gzip"), (2, "deflate"), (3, "br")] {
+        let body = rpc(
+            json!(id),
+            task(&format!("t-{enc}"), "c", "TASK_STATE_WORKING"),
+        );
+        let packed = match enc {
+            "gzip" => gzip(body.as_bytes()),
+            "deflate" => zlib(body.as_bytes()),
+            _ => brotli_stored(body.as_bytes()),
+        };
+        let mut r = Reply::json(200, "").header("content-encoding", enc);
+        r.chunks = packed
+            .chunks(5)
+            .map(bytes::Bytes::copy_from_slice)
+            .collect();
+        let req = request(json!(id), "SendMessage", new_message());
+        pass(&up, &p, "/", V1, &req, r).await;
+    }
+    let recs = settle(&up, &p).await;
+    assert_eq!(kinds(&recs), ["blocking_returned_active"; 3], "{recs:#?}");
+    for (r, t) in recs.iter().zip(["t-gzip", "t-deflate", "t-br"]) {
+        assert_eq!(r["task_id"], t);
+        assert!(r["evidence"].as_str().unwrap().contains(t), "{r}");
+    }
 }
