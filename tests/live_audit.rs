@@ -130,6 +130,8 @@ async fn findings(up: &Upstream, p: &Proxy, from: i64, n: i64) {
 async fn rotation_by_rename_and_sighup_loses_and_repeats_nothing() {
     let (up, p) = setup("").await;
     findings(&up, &p, 1, 5).await;
+    // These are on disk before the rename; the next ones race the signal.
+    assert_eq!(p.wait_records(5).await.len(), 5);
     let rotated = p.dir().join("audit.jsonl.1");
     std::fs::rename(&p.audit, &rotated).expect("rename the audit log");
     // Records keep going to the renamed file until the proxy reopens.
@@ -147,7 +149,7 @@ async fn rotation_by_rename_and_sighup_loses_and_repeats_nothing() {
     let fresh = settle(&up, &p).await;
     let old = Proxy::records_in(&rotated);
     assert!(
-        !old.is_empty(),
+        old.len() >= 5,
         "records before the rotation stay in the old file"
     );
     // Those produced after the reopen are all in the new file.
@@ -233,4 +235,22 @@ async fn sigterm_right_after_a_finding_exits_zero_with_the_record_written() {
     check_fields(&recs[0]);
     assert_eq!(recs[0]["kind"], "blocking_returned_active");
     assert_eq!(recs[0]["task_id"], "t-1");
+}
+
+#[tokio::test]
+async fn a_full_audit_queue_drops_and_counts_every_record_it_cannot_take() {
+    let (up, p) = setup("[audit]\nqueue_capacity = 1\n").await;
+    // One stream, 60 contextId changes, found in one burst.
+    let mut evs = vec![task("t-1", "c0", "TASK_STATE_WORKING")];
+    evs.extend((1..=60).map(|i| status("t-1", &format!("c{}", i % 2), "TASK_STATE_WORKING")));
+    evs.push(status("t-1", "c0", "TASK_STATE_COMPLETED"));
+    exchange(&up, &p, stream_req(1), Reply::sse(&frames(1, &evs))).await;
+    let scrape = p
+        .wait_metrics("every finding written or dropped", |s| {
+            violations(s) == 60.0 && dropped(s) + p.records().len() as f64 == 60.0
+        })
+        .await;
+    let written = p.records().len();
+    assert_eq!(dropped(&scrape) + written as f64, violations(&scrape));
+    assert!(written >= 1, "the queue took at least one record");
 }

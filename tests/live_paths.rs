@@ -339,3 +339,32 @@ async fn compressed_json_bodies_are_judged_too() {
         assert!(r["evidence"].as_str().unwrap().contains(t), "{r}");
     }
 }
+
+#[tokio::test]
+async fn bytes_analysis_could_not_take_leave_the_exchange_unjudged() {
+    let (up, p) = setup("[analysis]\nqueue_bytes = 200\n").await;
+    // A would-be abandoned artifact whose artifact frame alone exceeds
+    // what analysis may hold: forwarded whole, never judged.
+    let mut big = artifact("t-1", "c", "a1", false, false);
+    big["artifactUpdate"]["artifact"]["parts"] = json!([{"text": "x".repeat(300)}]);
+    let evs = [
+        task("t-1", "c", "TASK_STATE_WORKING"),
+        big,
+        status("t-1", "c", "TASK_STATE_COMPLETED"),
+    ];
+    pass(
+        &up,
+        &p,
+        "/",
+        V1,
+        &stream_req(1),
+        Reply::sse(&frames(1, &evs)),
+    )
+    .await;
+    let recs = settle(&up, &p).await;
+    assert!(
+        recs.is_empty(),
+        "no finding from a half-seen stream: {recs:#?}"
+    );
+    assert_eq!(skipped(&p.metrics().await, "overload"), Some(1.0));
+}
