@@ -52,12 +52,17 @@ impl Inflate {
                 out(piece);
                 return Ok(());
             }
+            // flate2's writers keep what they inflated in their own buffer
+            // until the next write; the flush hands it over now, so a frame
+            // is judged as it passes, and the last one at all.
             Inflate::Gzip(d) => {
                 d.write_all(piece).map_err(|_| InflateError)?;
+                d.flush().map_err(|_| InflateError)?;
                 d.get_mut()
             }
             Inflate::Deflate(d) => {
                 d.write_all(piece).map_err(|_| InflateError)?;
+                d.flush().map_err(|_| InflateError)?;
                 d.get_mut()
             }
             Inflate::Brotli(d) => {
@@ -91,6 +96,41 @@ mod tests {
             inf.push(piece, &mut |b| got.extend_from_slice(b)).unwrap();
         }
         assert_eq!(got, text);
+    }
+
+    #[test]
+    fn every_piece_yields_all_it_can_at_once() {
+        use flate2::write::ZlibEncoder;
+        let text = b"data: {\"a\":1}\n\n".repeat(50);
+        let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+        gz.write_all(&text).unwrap();
+        let mut zl = ZlibEncoder::new(Vec::new(), Compression::default());
+        zl.write_all(&text).unwrap();
+        for (enc, packed) in [
+            ("gzip", gz.finish().unwrap()),
+            ("deflate", zl.finish().unwrap()),
+        ] {
+            // Whole in one piece: all of it out, with no later write to push it.
+            let mut inf = Inflate::for_encoding(Some(enc)).unwrap();
+            let mut got = Vec::new();
+            inf.push(&packed, &mut |b| got.extend_from_slice(b))
+                .unwrap();
+            assert_eq!(got, text, "{enc}");
+            // Split anywhere: the bytes before the split are out before the rest comes.
+            for at in [1, packed.len() / 2, packed.len() - 9, packed.len() - 1] {
+                let mut inf = Inflate::for_encoding(Some(enc)).unwrap();
+                let mut got = Vec::new();
+                inf.push(&packed[..at], &mut |b| got.extend_from_slice(b))
+                    .unwrap();
+                let first = got.len();
+                inf.push(&packed[at..], &mut |b| got.extend_from_slice(b))
+                    .unwrap();
+                assert_eq!(got, text, "{enc} split at {at}");
+                if at >= packed.len() - 9 {
+                    assert!(first > 0, "{enc}: nothing out before the trailer");
+                }
+            }
+        }
     }
 
     #[test]

@@ -4,13 +4,15 @@
 //! that follow the card keep talking through the proxy. Paths, queries and
 //! tenants stay exactly; every other byte of the card stays as sent.
 
+use std::collections::BTreeMap;
+use std::ops::Range;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::proxy::{BoxError, ProxyBody, ResponseTransform};
 
@@ -118,37 +120,64 @@ pub fn is_card_path(path: &str) -> bool {
 /// port and optional path prefix, no trailing slash). Returns `None` when
 /// the body is not a JSON object or holds no URL to rewrite: then the
 /// original bytes go out untouched.
+///
+/// Only the bytes of those URL values change: each is located in the text
+/// itself (not searched for by content), so another field holding the same
+/// URL (a provider's or docs URL) stays, and a URL written with escapes
+/// (`http:\/\/agent`) is found all the same.
 pub fn rewrite(card: &[u8], public_base: &str) -> Option<Vec<u8>> {
-    let value: Value = serde_json::from_slice(card).ok()?;
-    let obj = value.as_object()?;
-    let mut urls: Vec<&str> = Vec::new();
-    if let Some(u) = obj.get("url").and_then(Value::as_str) {
-        urls.push(u);
-    }
+    let text = std::str::from_utf8(card).ok()?;
+    let top: BTreeMap<String, &RawValue> = serde_json::from_str(text).ok()?;
+    let mut values: Vec<&RawValue> = Vec::new();
+    values.extend(top.get("url").copied());
     for list in ["supportedInterfaces", "additionalInterfaces"] {
-        if let Some(items) = obj.get(list).and_then(Value::as_array) {
-            urls.extend(
-                items
-                    .iter()
-                    .filter_map(|i| i.get("url").and_then(Value::as_str)),
-            );
-        }
-    }
-    let mut text = String::from_utf8(card.to_vec()).ok()?;
-    let mut changed = false;
-    for old in urls {
-        let Some(new) = rebase(old, public_base) else {
+        let Some(items) = top.get(list) else { continue };
+        let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(items.get()) else {
             continue;
         };
-        // Replace the JSON string token, so nothing else in the card moves.
-        let old_tok = serde_json::to_string(old).ok()?;
-        let new_tok = serde_json::to_string(&new).ok()?;
-        if old_tok != new_tok && text.contains(&old_tok) {
-            text = text.replace(&old_tok, &new_tok);
-            changed = true;
+        for item in items {
+            if let Ok(fields) = serde_json::from_str::<BTreeMap<String, &RawValue>>(item.get()) {
+                values.extend(fields.get("url").copied());
+            }
         }
     }
-    changed.then(|| text.into_bytes())
+    let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+    for raw in values {
+        let Ok(old) = serde_json::from_str::<String>(raw.get()) else {
+            continue;
+        };
+        let Some(new) = rebase(&old, public_base).filter(|new| *new != old) else {
+            continue;
+        };
+        if let (Some(at), Ok(token)) = (span(text, raw.get()), serde_json::to_string(&new)) {
+            edits.push((at, token));
+        }
+    }
+    if edits.is_empty() {
+        return None;
+    }
+    edits.sort_by_key(|(at, _)| at.start);
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for (at, token) in edits {
+        // Each value is edited once, even when listed twice (duplicate keys).
+        if at.start < from {
+            continue;
+        }
+        out.push_str(&text[from..at.start]);
+        out.push_str(&token);
+        from = at.end;
+    }
+    out.push_str(&text[from..]);
+    Some(out.into_bytes())
+}
+
+/// Where `part`, a slice borrowed from `text`, sits in it.
+fn span(text: &str, part: &str) -> Option<Range<usize>> {
+    let start = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    let end = start.checked_add(part.len())?;
+    (end <= text.len() && text.is_char_boundary(start) && text.is_char_boundary(end))
+        .then_some(start..end)
 }
 
 /// `http://agent:9999/a2a/v1?x=1` on `https://gw.example` →
@@ -183,6 +212,16 @@ mod tests {
         assert!(out.contains(r#""url": "http://127.0.0.1:8080/""#), "{out}");
         assert!(out.contains(r#""url": "http://127.0.0.1:8080/v1""#), "{out}");
         assert!(out.starts_with("{ \"url\""), "formatting kept: {out}");
+    }
+
+    #[test]
+    fn moves_only_the_advertised_values_even_when_escaped() {
+        let card = br#"{"provider":{"url":"http://a:1/"},"url":"http://a:1/","docs":"http://a:1/","additionalInterfaces":[7,{"url":"http:\/\/a:1\/r"}]}"#;
+        let out = String::from_utf8(rewrite(card, "https://p").unwrap()).unwrap();
+        assert_eq!(
+            out,
+            r#"{"provider":{"url":"http://a:1/"},"url":"https://p/","docs":"http://a:1/","additionalInterfaces":[7,{"url":"https://p/r"}]}"#
+        );
     }
 
     #[test]

@@ -81,7 +81,12 @@ pub struct Expect {
     pub event_index: Option<u64>,
 }
 
-pub fn expect(kind: &'static str, severity: &'static str, task_id: Option<&'static str>, event_index: Option<u64>) -> Expect {
+pub fn expect(
+    kind: &'static str,
+    severity: &'static str,
+    task_id: Option<&'static str>,
+    event_index: Option<u64>,
+) -> Expect {
     Expect {
         kind,
         severity,
@@ -98,15 +103,28 @@ const SENTINEL: &str = "sentinel-frame-not-json";
 pub async fn settle(up: &Upstream, proxy: &Proxy) -> Vec<Value> {
     up.push(Reply::sse(&[SENTINEL.to_string()]));
     let (_, _) = proxy
-        .send("POST", "/", V1, &request(json!("sentinel"), "SendStreamingMessage", new_message()))
+        .send(
+            "POST",
+            "/",
+            V1,
+            &request(json!("sentinel"), "SendStreamingMessage", new_message()),
+        )
         .await;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
         let recs = proxy.records();
-        if let Some(pos) = recs.iter().position(|r| r["evidence"] == SENTINEL) {
+        // With `redact_parts`, the unreadable frame shows as its length.
+        let redacted = format!("[redacted: {} bytes, not JSON]", SENTINEL.len());
+        if let Some(pos) = recs
+            .iter()
+            .position(|r| r["evidence"] == SENTINEL || r["evidence"] == redacted.as_str())
+        {
             return recs[..pos].to_vec();
         }
-        assert!(std::time::Instant::now() < deadline, "sentinel record never came: {recs:#?}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "sentinel record never came: {recs:#?}"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
@@ -116,14 +134,26 @@ pub async fn settle(up: &Upstream, proxy: &Proxy) -> Vec<Value> {
 pub async fn assert_findings(proxy: &Proxy, records: &[Value], want: &[Expect], method: &str) {
     let got: Vec<(String, String)> = records
         .iter()
-        .map(|r| (r["kind"].as_str().unwrap_or("?").to_owned(), r["severity"].as_str().unwrap_or("?").to_owned()))
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap_or("?").to_owned(),
+                r["severity"].as_str().unwrap_or("?").to_owned(),
+            )
+        })
         .collect();
-    let expected: Vec<(String, String)> = want.iter().map(|e| (e.kind.to_owned(), e.severity.to_owned())).collect();
+    let expected: Vec<(String, String)> = want
+        .iter()
+        .map(|e| (e.kind.to_owned(), e.severity.to_owned()))
+        .collect();
     assert_eq!(got, expected, "records: {records:#?}");
     for (r, e) in records.iter().zip(want) {
         check_fields(r);
         assert_eq!(r["task_id"].as_str(), e.task_id, "task_id of {r}");
-        assert_eq!(r["event_index"].as_u64(), e.event_index, "event_index of {r}");
+        assert_eq!(
+            r["event_index"].as_u64(),
+            e.event_index,
+            "event_index of {r}"
+        );
         if e.kind != "stalled_task" {
             assert_eq!(r["method"], method, "method of {r}");
             assert_eq!(r["binding"], "jsonrpc", "binding of {r}");
@@ -132,32 +162,87 @@ pub async fn assert_findings(proxy: &Proxy, records: &[Value], want: &[Expect], 
     }
     let scrape = proxy.metrics().await;
     for e in want {
-        let mut n = want.iter().filter(|w| w.kind == e.kind && w.severity == e.severity).count() as f64;
+        let mut n = want
+            .iter()
+            .filter(|w| w.kind == e.kind && w.severity == e.severity)
+            .count() as f64;
         if e.kind == "malformed_event" && e.severity == "error" {
             n += 1.0; // the sentinel's
         }
         let got = super::sample(
             &scrape,
             "a2a_violations_total",
-            &[("upstream", NAME), ("kind", e.kind), ("severity", e.severity)],
+            &[
+                ("upstream", NAME),
+                ("kind", e.kind),
+                ("severity", e.severity),
+            ],
         );
-        assert_eq!(got, Some(n), "a2a_violations_total for {} {}", e.kind, e.severity);
+        assert_eq!(
+            got,
+            Some(n),
+            "a2a_violations_total for {} {}",
+            e.kind,
+            e.severity
+        );
     }
 }
 
 /// Every field of the contract's audit record is there, typed right.
 pub fn check_fields(r: &Value) {
     for f in [
-        "ts", "kind", "severity", "upstream", "binding", "version", "method", "task_id",
-        "context_id", "request_id", "event_index", "detail", "evidence",
+        "ts",
+        "kind",
+        "severity",
+        "upstream",
+        "binding",
+        "version",
+        "method",
+        "task_id",
+        "context_id",
+        "request_id",
+        "event_index",
+        "detail",
+        "evidence",
     ] {
         assert!(r.get(f).is_some(), "field {f} missing in {r}");
     }
     let ts = r["ts"].as_str().expect("ts");
-    assert!(ts.ends_with('Z') && ts.contains('T'), "ts is RFC 3339 UTC: {ts}");
+    assert!(
+        ts.ends_with('Z') && ts.contains('T'),
+        "ts is RFC 3339 UTC: {ts}"
+    );
     assert_eq!(r["upstream"], NAME);
-    assert!(!r["detail"].as_str().unwrap_or("").is_empty(), "detail: {r}");
+    assert!(
+        !r["detail"].as_str().unwrap_or("").is_empty(),
+        "detail: {r}"
+    );
     if r["kind"] != "stalled_task" {
-        assert!(!r["request_id"].as_str().unwrap_or("").is_empty(), "request_id: {r}");
+        assert!(
+            !r["request_id"].as_str().unwrap_or("").is_empty(),
+            "request_id: {r}"
+        );
     }
+}
+
+/// One exchange on any path; asserts the caller got the upstream's bytes.
+pub async fn pass(
+    up: &Upstream,
+    p: &Proxy,
+    path: &str,
+    hdrs: &[(&str, &str)],
+    body: &str,
+    reply: Reply,
+) {
+    let want = reply.bytes();
+    up.push(reply);
+    let (_, got) = p.send("POST", path, hdrs, body).await;
+    assert_eq!(got, want, "forwarded bytes differ from upstream bytes");
+}
+
+/// The kinds of `recs`, in order.
+pub fn kinds(recs: &[Value]) -> Vec<&str> {
+    recs.iter()
+        .map(|r| r["kind"].as_str().unwrap_or("?"))
+        .collect()
 }

@@ -1,0 +1,137 @@
+//! Agent-card rewriting through the running proxy: the one opt-in
+//! alteration. On, the advertised URLs move onto `public_url` with paths
+//! and tenants kept and every other byte as sent; off, the card passes
+//! byte-identical.
+
+mod live;
+
+use live::{Proxy, Reply, Upstream};
+
+const PUBLIC: &str = "http://proxy.example:8080";
+const REWRITE: &str = "rewrite_agent_card = true\npublic_url = \"http://proxy.example:8080\"\n";
+
+/// A 1.0 card advertising the upstream's own address, formatted by hand
+/// (odd spacing, key order) so a re-serialisation would show.
+fn card_v1(up: &str) -> String {
+    format!(
+        r#"{{"name": "Echo", "description":"talks back; docs at http://{up}/docs",
+  "supportedInterfaces": [
+    {{"url":"http://{up}/a2a/jsonrpc","protocolBinding":"JSONRPC","tenant":"acme","protocolVersion":"1.0"}},
+    {{ "protocolBinding": "HTTP+JSON", "url": "http://{up}/rest/v1?x=1" }}
+  ],
+  "documentationUrl": "http://{up}/docs", "version": "1.2.3", "skills": [] }}"#
+    )
+}
+
+fn card_v03(up: &str) -> String {
+    format!(
+        r#"{{ "protocolVersion": "0.3.0", "name": "Echo", "url": "http://{up}/",
+  "preferredTransport": "JSONRPC",
+  "additionalInterfaces": [ {{ "url": "http://{up}/", "transport": "JSONRPC" }}, {{ "url": "http://{up}/rest", "transport": "HTTP+JSON" }} ],
+  "provider": {{ "organization": "x", "url": "https://example.org" }} }}"#
+    )
+}
+
+async fn get_card(up: &Upstream, p: &Proxy, path: &str, card: &str) -> (Vec<u8>, http::HeaderMap) {
+    up.push(Reply::json(200, card));
+    let (status, head, got) = p.request("GET", path, &[], "").await;
+    assert_eq!(status, 200);
+    (got, head)
+}
+
+#[tokio::test]
+async fn v1_card_urls_move_to_the_public_url_keeping_paths_and_tenants() {
+    let up = Upstream::start().await;
+    let p = Proxy::start(up.addr, REWRITE).await;
+    let card = card_v1(&up.addr.to_string());
+    let (got, head) = get_card(&up, &p, "/.well-known/agent-card.json", &card).await;
+    let want = card
+        .replace(
+            &format!("\"http://{}/a2a/jsonrpc\"", up.addr),
+            &format!("\"{PUBLIC}/a2a/jsonrpc\""),
+        )
+        .replace(
+            &format!("\"http://{}/rest/v1?x=1\"", up.addr),
+            &format!("\"{PUBLIC}/rest/v1?x=1\""),
+        );
+    assert_ne!(want, card);
+    assert_eq!(
+        String::from_utf8_lossy(&got),
+        want,
+        "only the interface URLs change"
+    );
+    // The documentation URL and the description still name the upstream.
+    assert!(want.contains(&format!(
+        "\"documentationUrl\": \"http://{}/docs\"",
+        up.addr
+    )));
+    // The length changed: no stale Content-Length.
+    if let Some(len) = head.get("content-length") {
+        assert_eq!(len.to_str().unwrap(), got.len().to_string());
+    }
+    // Not a card path: never rewritten.
+    up.push(Reply::json(200, &card));
+    let (_, other) = p.send("GET", "/not-a-card.json", &[], "").await;
+    assert_eq!(String::from_utf8_lossy(&other), card);
+}
+
+#[tokio::test]
+async fn v03_card_url_and_additional_interfaces_move() {
+    let up = Upstream::start().await;
+    let p = Proxy::start(up.addr, REWRITE).await;
+    let card = card_v03(&up.addr.to_string());
+    let (got, _) = get_card(&up, &p, "/.well-known/agent-card.json", &card).await;
+    let want = card
+        .replace(
+            &format!("\"http://{}/\"", up.addr),
+            &format!("\"{PUBLIC}/\""),
+        )
+        .replace(
+            &format!("\"http://{}/rest\"", up.addr),
+            &format!("\"{PUBLIC}/rest\""),
+        );
+    assert_eq!(String::from_utf8_lossy(&got), want);
+    assert!(
+        want.contains("\"url\": \"https://example.org\""),
+        "provider URL kept"
+    );
+    // The older well-known path too.
+    let (got, _) = get_card(&up, &p, "/.well-known/agent.json", &card).await;
+    assert_eq!(String::from_utf8_lossy(&got), want);
+}
+
+#[tokio::test]
+async fn cards_pass_byte_identical_by_default() {
+    let up = Upstream::start().await;
+    let p = Proxy::start(up.addr, "").await;
+    for card in [
+        card_v1(&up.addr.to_string()),
+        card_v03(&up.addr.to_string()),
+    ] {
+        let (got, head) = get_card(&up, &p, "/.well-known/agent-card.json", &card).await;
+        assert_eq!(got, card.as_bytes());
+        assert_eq!(head.get("content-type").unwrap(), "application/json");
+    }
+}
+
+#[tokio::test]
+async fn only_the_advertised_urls_move_whatever_else_names_the_same_address() {
+    let up = Upstream::start().await;
+    let p = Proxy::start(up.addr, REWRITE).await;
+    let a = up.addr.to_string();
+    // The provider and the docs share the interface's exact URL (a dev
+    // agent's card); the 1.0 interface writes its slashes escaped, as
+    // PHP's json_encode does.
+    let card = format!(
+        r#"{{"url": "http://{a}/", "provider": {{"organization": "dev", "url": "http://{a}/"}},
+ "documentationUrl": "http://{a}/",
+ "supportedInterfaces": [{{"url": "http:\/\/{a}\/a2a", "protocolBinding": "JSONRPC"}}]}}"#
+    );
+    let (got, _) = get_card(&up, &p, "/.well-known/agent-card.json", &card).await;
+    let want = format!(
+        r#"{{"url": "{PUBLIC}/", "provider": {{"organization": "dev", "url": "http://{a}/"}},
+ "documentationUrl": "http://{a}/",
+ "supportedInterfaces": [{{"url": "{PUBLIC}/a2a", "protocolBinding": "JSONRPC"}}]}}"#
+    );
+    assert_eq!(String::from_utf8_lossy(&got), want);
+}
