@@ -48,7 +48,11 @@ fn exchange() -> Exchange {
 fn bench(c: &mut Criterion) {
     let (body, data) = stream();
     let per_frame = body.len() / (FRAMES + 1);
-    eprintln!("stream: {} bytes, {} frames, ~{per_frame} bytes/frame", body.len(), FRAMES + 1);
+    eprintln!(
+        "stream: {} bytes, {} frames, ~{per_frame} bytes/frame",
+        body.len(),
+        FRAMES + 1
+    );
     let mut g = c.benchmark_group("engine");
     g.throughput(Throughput::Bytes(body.len() as u64));
     // The proxy sees whatever pieces TCP gives; 16 KiB reads are typical.

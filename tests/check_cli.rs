@@ -16,11 +16,17 @@ fn check(args: &[&str], files: &[PathBuf]) -> Output {
 }
 
 fn fixtures(dir: &str, ext: &[&str]) -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(dir);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(dir);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&root)
         .expect("fixture dir")
         .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().and_then(|e| e.to_str()).is_some_and(|e| ext.contains(&e)))
+        .filter(|p| {
+            p.extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| ext.contains(&e))
+        })
         .collect();
     files.sort();
     files
@@ -36,7 +42,12 @@ fn records(out: &Output) -> Vec<Value> {
 fn kinds(recs: &[Value]) -> Vec<(String, String)> {
     let mut k: Vec<(String, String)> = recs
         .iter()
-        .map(|r| (r["kind"].as_str().unwrap().to_owned(), r["severity"].as_str().unwrap().to_owned()))
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap().to_owned(),
+                r["severity"].as_str().unwrap().to_owned(),
+            )
+        })
         .collect();
     k.sort();
     k
@@ -50,7 +61,12 @@ fn booking_trace_is_clean() {
         .collect::<Vec<_>>();
     assert_eq!(files.len(), 2);
     let out = check(&["--format", "json"], &files);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(records(&out).is_empty());
 }
 
@@ -71,11 +87,17 @@ fn codegen_trace_abandons_its_artifact() {
             ("stream_start".into(), "error".into())
         ]
     );
-    let abandoned = recs.iter().find(|r| r["kind"] == "abandoned_artifact").unwrap();
+    let abandoned = recs
+        .iter()
+        .find(|r| r["kind"] == "abandoned_artifact")
+        .unwrap();
     assert_eq!(abandoned["task_id"], "t-9f2");
     assert_eq!(abandoned["event_index"], 3);
     assert_eq!(abandoned["version"], "0.3");
-    assert!(abandoned["evidence"].as_str().unwrap().contains("\"failed\""));
+    assert!(abandoned["evidence"]
+        .as_str()
+        .unwrap()
+        .contains("\"failed\""));
 }
 
 #[test]
@@ -83,7 +105,12 @@ fn python_sdk_recordings_hold_only_the_documented_findings() {
     let files = fixtures("sdk", &["sse", "jsonl", "har"]);
     assert!(files.len() >= 25, "fixtures missing: {files:?}");
     let out = check(&["--format", "json"], &files);
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let recs = records(&out);
     let mut want = vec![("abandoned_artifact".to_string(), "warning".to_string()); 4];
     want.extend(vec![("stream_start".to_string(), "error".to_string()); 5]);
@@ -93,7 +120,10 @@ fn python_sdk_recordings_hold_only_the_documented_findings() {
         let source = r["request_id"].as_str().unwrap_or("");
         match r["kind"].as_str().unwrap() {
             "abandoned_artifact" => assert!(source.contains("-fail."), "{r}"),
-            _ => assert!(source.contains("followup") || source.contains("session.har"), "{r}"),
+            _ => assert!(
+                source.contains("followup") || source.contains("session.har"),
+                "{r}"
+            ),
         }
     }
 }
@@ -104,9 +134,15 @@ fn text_report_and_exit_codes() {
     let out = check(&[], &files);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text.contains("booking-stream1.jsonrpc.sse: clean"), "{text}");
+    assert!(
+        text.contains("booking-stream1.jsonrpc.sse: clean"),
+        "{text}"
+    );
     assert!(text.contains("abandoned_artifact"), "{text}");
-    assert!(text.contains("2 finding(s), 1 error(s), in 3 file(s)"), "{text}");
+    assert!(
+        text.contains("2 finding(s), 1 error(s), in 3 file(s)"),
+        "{text}"
+    );
 
     let missing = check(&[], &[PathBuf::from("/nonexistent/trace.sse")]);
     assert_eq!(missing.status.code(), Some(2));

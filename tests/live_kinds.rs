@@ -34,42 +34,109 @@ fn with_ts(mut ev: Value, ts: &str) -> Value {
 }
 
 async fn get_task(up: &Upstream, p: &Proxy, id: i64, task_id: &str, result: Value) {
-    exchange(up, p, request(json!(id), "GetTask", json!({"id": task_id})), Reply::json(200, &rpc(json!(id), result))).await;
+    exchange(
+        up,
+        p,
+        request(json!(id), "GetTask", json!({"id": task_id})),
+        Reply::json(200, &rpc(json!(id), result)),
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn terminal_exit_on_a_stream() {
     let (up, p) = setup("").await;
     // Look-alike: a task that fails legally (working then failed) is silent.
-    let ok = frames(1, &[task("t-ok", "c", "TASK_STATE_WORKING"), status("t-ok", "c", "TASK_STATE_FAILED")]);
+    let ok = frames(
+        1,
+        &[
+            task("t-ok", "c", "TASK_STATE_WORKING"),
+            status("t-ok", "c", "TASK_STATE_FAILED"),
+        ],
+    );
     exchange(&up, &p, stream_req(1), Reply::sse(&ok)).await;
-    let bad = frames(2, &[
-        task("t-1", "c", "TASK_STATE_WORKING"),
-        status("t-1", "c", "TASK_STATE_COMPLETED"),
-        status("t-1", "c", "TASK_STATE_FAILED"),
-    ]);
+    let bad = frames(
+        2,
+        &[
+            task("t-1", "c", "TASK_STATE_WORKING"),
+            status("t-1", "c", "TASK_STATE_COMPLETED"),
+            status("t-1", "c", "TASK_STATE_FAILED"),
+        ],
+    );
     exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
     let recs = settle(&up, &p).await;
-    assert_findings(&p, &recs, &[expect("terminal_exit", "error", Some("t-1"), Some(2))], "SendStreamingMessage").await;
-    assert!(recs[0]["evidence"].as_str().unwrap().contains("TASK_STATE_FAILED"));
+    assert_findings(
+        &p,
+        &recs,
+        &[expect("terminal_exit", "error", Some("t-1"), Some(2))],
+        "SendStreamingMessage",
+    )
+    .await;
+    assert!(recs[0]["evidence"]
+        .as_str()
+        .unwrap()
+        .contains("TASK_STATE_FAILED"));
     assert_eq!(recs[0]["context_id"], "c");
 }
 
 #[tokio::test]
 async fn terminal_exit_across_requests() {
     let (up, p) = setup("").await;
-    let done = |t: &str, id| frames(id, &[task(t, "c", "TASK_STATE_WORKING"), with_ts(status(t, "c", "TASK_STATE_COMPLETED"), "2026-11-29T10:00:10Z")]);
+    let done = |t: &str, id| {
+        frames(
+            id,
+            &[
+                task(t, "c", "TASK_STATE_WORKING"),
+                with_ts(
+                    status(t, "c", "TASK_STATE_COMPLETED"),
+                    "2026-11-29T10:00:10Z",
+                ),
+            ],
+        )
+    };
     // Look-alikes: GetTask repeating the terminal state; a stale status
     // stamped before the completion.
     exchange(&up, &p, stream_req(1), Reply::sse(&done("t-same", 1))).await;
-    get_task(&up, &p, 2, "t-same", bare_task("t-same", "c", "TASK_STATE_COMPLETED", None)).await;
+    get_task(
+        &up,
+        &p,
+        2,
+        "t-same",
+        bare_task("t-same", "c", "TASK_STATE_COMPLETED", None),
+    )
+    .await;
     exchange(&up, &p, stream_req(3), Reply::sse(&done("t-stale", 3))).await;
-    get_task(&up, &p, 4, "t-stale", bare_task("t-stale", "c", "TASK_STATE_WORKING", Some("2026-11-29T10:00:05Z"))).await;
+    get_task(
+        &up,
+        &p,
+        4,
+        "t-stale",
+        bare_task(
+            "t-stale",
+            "c",
+            "TASK_STATE_WORKING",
+            Some("2026-11-29T10:00:05Z"),
+        ),
+    )
+    .await;
     // Provoked: completed on a stream, then GetTask says working.
     exchange(&up, &p, stream_req(5), Reply::sse(&done("t-2", 5))).await;
-    get_task(&up, &p, 6, "t-2", bare_task("t-2", "c", "TASK_STATE_WORKING", None)).await;
+    get_task(
+        &up,
+        &p,
+        6,
+        "t-2",
+        bare_task("t-2", "c", "TASK_STATE_WORKING", None),
+    )
+    .await;
     let recs = settle(&up, &p).await;
-    assert_findings(&p, &recs, &[expect("terminal_exit", "error", Some("t-2"), None)], "GetTask").await;
+    assert_findings(
+        &p,
+        &recs,
+        &[expect("terminal_exit", "error", Some("t-2"), None)],
+        "GetTask",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -78,44 +145,98 @@ async fn unspecified_state() {
     // Look-alike: the words in a message part are not a state.
     let mut m = status("t-ok", "c", "TASK_STATE_INPUT_REQUIRED");
     m["statusUpdate"]["status"]["message"] = json!({"role": "ROLE_AGENT", "messageId": "q", "parts": [{"text": "TASK_STATE_UNSPECIFIED?"}]});
-    exchange(&up, &p, stream_req(1), Reply::sse(&frames(1, &[task("t-ok", "c", "TASK_STATE_SUBMITTED"), m]))).await;
-    let bad = frames(2, &[task("t-1", "c", "TASK_STATE_SUBMITTED"), status("t-1", "c", "TASK_STATE_UNSPECIFIED"), status("t-1", "c", "TASK_STATE_COMPLETED")]);
+    exchange(
+        &up,
+        &p,
+        stream_req(1),
+        Reply::sse(&frames(1, &[task("t-ok", "c", "TASK_STATE_SUBMITTED"), m])),
+    )
+    .await;
+    let bad = frames(
+        2,
+        &[
+            task("t-1", "c", "TASK_STATE_SUBMITTED"),
+            status("t-1", "c", "TASK_STATE_UNSPECIFIED"),
+            status("t-1", "c", "TASK_STATE_COMPLETED"),
+        ],
+    );
     exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
     let recs = settle(&up, &p).await;
-    assert_findings(&p, &recs, &[expect("unspecified_state", "error", Some("t-1"), Some(1))], "SendStreamingMessage").await;
+    assert_findings(
+        &p,
+        &recs,
+        &[expect("unspecified_state", "error", Some("t-1"), Some(1))],
+        "SendStreamingMessage",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn unknown_state() {
     let (up, p) = setup("").await;
     // Look-alike: spellings seen in the wild are known states.
-    let ok = frames(1, &[
-        task("t-ok", "c", "task_state_working"),
-        status("t-ok", "c", "TASK_STATE_CANCELLED"),
-    ]);
+    let ok = frames(
+        1,
+        &[
+            task("t-ok", "c", "task_state_working"),
+            status("t-ok", "c", "TASK_STATE_CANCELLED"),
+        ],
+    );
     exchange(&up, &p, stream_req(1), Reply::sse(&ok)).await;
-    let bad = frames(2, &[task("t-1", "c", "TASK_STATE_WORKING"), status("t-1", "c", "TASK_STATE_PAUSED"), status("t-1", "c", "TASK_STATE_COMPLETED")]);
+    let bad = frames(
+        2,
+        &[
+            task("t-1", "c", "TASK_STATE_WORKING"),
+            status("t-1", "c", "TASK_STATE_PAUSED"),
+            status("t-1", "c", "TASK_STATE_COMPLETED"),
+        ],
+    );
     exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
     let recs = settle(&up, &p).await;
-    assert_findings(&p, &recs, &[expect("unknown_state", "error", Some("t-1"), Some(1))], "SendStreamingMessage").await;
-    assert!(recs[0]["evidence"].as_str().unwrap().contains("TASK_STATE_PAUSED"));
+    assert_findings(
+        &p,
+        &recs,
+        &[expect("unknown_state", "error", Some("t-1"), Some(1))],
+        "SendStreamingMessage",
+    )
+    .await;
+    assert!(recs[0]["evidence"]
+        .as_str()
+        .unwrap()
+        .contains("TASK_STATE_PAUSED"));
 }
 
 #[tokio::test]
 async fn task_id_mismatch() {
     let (up, p) = setup("").await;
-    let ok = frames(1, &[
-        task("t-ok", "c", "TASK_STATE_WORKING"),
-        artifact("t-ok", "c", "a1", false, true),
-        artifact("t-ok", "c", "a2", false, true),
-        status("t-ok", "c", "TASK_STATE_COMPLETED"),
-    ]);
+    let ok = frames(
+        1,
+        &[
+            task("t-ok", "c", "TASK_STATE_WORKING"),
+            artifact("t-ok", "c", "a1", false, true),
+            artifact("t-ok", "c", "a2", false, true),
+            status("t-ok", "c", "TASK_STATE_COMPLETED"),
+        ],
+    );
     exchange(&up, &p, stream_req(1), Reply::sse(&ok)).await;
-    let bad = frames(2, &[task("t-1", "c", "TASK_STATE_WORKING"), status("t-other", "c", "TASK_STATE_WORKING"), status("t-1", "c", "TASK_STATE_COMPLETED")]);
+    let bad = frames(
+        2,
+        &[
+            task("t-1", "c", "TASK_STATE_WORKING"),
+            status("t-other", "c", "TASK_STATE_WORKING"),
+            status("t-1", "c", "TASK_STATE_COMPLETED"),
+        ],
+    );
     exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
     let recs = settle(&up, &p).await;
     // The record names the stream's task; the detail names the intruder.
-    assert_findings(&p, &recs, &[expect("task_id_mismatch", "error", Some("t-1"), Some(1))], "SendStreamingMessage").await;
+    assert_findings(
+        &p,
+        &recs,
+        &[expect("task_id_mismatch", "error", Some("t-1"), Some(1))],
+        "SendStreamingMessage",
+    )
+    .await;
     assert!(recs[0]["detail"].as_str().unwrap().contains("t-other"));
 }
 
@@ -124,10 +245,27 @@ async fn context_id_mismatch() {
     let (up, p) = setup("").await;
     // Look-alike: an update that omits contextId changes nothing.
     let mut no_ctx = status("t-ok", "c", "TASK_STATE_WORKING");
-    no_ctx["statusUpdate"].as_object_mut().unwrap().remove("contextId");
-    let ok = frames(1, &[task("t-ok", "c", "TASK_STATE_SUBMITTED"), no_ctx, status("t-ok", "c", "TASK_STATE_COMPLETED")]);
+    no_ctx["statusUpdate"]
+        .as_object_mut()
+        .unwrap()
+        .remove("contextId");
+    let ok = frames(
+        1,
+        &[
+            task("t-ok", "c", "TASK_STATE_SUBMITTED"),
+            no_ctx,
+            status("t-ok", "c", "TASK_STATE_COMPLETED"),
+        ],
+    );
     exchange(&up, &p, stream_req(1), Reply::sse(&ok)).await;
-    let bad = frames(2, &[task("t-1", "c1", "TASK_STATE_SUBMITTED"), status("t-1", "c2", "TASK_STATE_WORKING"), status("t-1", "c1", "TASK_STATE_COMPLETED")]);
+    let bad = frames(
+        2,
+        &[
+            task("t-1", "c1", "TASK_STATE_SUBMITTED"),
+            status("t-1", "c2", "TASK_STATE_WORKING"),
+            status("t-1", "c1", "TASK_STATE_COMPLETED"),
+        ],
+    );
     exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
     let recs = settle(&up, &p).await;
     // c1 → c2, then back to c1: two changes.
@@ -148,22 +286,48 @@ async fn abandoned_artifact_on_completed_is_an_error_and_on_failed_a_warning() {
     let (up, p) = setup("").await;
     // Look-alikes: every artifact closed with lastChunk; a subscribe
     // stream replaying the end without the artifact's frames.
-    let ok = frames(1, &[
-        task("t-ok", "c", "TASK_STATE_WORKING"),
-        artifact("t-ok", "c", "a1", false, false),
-        artifact("t-ok", "c", "a1", true, true),
-        status("t-ok", "c", "TASK_STATE_COMPLETED"),
-    ]);
+    let ok = frames(
+        1,
+        &[
+            task("t-ok", "c", "TASK_STATE_WORKING"),
+            artifact("t-ok", "c", "a1", false, false),
+            artifact("t-ok", "c", "a1", true, true),
+            status("t-ok", "c", "TASK_STATE_COMPLETED"),
+        ],
+    );
     exchange(&up, &p, stream_req(1), Reply::sse(&ok)).await;
-    let sub = frames(2, &[
-        task("t-sub", "c", "TASK_STATE_WORKING"),
-        artifact("t-sub", "c", "a1", true, false),
-        status("t-sub", "c", "TASK_STATE_COMPLETED"),
-    ]);
-    exchange(&up, &p, request(json!(2), "SubscribeToTask", json!({"id": "t-sub"})), Reply::sse(&sub)).await;
-    let done = frames(3, &[task("t-1", "c", "TASK_STATE_WORKING"), artifact("t-1", "c", "a1", false, false), status("t-1", "c", "TASK_STATE_COMPLETED")]);
+    let sub = frames(
+        2,
+        &[
+            task("t-sub", "c", "TASK_STATE_WORKING"),
+            artifact("t-sub", "c", "a1", true, false),
+            status("t-sub", "c", "TASK_STATE_COMPLETED"),
+        ],
+    );
+    exchange(
+        &up,
+        &p,
+        request(json!(2), "SubscribeToTask", json!({"id": "t-sub"})),
+        Reply::sse(&sub),
+    )
+    .await;
+    let done = frames(
+        3,
+        &[
+            task("t-1", "c", "TASK_STATE_WORKING"),
+            artifact("t-1", "c", "a1", false, false),
+            status("t-1", "c", "TASK_STATE_COMPLETED"),
+        ],
+    );
     exchange(&up, &p, stream_req(3), Reply::sse(&done)).await;
-    let failed = frames(4, &[task("t-2", "c", "TASK_STATE_WORKING"), artifact("t-2", "c", "a1", false, false), status("t-2", "c", "TASK_STATE_FAILED")]);
+    let failed = frames(
+        4,
+        &[
+            task("t-2", "c", "TASK_STATE_WORKING"),
+            artifact("t-2", "c", "a1", false, false),
+            status("t-2", "c", "TASK_STATE_FAILED"),
+        ],
+    );
     exchange(&up, &p, stream_req(4), Reply::sse(&failed)).await;
     let recs = settle(&up, &p).await;
     assert_findings(
@@ -181,52 +345,124 @@ async fn abandoned_artifact_on_completed_is_an_error_and_on_failed_a_warning() {
 #[tokio::test]
 async fn append_to_unknown_artifact() {
     let (up, p) = setup("").await;
-    let ok = frames(1, &[
-        task("t-ok", "c", "TASK_STATE_WORKING"),
-        artifact("t-ok", "c", "a1", false, false),
-        artifact("t-ok", "c", "a1", true, true),
-        status("t-ok", "c", "TASK_STATE_COMPLETED"),
-    ]);
+    let ok = frames(
+        1,
+        &[
+            task("t-ok", "c", "TASK_STATE_WORKING"),
+            artifact("t-ok", "c", "a1", false, false),
+            artifact("t-ok", "c", "a1", true, true),
+            status("t-ok", "c", "TASK_STATE_COMPLETED"),
+        ],
+    );
     exchange(&up, &p, stream_req(1), Reply::sse(&ok)).await;
-    let bad = frames(2, &[
-        task("t-1", "c", "TASK_STATE_WORKING"),
-        artifact("t-1", "c", "a9", true, true),
-        status("t-1", "c", "TASK_STATE_COMPLETED"),
-    ]);
+    let bad = frames(
+        2,
+        &[
+            task("t-1", "c", "TASK_STATE_WORKING"),
+            artifact("t-1", "c", "a9", true, true),
+            status("t-1", "c", "TASK_STATE_COMPLETED"),
+        ],
+    );
     exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
     let recs = settle(&up, &p).await;
-    assert_findings(&p, &recs, &[expect("append_to_unknown_artifact", "warning", Some("t-1"), Some(1))], "SendStreamingMessage").await;
+    assert_findings(
+        &p,
+        &recs,
+        &[expect(
+            "append_to_unknown_artifact",
+            "warning",
+            Some("t-1"),
+            Some(1),
+        )],
+        "SendStreamingMessage",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn event_after_terminal() {
     let (up, p) = setup("").await;
-    let ok = frames(1, &[task("t-ok", "c", "TASK_STATE_WORKING"), artifact("t-ok", "c", "a1", false, true), status("t-ok", "c", "TASK_STATE_COMPLETED")]);
+    let ok = frames(
+        1,
+        &[
+            task("t-ok", "c", "TASK_STATE_WORKING"),
+            artifact("t-ok", "c", "a1", false, true),
+            status("t-ok", "c", "TASK_STATE_COMPLETED"),
+        ],
+    );
     exchange(&up, &p, stream_req(1), Reply::sse(&ok)).await;
-    let bad = frames(2, &[task("t-1", "c", "TASK_STATE_WORKING"), status("t-1", "c", "TASK_STATE_COMPLETED"), artifact("t-1", "c", "a1", false, true)]);
+    let bad = frames(
+        2,
+        &[
+            task("t-1", "c", "TASK_STATE_WORKING"),
+            status("t-1", "c", "TASK_STATE_COMPLETED"),
+            artifact("t-1", "c", "a1", false, true),
+        ],
+    );
     exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
     let recs = settle(&up, &p).await;
-    assert_findings(&p, &recs, &[expect("event_after_terminal", "error", Some("t-1"), Some(2))], "SendStreamingMessage").await;
+    assert_findings(
+        &p,
+        &recs,
+        &[expect(
+            "event_after_terminal",
+            "error",
+            Some("t-1"),
+            Some(2),
+        )],
+        "SendStreamingMessage",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn stream_start() {
     let (up, p) = setup("").await;
     // Look-alike: a streamed send answered by exactly one Message.
-    exchange(&up, &p, stream_req(1), Reply::sse(&frames(1, &[message("c")]))).await;
-    let bad = frames(2, &[status("t-1", "c", "TASK_STATE_WORKING"), status("t-1", "c", "TASK_STATE_COMPLETED")]);
+    exchange(
+        &up,
+        &p,
+        stream_req(1),
+        Reply::sse(&frames(1, &[message("c")])),
+    )
+    .await;
+    let bad = frames(
+        2,
+        &[
+            status("t-1", "c", "TASK_STATE_WORKING"),
+            status("t-1", "c", "TASK_STATE_COMPLETED"),
+        ],
+    );
     exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
     let recs = settle(&up, &p).await;
-    assert_findings(&p, &recs, &[expect("stream_start", "error", Some("t-1"), Some(0))], "SendStreamingMessage").await;
+    assert_findings(
+        &p,
+        &recs,
+        &[expect("stream_start", "error", Some("t-1"), Some(0))],
+        "SendStreamingMessage",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn stream_start_severity_can_be_lowered() {
     let (up, p) = setup("[severity]\nstream_start = \"warning\"\n").await;
-    let bad = frames(2, &[status("t-1", "c", "TASK_STATE_WORKING"), status("t-1", "c", "TASK_STATE_COMPLETED")]);
+    let bad = frames(
+        2,
+        &[
+            status("t-1", "c", "TASK_STATE_WORKING"),
+            status("t-1", "c", "TASK_STATE_COMPLETED"),
+        ],
+    );
     exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
     let recs = settle(&up, &p).await;
-    assert_findings(&p, &recs, &[expect("stream_start", "warning", Some("t-1"), Some(0))], "SendStreamingMessage").await;
+    assert_findings(
+        &p,
+        &recs,
+        &[expect("stream_start", "warning", Some("t-1"), Some(0))],
+        "SendStreamingMessage",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -235,27 +471,57 @@ async fn message_not_alone() {
     // Look-alike: a status message carrying the agent's question.
     let mut q = status("t-ok", "c", "TASK_STATE_INPUT_REQUIRED");
     q["statusUpdate"]["status"]["message"] = message("c")["message"].clone();
-    exchange(&up, &p, stream_req(1), Reply::sse(&frames(1, &[task("t-ok", "c", "TASK_STATE_WORKING"), q]))).await;
+    exchange(
+        &up,
+        &p,
+        stream_req(1),
+        Reply::sse(&frames(1, &[task("t-ok", "c", "TASK_STATE_WORKING"), q])),
+    )
+    .await;
     let bad = frames(2, &[message("c"), status("t-1", "c", "TASK_STATE_WORKING")]);
     exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
     let recs = settle(&up, &p).await;
     assert!(!recs.is_empty());
-    assert_findings(&p, &recs[..1], &[expect("message_not_alone", "error", Some("t-1"), Some(1))], "SendStreamingMessage").await;
+    assert_findings(
+        &p,
+        &recs[..1],
+        &[expect("message_not_alone", "error", Some("t-1"), Some(1))],
+        "SendStreamingMessage",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn jsonrpc_id_mismatch() {
     let (up, p) = setup("").await;
     // Look-alike: a string id echoed exactly.
-    let ok: Vec<String> = [task("t-ok", "c", "TASK_STATE_WORKING"), status("t-ok", "c", "TASK_STATE_COMPLETED")]
-        .iter()
-        .map(|e| rpc(json!("req-α"), e.clone()))
-        .collect();
-    exchange(&up, &p, request(json!("req-α"), "SendStreamingMessage", new_message()), Reply::sse(&ok)).await;
-    let bad = vec![rpc(json!(2), task("t-1", "c", "TASK_STATE_WORKING")), rpc(json!(3), status("t-1", "c", "TASK_STATE_COMPLETED"))];
+    let ok: Vec<String> = [
+        task("t-ok", "c", "TASK_STATE_WORKING"),
+        status("t-ok", "c", "TASK_STATE_COMPLETED"),
+    ]
+    .iter()
+    .map(|e| rpc(json!("req-α"), e.clone()))
+    .collect();
+    exchange(
+        &up,
+        &p,
+        request(json!("req-α"), "SendStreamingMessage", new_message()),
+        Reply::sse(&ok),
+    )
+    .await;
+    let bad = vec![
+        rpc(json!(2), task("t-1", "c", "TASK_STATE_WORKING")),
+        rpc(json!(3), status("t-1", "c", "TASK_STATE_COMPLETED")),
+    ];
     exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
     let recs = settle(&up, &p).await;
-    assert_findings(&p, &recs, &[expect("jsonrpc_id_mismatch", "error", Some("t-1"), Some(1))], "SendStreamingMessage").await;
+    assert_findings(
+        &p,
+        &recs,
+        &[expect("jsonrpc_id_mismatch", "error", Some("t-1"), Some(1))],
+        "SendStreamingMessage",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -269,10 +535,20 @@ async fn malformed_event() {
         format!("data: {}\n\n", rpc(json!(1), status("t-ok", "c", "TASK_STATE_COMPLETED"))).into(),
     ];
     exchange(&up, &p, stream_req(1), ok).await;
-    let bad = vec![rpc(json!(2), task("t-1", "c", "TASK_STATE_WORKING")), r#"{"jsonrpc":"2.0","id":2,"result":{"weird":true}}"#.to_string(), rpc(json!(2), status("t-1", "c", "TASK_STATE_COMPLETED"))];
+    let bad = vec![
+        rpc(json!(2), task("t-1", "c", "TASK_STATE_WORKING")),
+        r#"{"jsonrpc":"2.0","id":2,"result":{"weird":true}}"#.to_string(),
+        rpc(json!(2), status("t-1", "c", "TASK_STATE_COMPLETED")),
+    ];
     exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
     let recs = settle(&up, &p).await;
-    assert_findings(&p, &recs, &[expect("malformed_event", "error", Some("t-1"), Some(1))], "SendStreamingMessage").await;
+    assert_findings(
+        &p,
+        &recs,
+        &[expect("malformed_event", "error", Some("t-1"), Some(1))],
+        "SendStreamingMessage",
+    )
+    .await;
     assert!(recs[0]["evidence"].as_str().unwrap().contains("weird"));
 }
 
@@ -283,28 +559,104 @@ async fn blocking_returned_active() {
     // at input-required.
     let mut imm = new_message();
     imm["configuration"] = json!({"returnImmediately": true});
-    exchange(&up, &p, request(json!(1), "SendMessage", imm), Reply::json(200, &rpc(json!(1), task("t-ok", "c", "TASK_STATE_WORKING")))).await;
-    exchange(&up, &p, request(json!(2), "SendMessage", new_message()), Reply::json(200, &rpc(json!(2), task("t-ok2", "c", "TASK_STATE_INPUT_REQUIRED")))).await;
-    exchange(&up, &p, request(json!(3), "SendMessage", new_message()), Reply::json(200, &rpc(json!(3), task("t-1", "c", "TASK_STATE_WORKING")))).await;
+    exchange(
+        &up,
+        &p,
+        request(json!(1), "SendMessage", imm),
+        Reply::json(200, &rpc(json!(1), task("t-ok", "c", "TASK_STATE_WORKING"))),
+    )
+    .await;
+    exchange(
+        &up,
+        &p,
+        request(json!(2), "SendMessage", new_message()),
+        Reply::json(
+            200,
+            &rpc(json!(2), task("t-ok2", "c", "TASK_STATE_INPUT_REQUIRED")),
+        ),
+    )
+    .await;
+    exchange(
+        &up,
+        &p,
+        request(json!(3), "SendMessage", new_message()),
+        Reply::json(200, &rpc(json!(3), task("t-1", "c", "TASK_STATE_WORKING"))),
+    )
+    .await;
     let recs = settle(&up, &p).await;
-    assert_findings(&p, &recs, &[expect("blocking_returned_active", "error", Some("t-1"), None)], "SendMessage").await;
+    assert_findings(
+        &p,
+        &recs,
+        &[expect(
+            "blocking_returned_active",
+            "error",
+            Some("t-1"),
+            None,
+        )],
+        "SendMessage",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn terminal_task_accepted() {
     let (up, p) = setup("").await;
-    let done = |t: &str, id| frames(id, &[task(t, "c", "TASK_STATE_WORKING"), status(t, "c", "TASK_STATE_COMPLETED")]);
+    let done = |t: &str, id| {
+        frames(
+            id,
+            &[
+                task(t, "c", "TASK_STATE_WORKING"),
+                status(t, "c", "TASK_STATE_COMPLETED"),
+            ],
+        )
+    };
     // Look-alikes: the correct refusals, and cancel racing completion.
     exchange(&up, &p, stream_req(1), Reply::sse(&done("t-ok", 1))).await;
-    let refuse = |id: i64, code: i64| json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": "no"}}).to_string();
-    exchange(&up, &p, request(json!(2), "SendMessage", follow_up("t-ok", "c")), Reply::json(200, &refuse(2, -32004))).await;
-    exchange(&up, &p, request(json!(3), "CancelTask", json!({"id": "t-ok"})), Reply::json(200, &refuse(3, -32002))).await;
-    get_task(&up, &p, 4, "t-ok", bare_task("t-ok", "c", "TASK_STATE_COMPLETED", None)).await;
+    let refuse = |id: i64, code: i64| {
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": "no"}}).to_string()
+    };
+    exchange(
+        &up,
+        &p,
+        request(json!(2), "SendMessage", follow_up("t-ok", "c")),
+        Reply::json(200, &refuse(2, -32004)),
+    )
+    .await;
+    exchange(
+        &up,
+        &p,
+        request(json!(3), "CancelTask", json!({"id": "t-ok"})),
+        Reply::json(200, &refuse(3, -32002)),
+    )
+    .await;
+    get_task(
+        &up,
+        &p,
+        4,
+        "t-ok",
+        bare_task("t-ok", "c", "TASK_STATE_COMPLETED", None),
+    )
+    .await;
     // Provoked: a message to the completed task accepted.
     exchange(&up, &p, stream_req(5), Reply::sse(&done("t-1", 5))).await;
-    exchange(&up, &p, request(json!(6), "SendMessage", follow_up("t-1", "c")), Reply::json(200, &rpc(json!(6), task("t-1", "c", "TASK_STATE_COMPLETED")))).await;
+    exchange(
+        &up,
+        &p,
+        request(json!(6), "SendMessage", follow_up("t-1", "c")),
+        Reply::json(
+            200,
+            &rpc(json!(6), task("t-1", "c", "TASK_STATE_COMPLETED")),
+        ),
+    )
+    .await;
     let recs = settle(&up, &p).await;
-    assert_findings(&p, &recs, &[expect("terminal_task_accepted", "error", Some("t-1"), None)], "SendMessage").await;
+    assert_findings(
+        &p,
+        &recs,
+        &[expect("terminal_task_accepted", "error", Some("t-1"), None)],
+        "SendMessage",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -312,7 +664,19 @@ async fn stream_truncated() {
     let (up, p) = setup("").await;
     // Look-alikes: a stream ending at input-required; a 0.3 stream ending
     // with final:true at working.
-    exchange(&up, &p, stream_req(1), Reply::sse(&frames(1, &[task("t-ok", "c", "TASK_STATE_WORKING"), status("t-ok", "c", "TASK_STATE_INPUT_REQUIRED")]))).await;
+    exchange(
+        &up,
+        &p,
+        stream_req(1),
+        Reply::sse(&frames(
+            1,
+            &[
+                task("t-ok", "c", "TASK_STATE_WORKING"),
+                status("t-ok", "c", "TASK_STATE_INPUT_REQUIRED"),
+            ],
+        )),
+    )
+    .await;
     let v03 = vec![
         json!({"jsonrpc": "2.0", "id": 2, "result": {"kind": "task", "id": "t-ok3", "contextId": "c", "status": {"state": "working"}}}).to_string(),
         json!({"jsonrpc": "2.0", "id": 2, "result": {"kind": "status-update", "taskId": "t-ok3", "contextId": "c", "status": {"state": "working"}, "final": true}}).to_string(),
@@ -322,24 +686,79 @@ async fn stream_truncated() {
     let (_, got) = p.send("POST", "/", &[], &body03).await;
     assert!(String::from_utf8_lossy(&got).contains("\"final\":true"));
     // Provoked: the upstream ends the stream while the task works.
-    exchange(&up, &p, stream_req(3), Reply::sse(&frames(3, &[task("t-1", "c", "TASK_STATE_SUBMITTED"), status("t-1", "c", "TASK_STATE_WORKING")]))).await;
+    exchange(
+        &up,
+        &p,
+        stream_req(3),
+        Reply::sse(&frames(
+            3,
+            &[
+                task("t-1", "c", "TASK_STATE_SUBMITTED"),
+                status("t-1", "c", "TASK_STATE_WORKING"),
+            ],
+        )),
+    )
+    .await;
     let recs = settle(&up, &p).await;
-    assert_findings(&p, &recs, &[expect("stream_truncated", "warning", Some("t-1"), None)], "SendStreamingMessage").await;
+    assert_findings(
+        &p,
+        &recs,
+        &[expect("stream_truncated", "warning", Some("t-1"), None)],
+        "SendStreamingMessage",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn stalled_task_is_reported_once_per_state_entry() {
     let (up, p) = setup("[stall]\nworking = \"1s\"\n").await;
     // Look-alike: a task that finishes in time.
-    exchange(&up, &p, stream_req(1), Reply::sse(&frames(1, &[task("t-ok", "c", "TASK_STATE_WORKING"), status("t-ok", "c", "TASK_STATE_COMPLETED")]))).await;
+    exchange(
+        &up,
+        &p,
+        stream_req(1),
+        Reply::sse(&frames(
+            1,
+            &[
+                task("t-ok", "c", "TASK_STATE_WORKING"),
+                status("t-ok", "c", "TASK_STATE_COMPLETED"),
+            ],
+        )),
+    )
+    .await;
     // Provoked: a task left working (stream closes at input-required, the
     // follow-up moves it to working and it stays there).
-    exchange(&up, &p, stream_req(2), Reply::sse(&frames(2, &[task("t-1", "c", "TASK_STATE_WORKING"), status("t-1", "c", "TASK_STATE_INPUT_REQUIRED")]))).await;
-    get_task(&up, &p, 3, "t-1", bare_task("t-1", "c", "TASK_STATE_WORKING", None)).await;
+    exchange(
+        &up,
+        &p,
+        stream_req(2),
+        Reply::sse(&frames(
+            2,
+            &[
+                task("t-1", "c", "TASK_STATE_WORKING"),
+                status("t-1", "c", "TASK_STATE_INPUT_REQUIRED"),
+            ],
+        )),
+    )
+    .await;
+    get_task(
+        &up,
+        &p,
+        3,
+        "t-1",
+        bare_task("t-1", "c", "TASK_STATE_WORKING", None),
+    )
+    .await;
     let recs = p.wait_records(1).await;
     assert_eq!(recs.len(), 1, "{recs:#?}");
     // Two more ticks pass: still one record for this state entry.
     tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
     let recs = settle(&up, &p).await;
-    assert_findings(&p, &recs, &[expect("stalled_task", "warning", Some("t-1"), None)], "").await;
+    assert_findings(
+        &p,
+        &recs,
+        &[expect("stalled_task", "warning", Some("t-1"), None)],
+        "",
+    )
+    .await;
 }

@@ -97,7 +97,12 @@ impl SideExchange {
                 headers.append(n, v);
             }
         }
-        let Some(exchange) = classify(&method, &uri, &headers, r.body.as_deref().unwrap_or("").as_bytes()) else {
+        let Some(exchange) = classify(
+            &method,
+            &uri,
+            &headers,
+            r.body.as_deref().unwrap_or("").as_bytes(),
+        ) else {
             return Ok(None);
         };
         Ok(Some(Recorded {

@@ -167,7 +167,7 @@ impl FromStr for UpstreamUrl {
             Some(_) => return Err(fail("scheme must be http or https")),
             None => return Err(fail("must be absolute, e.g. http://127.0.0.1:9999")),
         }
-        if uri.host().map_or(true, str::is_empty) {
+        if uri.host().is_none_or(str::is_empty) {
             return Err(fail("has no host"));
         }
         if uri.query().is_some() {

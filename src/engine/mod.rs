@@ -77,9 +77,14 @@ enum Body {
     /// No response head yet.
     Waiting,
     /// `text/event-stream`: judged frame by frame.
-    Stream { framer: Framer, index: u64 },
+    Stream {
+        framer: Framer,
+        index: u64,
+    },
     /// A JSON body, gathered up to the limit and judged at its end.
-    Whole { buf: Vec<u8> },
+    Whole {
+        buf: Vec<u8>,
+    },
     /// Not judged: an operation with nothing to check, or a non-2xx answer
     /// that is not JSON (a load balancer's error page is not the agent's).
     Ignored,
@@ -242,10 +247,13 @@ impl ExchangeEngine {
     fn judge_whole(&mut self, buf: &[u8], reg: &mut Registry, now: Millis, sink: &mut impl Sink) {
         self.scratch.clear();
         match decode(buf) {
-            Ok(d) => self.reducer.on_decoded(None, &d, reg, now, &mut self.scratch),
+            Ok(d) => self
+                .reducer
+                .on_decoded(None, &d, reg, now, &mut self.scratch),
             Err(m) => self.reducer.on_malformed(None, &m, &mut self.scratch),
         }
-        self.reducer.on_end(End::Upstream, reg, now, &mut self.scratch);
+        self.reducer
+            .on_end(End::Upstream, reg, now, &mut self.scratch);
         for mut f in self.scratch.drain(..) {
             f.evidence = Some(self.cfg.evidence.prepare(buf));
             sink.finding(f);

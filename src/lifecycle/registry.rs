@@ -235,7 +235,7 @@ impl Registry {
         let stale = matches!((stamp, e.status_at), (Some(new), Some(known)) if new < known);
         let was = e.state;
         let verdict = if was.is_terminal() {
-            let causal = e.terminal_seq.map_or(true, |t| o.seq > t);
+            let causal = e.terminal_seq.is_none_or(|t| o.seq > t);
             if stale || !causal {
                 return Verdict::Ignored;
             }

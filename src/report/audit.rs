@@ -13,7 +13,6 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-
 use prometheus::IntCounter;
 use serde::Serialize;
 
@@ -256,7 +255,11 @@ pub struct Origin {
 
 impl Origin {
     /// The origin of a finding about `exchange`.
-    pub fn of(upstream: &str, exchange: &crate::a2a::model::Exchange, request_id: String) -> Origin {
+    pub fn of(
+        upstream: &str,
+        exchange: &crate::a2a::model::Exchange,
+        request_id: String,
+    ) -> Origin {
         Origin {
             upstream: upstream.to_owned(),
             binding: Some(exchange.binding.as_str()),

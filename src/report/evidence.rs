@@ -140,6 +140,9 @@ mod tests {
             max_bytes: 4096,
             redact_parts: true,
         };
-        assert_eq!(p.prepare(b"{\"parts\":[{\"text\":\"se"), "[redacted: 21 bytes, not JSON]");
+        assert_eq!(
+            p.prepare(b"{\"parts\":[{\"text\":\"se"),
+            "[redacted: 21 bytes, not JSON]"
+        );
     }
 }

@@ -76,9 +76,7 @@ impl Body for CardBody {
             }
             match std::task::ready!(Pin::new(inner).poll_frame(cx)) {
                 Some(Ok(frame)) => match frame.into_data() {
-                    Ok(data) if this.passing => {
-                        return Poll::Ready(Some(Ok(Frame::data(data))))
-                    }
+                    Ok(data) if this.passing => return Poll::Ready(Some(Ok(Frame::data(data)))),
                     Ok(data) => this.buf.extend_from_slice(&data),
                     Err(other) => return Poll::Ready(Some(Ok(other))),
                 },
@@ -186,7 +184,11 @@ fn rebase(url: &str, public_base: &str) -> Option<String> {
     let uri: http::Uri = url.parse().ok()?;
     uri.authority()?;
     let tail = uri.path_and_query().map_or("", |p| p.as_str());
-    let tail = if tail == "/" && !url.ends_with('/') { "" } else { tail };
+    let tail = if tail == "/" && !url.ends_with('/') {
+        ""
+    } else {
+        tail
+    };
     Some(format!("{}{}", public_base.trim_end_matches('/'), tail))
 }
 
@@ -210,7 +212,10 @@ mod tests {
         let card = br#"{ "url": "http://agent:9999/", "additionalInterfaces": [ { "url": "http://agent:9999/v1", "transport": "HTTP+JSON" } ] }"#;
         let out = String::from_utf8(rewrite(card, "http://127.0.0.1:8080").unwrap()).unwrap();
         assert!(out.contains(r#""url": "http://127.0.0.1:8080/""#), "{out}");
-        assert!(out.contains(r#""url": "http://127.0.0.1:8080/v1""#), "{out}");
+        assert!(
+            out.contains(r#""url": "http://127.0.0.1:8080/v1""#),
+            "{out}"
+        );
         assert!(out.starts_with("{ \"url\""), "formatting kept: {out}");
     }
 

@@ -97,11 +97,19 @@ pub fn init_metrics(metrics: &Metrics, upstream: &str) {
             .with_label_values(&[upstream, outcome.as_str()]);
     }
     for binding in ["jsonrpc", "rest"] {
-        for event in ["task", "message", "status_update", "artifact_update", "error"] {
+        for event in [
+            "task",
+            "message",
+            "status_update",
+            "artifact_update",
+            "error",
+        ] {
             metrics
                 .stream_events_total
                 .with_label_values(&[upstream, binding, event]);
         }
     }
-    metrics.time_to_first_event_seconds.with_label_values(&[upstream]);
+    metrics
+        .time_to_first_event_seconds
+        .with_label_values(&[upstream]);
 }

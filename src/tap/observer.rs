@@ -10,10 +10,10 @@ use std::time::Instant;
 use bytes::{Bytes, BytesMut};
 
 use super::worker::{AnalysisHandle, Budget, Msg, Worker};
+use crate::a2a::classify::classify;
 use crate::engine::{EngineConfig, SkipReason};
 use crate::findings::Policy;
 use crate::lifecycle::{End, Registry, RegistryConfig};
-use crate::a2a::classify::classify;
 use crate::proxy::{
     BodyEnd, ExchangeLabels, ExchangeObserver, Inspector, ProxyError, ResponseTransform,
 };
@@ -95,7 +95,11 @@ impl Tap {
 }
 
 impl Inspector for Tap {
-    fn begin(&self, request_id: u64, head: &http::request::Parts) -> Option<Arc<dyn ExchangeObserver>> {
+    fn begin(
+        &self,
+        request_id: u64,
+        head: &http::request::Parts,
+    ) -> Option<Arc<dyn ExchangeObserver>> {
         let obs = Observer {
             id: request_id,
             shared: self.shared.clone(),
@@ -118,11 +122,13 @@ impl Inspector for Tap {
 
     fn transform_for(&self, head: &http::request::Parts) -> Option<Box<dyn ResponseTransform>> {
         let base = self.shared.card_base.as_ref()?;
-        (head.method == http::Method::GET && super::card::is_card_path(head.uri.path())).then(|| {
-            Box::new(super::card::CardRewrite {
-                public_base: base.clone(),
-            }) as Box<dyn ResponseTransform>
-        })
+        (head.method == http::Method::GET && super::card::is_card_path(head.uri.path())).then(
+            || {
+                Box::new(super::card::CardRewrite {
+                    public_base: base.clone(),
+                }) as Box<dyn ResponseTransform>
+            },
+        )
     }
 }
 
@@ -267,10 +273,11 @@ impl ExchangeObserver for Observer {
                 .map(str::to_owned)
         };
         let content_type = header(http::header::CONTENT_TYPE);
-        if content_type
-            .as_deref()
-            .is_some_and(|c| c.trim_start().to_ascii_lowercase().starts_with("text/event-stream"))
-        {
+        if content_type.as_deref().is_some_and(|c| {
+            c.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("text/event-stream")
+        }) {
             self.stream.store(true, Ordering::Release);
             self.shared
                 .metrics

@@ -26,17 +26,29 @@ pub(crate) enum Msg {
         at: Instant,
     },
     /// The request could not be classified (body over the limit).
-    Unjudged { reason: SkipReason },
+    Unjudged {
+        reason: SkipReason,
+    },
     Head {
         id: u64,
         status: u16,
         content_type: Option<String>,
         content_encoding: Option<String>,
     },
-    Data { id: u64, data: Bytes, at: Instant },
+    Data {
+        id: u64,
+        data: Bytes,
+        at: Instant,
+    },
     /// Bytes of this exchange were not delivered: stop judging it.
-    Lost { id: u64 },
-    End { id: u64, end: End, at: Instant },
+    Lost {
+        id: u64,
+    },
+    End {
+        id: u64,
+        end: End,
+        at: Instant,
+    },
     /// The proxy has drained: judge what came before, then stop.
     Shutdown,
 }
@@ -315,7 +327,11 @@ impl Worker {
         self.registry.take_transitions(&mut |from, to, n| {
             metrics
                 .task_transitions_total
-                .with_label_values(&[upstream, from.map_or("none", TaskState::as_str), to.as_str()])
+                .with_label_values(&[
+                    upstream,
+                    from.map_or("none", TaskState::as_str),
+                    to.as_str(),
+                ])
                 .inc_by(n);
         });
     }
