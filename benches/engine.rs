@@ -13,9 +13,11 @@ const FRAMES: usize = 1000;
 
 fn artifact_frame(i: usize) -> String {
     format!(
-        "data: {{\"jsonrpc\":\"2.0\",\"id\":42,\"result\":{{\"artifactUpdate\":{{\"taskId\":\"3f6c1c52-8a7e-4c1e-9d2b-5a1f0e7c9b11\",\"contextId\":\"8d2e4b7a-1c3f-4e5d-a6b7-c8d9e0f1a2b3\",\"artifact\":{{\"artifactId\":\"report-{:04}\",\"parts\":[{{\"text\":\"The quarterly figures show a steady rise in throughput across all regions; chunk {:04} continues.\"}}]}},\"append\":true}}}}}}\n\n",
+        "data: {{\"jsonrpc\":\"2.0\",\"id\":42,\"result\":{{\"artifactUpdate\":{{\"taskId\":\"3f6c1c52-8a7e-4c1e-9d2b-5a1f0e7c9b11\",\"contextId\":\"8d2e4b7a-1c3f-4e5d-a6b7-c8d9e0f1a2b3\",\"artifact\":{{\"artifactId\":\"report-{:04}\",\"parts\":[{{\"text\":\"The quarterly figures show a steady rise in throughput across all regions; chunk {:04} continues.\"}}]}},\"append\":{}}}}}}}\n\n",
         i % 8,
-        i
+        i,
+        // Each of the 8 artifacts opens with a replacing chunk, then appends.
+        i >= 8
     )
 }
 
