@@ -1,11 +1,12 @@
 //! One exchange's context: its id, clock, observer, and the one place where
 //! its end is counted (metrics, logs) whatever way it ended.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::StatusCode;
+use prometheus::{Histogram, IntCounter};
 
 use super::error::{ProxyError, UpstreamReason};
 use super::inspect::{ExchangeLabels, ExchangeObserver};
@@ -21,6 +22,58 @@ pub struct Shared {
     pub upstream: String,
     /// The response idle timeout, to tell an idle stream from a broken one.
     pub idle_timeout: Duration,
+    /// `a2a_proxy_overhead_seconds{upstream}`, looked up once.
+    pub overhead: Histogram,
+    /// Series of exchanges with the default labels, looked up on first use
+    /// (label lookups hash every value: too slow for each request).
+    default_counts: [OnceLock<IntCounter>; CODES.len()],
+    default_duration: OnceLock<Histogram>,
+}
+
+/// The `code` label values, in the order of `Shared::default_counts`.
+const CODES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "error"];
+
+impl Shared {
+    /// State shared by the exchanges with `upstream`.
+    pub fn new(metrics: Arc<Metrics>, upstream: String, idle_timeout: Duration) -> Shared {
+        let overhead = metrics
+            .proxy_overhead_seconds
+            .with_label_values(&[upstream.as_str()]);
+        Shared {
+            metrics,
+            upstream,
+            idle_timeout,
+            overhead,
+            default_counts: Default::default(),
+            default_duration: OnceLock::new(),
+        }
+    }
+
+    fn count_default(&self, code: &str, seconds: f64) {
+        let labels = ExchangeLabels::default();
+        let up = self.upstream.as_str();
+        if let Some(i) = CODES.iter().position(|c| *c == code) {
+            self.default_counts[i]
+                .get_or_init(|| {
+                    self.metrics.requests_total.with_label_values(&[
+                        up,
+                        labels.binding,
+                        labels.method,
+                        code,
+                    ])
+                })
+                .inc();
+        }
+        self.default_duration
+            .get_or_init(|| {
+                self.metrics.request_duration_seconds.with_label_values(&[
+                    up,
+                    labels.binding,
+                    labels.method,
+                ])
+            })
+            .observe(seconds);
+    }
 }
 
 /// One request/response pair passing through.
@@ -48,6 +101,10 @@ impl Exchange {
     /// Counts a finished exchange under `code`.
     pub fn count(&self, code: &str) {
         let labels = self.labels();
+        if labels == ExchangeLabels::default() {
+            let seconds = self.start.elapsed().as_secs_f64();
+            return self.shared.count_default(code, seconds);
+        }
         let m = &self.shared.metrics;
         let up = self.shared.upstream.as_str();
         m.requests_total

@@ -89,11 +89,11 @@ impl Forwarder {
         Ok(Forwarder {
             upstream: client::build(p, upstream)?,
             target,
-            shared: Arc::new(Shared {
+            shared: Arc::new(Shared::new(
                 metrics,
-                upstream: config.upstream_name(),
-                idle_timeout: p.stream_idle_timeout.0,
-            }),
+                config.upstream_name(),
+                p.stream_idle_timeout.0,
+            )),
             inspector,
             next_id: AtomicU64::new(1),
             max_request_body: p.max_request_body,
@@ -192,11 +192,7 @@ impl Forwarder {
             body = transform.apply(&mut head, body);
         }
         let own_time = (sent - start) + answered.elapsed();
-        self.shared
-            .metrics
-            .proxy_overhead_seconds
-            .with_label_values(&[self.shared.upstream.as_str()])
-            .observe(own_time.as_secs_f64());
+        self.shared.overhead.observe(own_time.as_secs_f64());
         Response::from_parts(head, body)
     }
 
