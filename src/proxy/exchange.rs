@@ -1,6 +1,7 @@
 //! One exchange's context: its id, clock, observer, and the one place where
 //! its end is counted (metrics, logs) whatever way it ended.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -86,11 +87,34 @@ pub struct Exchange {
     pub observer: Option<Arc<dyn ExchangeObserver>>,
     /// Shared state.
     pub shared: Arc<Shared>,
+    /// The caller's request body broke (the caller went away mid-upload):
+    /// a failed upstream send is then not the upstream's fault.
+    pub request_failed: AtomicBool,
+    /// Whether the exchange was counted; one dropped uncounted (the caller
+    /// went away before the response head) is counted when dropped.
+    counted: AtomicBool,
 }
 
 // === impl Exchange ===
 
 impl Exchange {
+    /// A new exchange that arrived at `start`.
+    pub fn new(
+        id: u64,
+        start: Instant,
+        observer: Option<Arc<dyn ExchangeObserver>>,
+        shared: Arc<Shared>,
+    ) -> Exchange {
+        Exchange {
+            id,
+            start,
+            observer,
+            shared,
+            request_failed: AtomicBool::new(false),
+            counted: AtomicBool::new(false),
+        }
+    }
+
     fn labels(&self) -> ExchangeLabels {
         self.observer
             .as_ref()
@@ -100,6 +124,9 @@ impl Exchange {
 
     /// Counts a finished exchange under `code`.
     pub fn count(&self, code: &str) {
+        if self.counted.swap(true, Ordering::Relaxed) {
+            return;
+        }
         let labels = self.labels();
         if labels == ExchangeLabels::default() {
             let seconds = self.start.elapsed().as_secs_f64();
@@ -143,6 +170,15 @@ impl Exchange {
     }
 }
 
+impl Drop for Exchange {
+    fn drop(&mut self) {
+        if !self.counted.load(Ordering::Relaxed) {
+            tracing::debug!(request_id = self.id, "caller went away before the response");
+            self.count("error");
+        }
+    }
+}
+
 /// Tees the request body to the observer.
 pub struct RequestTap(pub Arc<Exchange>);
 
@@ -154,6 +190,9 @@ impl BodyObserver for RequestTap {
     }
 
     fn end(&mut self, end: BodyEnd) {
+        if end == BodyEnd::Error {
+            self.0.request_failed.store(true, Ordering::Relaxed);
+        }
         if let Some(o) = &self.0.observer {
             o.request_end(end);
         }

@@ -123,12 +123,8 @@ impl Forwarder {
         let start = Instant::now();
         let (mut head, body) = req.into_parts();
         let inspector = self.inspector.as_deref();
-        let exchange = Arc::new(Exchange {
-            id,
-            start,
-            observer: inspector.and_then(|i| i.begin(id, &head)),
-            shared: self.shared.clone(),
-        });
+        let observer = inspector.and_then(|i| i.begin(id, &head));
+        let exchange = Arc::new(Exchange::new(id, start, observer, self.shared.clone()));
         let transform = inspector.and_then(|i| i.transform_for(&head));
 
         if declared_length(&head.headers).is_some_and(|n| n > self.max_request_body) {
@@ -173,6 +169,10 @@ impl Forwarder {
                     &exchange,
                     ProxyError::RequestTooLarge(self.max_request_body),
                 );
+            }
+            Ok(Err(e)) if exchange.request_failed.load(Ordering::Relaxed) => {
+                tracing::debug!(request_id = id, error = %e, "caller's request body broke");
+                return self.refuse(&exchange, ProxyError::RequestBroken);
             }
             Ok(Err(e)) => return self.refuse(&exchange, e),
             Ok(Ok(response)) => response,
