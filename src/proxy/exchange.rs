@@ -21,7 +21,7 @@ pub struct Shared {
     pub metrics: Arc<Metrics>,
     /// The upstream's label (config `name`).
     pub upstream: String,
-    /// The response idle timeout, to tell an idle stream from a broken one.
+    /// The response idle timeout (`proxy.stream_idle_timeout`).
     pub idle_timeout: Duration,
     /// `a2a_proxy_overhead_seconds{upstream}`, looked up once.
     pub overhead: Histogram,
@@ -90,6 +90,8 @@ pub struct Exchange {
     /// The caller's request body broke (the caller went away mid-upload):
     /// a failed upstream send is then not the upstream's fault.
     pub request_failed: AtomicBool,
+    /// The response was cut for silence (an idle timeout, not a reset).
+    pub idle_fired: AtomicBool,
     /// Whether the exchange was counted; one dropped uncounted (the caller
     /// went away before the response head) is counted when dropped.
     counted: AtomicBool,
@@ -111,6 +113,7 @@ impl Exchange {
             observer,
             shared,
             request_failed: AtomicBool::new(false),
+            idle_fired: AtomicBool::new(false),
             counted: AtomicBool::new(false),
         }
     }
@@ -203,23 +206,17 @@ impl BodyObserver for RequestTap {
 pub struct ResponseTap {
     exchange: Arc<Exchange>,
     status: StatusCode,
-    last_data: Instant,
 }
 
 impl ResponseTap {
     /// For a response with `status`, whose head just arrived.
     pub fn new(exchange: Arc<Exchange>, status: StatusCode) -> ResponseTap {
-        ResponseTap {
-            exchange,
-            status,
-            last_data: Instant::now(),
-        }
+        ResponseTap { exchange, status }
     }
 }
 
 impl BodyObserver for ResponseTap {
     fn data(&mut self, chunk: &Bytes) {
-        self.last_data = Instant::now();
         if let Some(o) = &self.exchange.observer {
             o.response_data(chunk);
         }
@@ -236,7 +233,7 @@ impl BodyObserver for ResponseTap {
                 );
             }
             BodyEnd::Error => {
-                let reason = if self.last_data.elapsed() >= ex.shared.idle_timeout {
+                let reason = if ex.idle_fired.load(Ordering::Relaxed) {
                     UpstreamReason::Timeout
                 } else {
                     UpstreamReason::Reset

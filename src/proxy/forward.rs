@@ -186,7 +186,9 @@ impl Forwarder {
             o.response_head(&head);
         }
         let status = head.status;
-        let body = IdleTimeout::new(body, self.shared.idle_timeout);
+        let idle = exchange.clone();
+        let on_idle = move || idle.idle_fired.store(true, Ordering::Relaxed);
+        let body = IdleTimeout::new(body, self.shared.idle_timeout, on_idle);
         let mut body = TeeBody::new(body, ResponseTap::new(exchange, status)).boxed_unsync();
         if let Some(transform) = transform {
             body = transform.apply(&mut head, body);
