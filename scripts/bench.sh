@@ -3,14 +3,18 @@
 # proxy_pass (buffering off) and through a2a-tap, in one run, loopback only.
 # Prints requests/s, p50 and p99 latency per target and workload, and a2a-tap's RSS.
 #
-#   scripts/bench.sh            # 10 s per run, 64 connections
-#   DURATION=20s CONNS=128 scripts/bench.sh
+#   scripts/bench.sh            # 3 rounds x 10 s per target and workload, 64 connections
+#   DURATION=20s CONNS=128 ROUNDS=5 scripts/bench.sh
+#
+# Targets take turns within each round and the median round is reported, so
+# background load on a shared machine hits them all alike.
 #
 # To compare another proxy setup, add a start_* function and a line in TARGETS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DURATION=${DURATION:-10s}
+ROUNDS=${ROUNDS:-3}
 CONNS=${CONNS:-64}
 THREADS=${THREADS:-2}
 UP_PORT=${UP_PORT:-18900}
@@ -130,19 +134,32 @@ run_wrk() { # url -> "rps p50 p99"
   echo "$rps $p50 $p99 ${errs:-}"
 }
 
+median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+to_ms() { # wrk latency (us/ms/s) -> ms
+  awk '{v=$1; if (v ~ /us$/) {sub(/us$/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v*=1000}; printf "%.2f\n", v}'
+}
+
 echo
 echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)); load generator, proxy and upstream share them"
-echo "wrk: $THREADS threads, $CONNS keep-alive connections, $DURATION per run; POST JSON-RPC body"
+echo "wrk: $THREADS threads, $CONNS keep-alive connections, $DURATION per run, median of $ROUNDS rounds; POST JSON-RPC body"
 echo
-printf '%-22s %-10s %12s %10s %10s  %s\n' workload target "requests/s" p50 p99 notes
+printf '%-22s %-10s %12s %10s %10s  %s\n' workload target "requests/s" "p50 ms" "p99 ms" notes
 for w in "${WORKLOADS[@]}"; do
   wname=${w%|*}
   wpath=${w#*|}
+  for t in "${TARGETS[@]}"; do : >"$WORK/${t%|*}.runs"; done
+  for _ in $(seq 1 "$ROUNDS"); do
+    for t in "${TARGETS[@]}"; do
+      run_wrk "${t#*|}$wpath" >>"$WORK/${t%|*}.runs"
+    done
+  done
   for t in "${TARGETS[@]}"; do
-    tname=${t%|*}
-    turl=${t#*|}
-    read -r rps p50 p99 notes <<<"$(run_wrk "$turl$wpath")"
-    printf '%-22s %-10s %12s %10s %10s  %s\n' "$wname" "$tname" "$rps" "$p50" "$p99" "${notes:-}"
+    runs="$WORK/${t%|*}.runs"
+    rps=$(awk '{print $1}' "$runs" | median)
+    p50=$(awk '{print $2}' "$runs" | to_ms | median)
+    p99=$(awk '{print $3}' "$runs" | to_ms | median)
+    notes=$(awk '{$1=$2=$3=""; print}' "$runs" | sort -u | xargs)
+    printf '%-22s %-10s %12s %10s %10s  %s\n' "$wname" "${t%|*}" "$rps" "$p50" "$p99" "$notes"
   done
 done
 echo

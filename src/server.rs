@@ -102,7 +102,9 @@ impl ServerHandle {
     }
 }
 
-/// Binds both listeners and starts serving. `inspector` sees every exchange.
+/// Binds both listeners and starts serving. `inspector` sees every exchange;
+/// pass `None` for a plain pass-through (`validate = false`). Dropping the
+/// handle without calling [`ServerHandle::shutdown`] also shuts down.
 pub async fn start(
     config: &Config,
     inspector: Option<Arc<dyn Inspector>>,

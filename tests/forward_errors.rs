@@ -341,3 +341,35 @@ async fn connections_beyond_max_connections_wait_for_a_free_slot() {
     let (head, body) = within("second", second).await.expect("task");
     assert_eq!((head.status, &body[..]), (StatusCode::OK, &b"ok"[..]));
 }
+
+#[tokio::test]
+async fn a_caller_leaving_mid_upload_is_not_an_upstream_error() {
+    let (arrived_tx, mut arrived) = mpsc::channel(1);
+    let up = upstream(move |req| {
+        let arrived_tx = arrived_tx.clone();
+        async move {
+            let _ = arrived_tx.send(()).await;
+            let _ = req.into_body().collect().await;
+            Response::new(full("ok"))
+        }
+    })
+    .await;
+    let tap = proxy(config(up)).await;
+    let mut s = TcpStream::connect(tap.listen_addr())
+        .await
+        .expect("connect");
+    s.write_all(b"POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 100000\r\n\r\n0123456789")
+        .await
+        .expect("write");
+    within("request at the upstream", arrived.recv()).await;
+    drop(s);
+    eventually_metric(&tap, "exchange counted", |t| {
+        metric(t, "a2a_requests_total", &[("upstream", "test")]).is_some()
+    })
+    .await;
+    let m = scrape(&tap).await;
+    for reason in ["connect", "timeout", "reset", "tls", "other"] {
+        let n = metric(&m, "a2a_upstream_errors_total", &[("reason", reason)]);
+        assert_eq!(n, Some(0.0), "{reason}: {m}");
+    }
+}

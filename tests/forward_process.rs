@@ -47,7 +47,9 @@ fn run(args: &[&str]) -> (Option<i32>, String) {
 }
 
 fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
-    let path = std::env::temp_dir().join(format!("a2a-tap-test-{}-{name}", std::process::id()));
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("a2a-tap-test-{}-{n}-{name}", std::process::id()));
     std::fs::write(&path, text).expect("write temp file");
     path
 }
@@ -110,6 +112,8 @@ fn port_in_use_gets_exit_code_3() {
 struct Proxy {
     child: Child,
     listen: SocketAddr,
+    /// Whether the line announcing the address was a JSON object.
+    json_log: bool,
 }
 
 impl Proxy {
@@ -127,17 +131,22 @@ impl Proxy {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split("listen=").nth(1) {
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
+                    if let Some(addr) = v["fields"]["listen"].as_str() {
+                        let _ = tx.send((addr.to_string(), true));
+                    }
+                } else if let Some(rest) = line.split("listen=").nth(1) {
                     let addr = rest.split_whitespace().next().unwrap_or("").to_string();
-                    let _ = tx.send(addr);
+                    let _ = tx.send((addr, false));
                 }
             }
         });
-        let addr = rx.recv_timeout(WAIT).expect("proxy logged its address");
+        let (addr, json_log) = rx.recv_timeout(WAIT).expect("proxy logged its address");
         let _ = std::fs::remove_file(&path);
         Proxy {
             child,
             listen: addr.parse().expect("listen address"),
+            json_log,
         }
     }
 
@@ -202,6 +211,7 @@ async fn a_256_mib_body_streams_through_in_each_direction_in_bounded_memory() {
         "listen = \"127.0.0.1:0\"\nadmin = \"127.0.0.1:0\"\nupstream = \"http://{up}\"\n[proxy]\nmax_request_body = {}\n",
         2 * BIG
     ));
+    assert!(!proxy.json_log, "text logs by default");
     let peak = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let sampler = {
@@ -253,11 +263,12 @@ impl Proxy {
 }
 
 #[tokio::test]
-async fn sigterm_drains_and_exits_0() {
+async fn sigterm_drains_and_exits_0_with_json_logs() {
     let up = upstream(|_req| async move { Response::new(full("ok")) }).await;
     let mut proxy = Proxy::start(&format!(
-        "listen = \"127.0.0.1:0\"\nadmin = \"127.0.0.1:0\"\nupstream = \"http://{up}\"\n"
+        "listen = \"127.0.0.1:0\"\nadmin = \"127.0.0.1:0\"\nupstream = \"http://{up}\"\n[log]\nformat = \"json\"\n"
     ));
+    assert!(proxy.json_log, "[log] format = \"json\" gives JSON lines");
     let (head, body) = get(proxy.listen, "/").await;
     assert_eq!((head.status, &body[..]), (StatusCode::OK, &b"ok"[..]));
     let killed = Command::new("kill")

@@ -62,6 +62,9 @@ pub enum ProxyError {
     /// The caller's request body exceeded `max_request_body`.
     #[error("request body larger than {0} bytes")]
     RequestTooLarge(u64),
+    /// The caller's request body broke off (the caller went away mid-upload).
+    #[error("request body ended early")]
+    RequestBroken,
 }
 
 impl ProxyError {
@@ -80,6 +83,7 @@ impl ProxyError {
             ProxyError::Upstream { .. } | ProxyError::StreamIdle(_) => StatusCode::BAD_GATEWAY,
             ProxyError::HeaderTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             ProxyError::RequestTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ProxyError::RequestBroken => StatusCode::BAD_REQUEST,
         }
     }
 
@@ -90,7 +94,7 @@ impl ProxyError {
             ProxyError::HeaderTimeout(_) | ProxyError::StreamIdle(_) => {
                 Some(UpstreamReason::Timeout)
             }
-            ProxyError::RequestTooLarge(_) => None,
+            ProxyError::RequestTooLarge(_) | ProxyError::RequestBroken => None,
         }
     }
 }

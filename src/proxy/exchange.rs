@@ -1,11 +1,13 @@
 //! One exchange's context: its id, clock, observer, and the one place where
 //! its end is counted (metrics, logs) whatever way it ended.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::StatusCode;
+use prometheus::{Histogram, IntCounter};
 
 use super::error::{ProxyError, UpstreamReason};
 use super::inspect::{ExchangeLabels, ExchangeObserver};
@@ -19,8 +21,60 @@ pub struct Shared {
     pub metrics: Arc<Metrics>,
     /// The upstream's label (config `name`).
     pub upstream: String,
-    /// The response idle timeout, to tell an idle stream from a broken one.
+    /// The response idle timeout (`proxy.stream_idle_timeout`).
     pub idle_timeout: Duration,
+    /// `a2a_proxy_overhead_seconds{upstream}`, looked up once.
+    pub overhead: Histogram,
+    /// Series of exchanges with the default labels, looked up on first use
+    /// (label lookups hash every value: too slow for each request).
+    default_counts: [OnceLock<IntCounter>; CODES.len()],
+    default_duration: OnceLock<Histogram>,
+}
+
+/// The `code` label values, in the order of `Shared::default_counts`.
+const CODES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "error"];
+
+impl Shared {
+    /// State shared by the exchanges with `upstream`.
+    pub fn new(metrics: Arc<Metrics>, upstream: String, idle_timeout: Duration) -> Shared {
+        let overhead = metrics
+            .proxy_overhead_seconds
+            .with_label_values(&[upstream.as_str()]);
+        Shared {
+            metrics,
+            upstream,
+            idle_timeout,
+            overhead,
+            default_counts: Default::default(),
+            default_duration: OnceLock::new(),
+        }
+    }
+
+    fn count_default(&self, code: &str, seconds: f64) {
+        let labels = ExchangeLabels::default();
+        let up = self.upstream.as_str();
+        if let Some(i) = CODES.iter().position(|c| *c == code) {
+            self.default_counts[i]
+                .get_or_init(|| {
+                    self.metrics.requests_total.with_label_values(&[
+                        up,
+                        labels.binding,
+                        labels.method,
+                        code,
+                    ])
+                })
+                .inc();
+        }
+        self.default_duration
+            .get_or_init(|| {
+                self.metrics.request_duration_seconds.with_label_values(&[
+                    up,
+                    labels.binding,
+                    labels.method,
+                ])
+            })
+            .observe(seconds);
+    }
 }
 
 /// One request/response pair passing through.
@@ -33,11 +87,37 @@ pub struct Exchange {
     pub observer: Option<Arc<dyn ExchangeObserver>>,
     /// Shared state.
     pub shared: Arc<Shared>,
+    /// The caller's request body broke (the caller went away mid-upload):
+    /// a failed upstream send is then not the upstream's fault.
+    pub request_failed: AtomicBool,
+    /// The response was cut for silence (an idle timeout, not a reset).
+    pub idle_fired: AtomicBool,
+    /// Whether the exchange was counted; one dropped uncounted (the caller
+    /// went away before the response head) is counted when dropped.
+    counted: AtomicBool,
 }
 
 // === impl Exchange ===
 
 impl Exchange {
+    /// A new exchange that arrived at `start`.
+    pub fn new(
+        id: u64,
+        start: Instant,
+        observer: Option<Arc<dyn ExchangeObserver>>,
+        shared: Arc<Shared>,
+    ) -> Exchange {
+        Exchange {
+            id,
+            start,
+            observer,
+            shared,
+            request_failed: AtomicBool::new(false),
+            idle_fired: AtomicBool::new(false),
+            counted: AtomicBool::new(false),
+        }
+    }
+
     fn labels(&self) -> ExchangeLabels {
         self.observer
             .as_ref()
@@ -47,7 +127,14 @@ impl Exchange {
 
     /// Counts a finished exchange under `code`.
     pub fn count(&self, code: &str) {
+        if self.counted.swap(true, Ordering::Relaxed) {
+            return;
+        }
         let labels = self.labels();
+        if labels == ExchangeLabels::default() {
+            let seconds = self.start.elapsed().as_secs_f64();
+            return self.shared.count_default(code, seconds);
+        }
         let m = &self.shared.metrics;
         let up = self.shared.upstream.as_str();
         m.requests_total
@@ -86,6 +173,15 @@ impl Exchange {
     }
 }
 
+impl Drop for Exchange {
+    fn drop(&mut self) {
+        if !self.counted.load(Ordering::Relaxed) {
+            tracing::debug!(request_id = self.id, "caller went away before the response");
+            self.count("error");
+        }
+    }
+}
+
 /// Tees the request body to the observer.
 pub struct RequestTap(pub Arc<Exchange>);
 
@@ -97,6 +193,9 @@ impl BodyObserver for RequestTap {
     }
 
     fn end(&mut self, end: BodyEnd) {
+        if end == BodyEnd::Error {
+            self.0.request_failed.store(true, Ordering::Relaxed);
+        }
         if let Some(o) = &self.0.observer {
             o.request_end(end);
         }
@@ -107,23 +206,17 @@ impl BodyObserver for RequestTap {
 pub struct ResponseTap {
     exchange: Arc<Exchange>,
     status: StatusCode,
-    last_data: Instant,
 }
 
 impl ResponseTap {
     /// For a response with `status`, whose head just arrived.
     pub fn new(exchange: Arc<Exchange>, status: StatusCode) -> ResponseTap {
-        ResponseTap {
-            exchange,
-            status,
-            last_data: Instant::now(),
-        }
+        ResponseTap { exchange, status }
     }
 }
 
 impl BodyObserver for ResponseTap {
     fn data(&mut self, chunk: &Bytes) {
-        self.last_data = Instant::now();
         if let Some(o) = &self.exchange.observer {
             o.response_data(chunk);
         }
@@ -140,7 +233,7 @@ impl BodyObserver for ResponseTap {
                 );
             }
             BodyEnd::Error => {
-                let reason = if self.last_data.elapsed() >= ex.shared.idle_timeout {
+                let reason = if ex.idle_fired.load(Ordering::Relaxed) {
                     UpstreamReason::Timeout
                 } else {
                     UpstreamReason::Reset

@@ -89,11 +89,11 @@ impl Forwarder {
         Ok(Forwarder {
             upstream: client::build(p, upstream)?,
             target,
-            shared: Arc::new(Shared {
+            shared: Arc::new(Shared::new(
                 metrics,
-                upstream: config.upstream_name(),
-                idle_timeout: p.stream_idle_timeout.0,
-            }),
+                config.upstream_name(),
+                p.stream_idle_timeout.0,
+            )),
             inspector,
             next_id: AtomicU64::new(1),
             max_request_body: p.max_request_body,
@@ -123,12 +123,8 @@ impl Forwarder {
         let start = Instant::now();
         let (mut head, body) = req.into_parts();
         let inspector = self.inspector.as_deref();
-        let exchange = Arc::new(Exchange {
-            id,
-            start,
-            observer: inspector.and_then(|i| i.begin(id, &head)),
-            shared: self.shared.clone(),
-        });
+        let observer = inspector.and_then(|i| i.begin(id, &head));
+        let exchange = Arc::new(Exchange::new(id, start, observer, self.shared.clone()));
         let transform = inspector.and_then(|i| i.transform_for(&head));
 
         if declared_length(&head.headers).is_some_and(|n| n > self.max_request_body) {
@@ -174,6 +170,10 @@ impl Forwarder {
                     ProxyError::RequestTooLarge(self.max_request_body),
                 );
             }
+            Ok(Err(e)) if exchange.request_failed.load(Ordering::Relaxed) => {
+                tracing::debug!(request_id = id, error = %e, "caller's request body broke");
+                return self.refuse(&exchange, ProxyError::RequestBroken);
+            }
             Ok(Err(e)) => return self.refuse(&exchange, e),
             Ok(Ok(response)) => response,
         };
@@ -186,17 +186,15 @@ impl Forwarder {
             o.response_head(&head);
         }
         let status = head.status;
-        let body = IdleTimeout::new(body, self.shared.idle_timeout);
+        let idle = exchange.clone();
+        let on_idle = move || idle.idle_fired.store(true, Ordering::Relaxed);
+        let body = IdleTimeout::new(body, self.shared.idle_timeout, on_idle);
         let mut body = TeeBody::new(body, ResponseTap::new(exchange, status)).boxed_unsync();
         if let Some(transform) = transform {
             body = transform.apply(&mut head, body);
         }
         let own_time = (sent - start) + answered.elapsed();
-        self.shared
-            .metrics
-            .proxy_overhead_seconds
-            .with_label_values(&[self.shared.upstream.as_str()])
-            .observe(own_time.as_secs_f64());
+        self.shared.overhead.observe(own_time.as_secs_f64());
         Response::from_parts(head, body)
     }
 

@@ -17,38 +17,46 @@ use super::error::ProxyError;
 use super::BoxError;
 
 pin_project! {
-    /// Fails with [`ProxyError::StreamIdle`] after `timeout` without a frame.
-    pub struct IdleTimeout<B> {
+    /// Fails with [`ProxyError::StreamIdle`] after `timeout` without a
+    /// frame, calling `on_idle` first.
+    pub struct IdleTimeout<B, F> {
         #[pin]
         inner: B,
         #[pin]
         sleep: Sleep,
         timeout: Duration,
-        last_frame: Instant,
+        // When the current silence began (the first `Pending` after frames).
+        silent_since: Instant,
+        // Frames came since `silent_since` was taken.
+        active: bool,
+        on_idle: F,
         deferred: Option<BoxError>,
     }
 }
 
 // === impl IdleTimeout ===
 
-impl<B> IdleTimeout<B> {
-    /// Wraps `inner`; the clock starts now.
-    pub fn new(inner: B, timeout: Duration) -> Self {
+impl<B, F: FnMut()> IdleTimeout<B, F> {
+    /// Wraps `inner`; the clock starts now. `on_idle` runs when it fires.
+    pub fn new(inner: B, timeout: Duration, on_idle: F) -> Self {
         let now = Instant::now();
         IdleTimeout {
             inner,
             sleep: tokio::time::sleep_until(now + timeout),
             timeout,
-            last_frame: now,
+            silent_since: now,
+            active: false,
+            on_idle,
             deferred: None,
         }
     }
 }
 
-impl<B> Body for IdleTimeout<B>
+impl<B, F> Body for IdleTimeout<B, F>
 where
     B: Body<Data = Bytes>,
     B::Error: Into<BoxError>,
+    F: FnMut(),
 {
     type Data = Bytes;
     type Error = BoxError;
@@ -63,8 +71,9 @@ where
         }
         match this.inner.poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
-                // Only note the time; the timer is re-armed lazily when it fires.
-                *this.last_frame = Instant::now();
+                // No clock read per frame: silence is timed from the next Pending,
+                // and the timer is re-armed lazily when it fires.
+                *this.active = true;
                 return Poll::Ready(Some(Ok(frame)));
             }
             Poll::Ready(Some(Err(e))) => {
@@ -76,12 +85,16 @@ where
             Poll::Ready(None) => return Poll::Ready(None),
             Poll::Pending => {}
         }
+        if std::mem::take(this.active) {
+            *this.silent_since = Instant::now();
+        }
         loop {
             if this.sleep.as_mut().poll(cx).is_pending() {
                 return Poll::Pending;
             }
-            let deadline = *this.last_frame + *this.timeout;
+            let deadline = *this.silent_since + *this.timeout;
             if Instant::now() >= deadline {
+                (this.on_idle)();
                 let err = ProxyError::StreamIdle(*this.timeout);
                 return Poll::Ready(Some(Err(Box::new(err))));
             }

@@ -101,20 +101,27 @@ impl Pool {
             return;
         }
         lease.reused = true;
+        let now = Instant::now();
         let Ok(mut idle) = self.idle.lock() else {
             return;
         };
-        let timeout = self.idle_timeout;
-        idle.retain(|(_, since)| since.elapsed() < timeout);
+        // Entries are kept oldest first: the expired ones are a prefix.
+        let expired = idle
+            .iter()
+            .take_while(|(_, since)| now.duration_since(*since) >= self.idle_timeout)
+            .count();
+        idle.drain(..expired);
         if idle.len() < MAX_IDLE {
-            idle.push((lease, Instant::now()));
+            idle.push((lease, now));
         }
     }
 
     fn take_idle(&self) -> Option<Lease> {
+        let now = Instant::now();
         let mut idle = self.idle.lock().ok()?;
+        // The most recently used first: the least likely to be stale.
         while let Some((lease, since)) = idle.pop() {
-            if since.elapsed() < self.idle_timeout {
+            if now.duration_since(since) < self.idle_timeout {
                 return Some(lease);
             }
         }
