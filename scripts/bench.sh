@@ -21,6 +21,8 @@ UP_PORT=${UP_PORT:-18900}
 NGINX_PORT=${NGINX_PORT:-18901}
 TAP_PORT=${TAP_PORT:-18902}
 TAP_ADMIN=${TAP_ADMIN:-18903}
+PLAIN_PORT=${PLAIN_PORT:-18904}
+PLAIN_ADMIN=${PLAIN_ADMIN:-18905}
 
 WORK=$(mktemp -d /tmp/a2a-tap-bench.XXXXXX)
 PIDS=()
@@ -97,6 +99,17 @@ start_tap() {
   wait_port "127.0.0.1:$TAP_PORT"
 }
 
+# The same binary as a plain pass-through (`validate = false`): what
+# validation costs is the difference between the two a2a-tap rows.
+start_tap_plain() {
+  printf 'validate = false\n' >"$WORK/plain.toml"
+  RUST_LOG=warn "$TAP_BIN" --config "$WORK/plain.toml" --listen "127.0.0.1:$PLAIN_PORT" \
+    --admin "127.0.0.1:$PLAIN_ADMIN" --upstream "http://127.0.0.1:$UP_PORT" \
+    >/dev/null 2>"$WORK/tap-plain.log" &
+  PIDS+=($!)
+  wait_port "127.0.0.1:$PLAIN_PORT"
+}
+
 rss_kb() { awk "/^$2:/ {print \$2}" "/proc/$1/status" 2>/dev/null || echo "?"; }
 
 # name|base URL
@@ -104,6 +117,7 @@ TARGETS=(
   "direct|http://127.0.0.1:$UP_PORT"
   "nginx|http://127.0.0.1:$NGINX_PORT"
   "a2a-tap|http://127.0.0.1:$TAP_PORT"
+  "tap-plain|http://127.0.0.1:$PLAIN_PORT"
 )
 # workload|path
 WORKLOADS=(
@@ -121,6 +135,7 @@ LUA
 start_upstream
 start_nginx
 start_tap
+start_tap_plain
 
 run_wrk() { # url -> "rps p50 p99"
   local out
@@ -164,3 +179,10 @@ for w in "${WORKLOADS[@]}"; do
 done
 echo
 echo "a2a-tap RSS: now $(rss_kb "$TAP_PID" VmRSS) kB, peak $(rss_kb "$TAP_PID" VmHWM) kB"
+echo "(a2a-tap validates; tap-plain is the same binary with validate = false)"
+if command -v curl >/dev/null; then
+  echo "a2a-tap findings during the run (must be 0: the workload is clean):" \
+    "$(curl -s "http://127.0.0.1:$TAP_ADMIN/metrics" | awk '/^a2a_violations_total/ {s+=$2} END {print s+0}')"
+  echo "a2a-tap unjudged exchanges:" \
+    "$(curl -s "http://127.0.0.1:$TAP_ADMIN/metrics" | awk '/^a2a_analysis_skipped_total/ {s+=$2} END {print s+0}')"
+fi
