@@ -189,7 +189,17 @@ async fn stream_metrics_follow_the_frames() {
     assert_eq!(got, want);
     let recs = settle(&up, &p).await;
     assert!(recs.is_empty(), "{recs:#?}");
-    let s = p.metrics().await;
+    // Registry gauges and transitions are published once a second.
+    let s = p
+        .wait_metrics("the transitions", |s| {
+            sample(
+                s,
+                "a2a_task_transitions_total",
+                &[("upstream", NAME), ("from", "working"), ("to", "completed")],
+            )
+            .is_some()
+        })
+        .await;
     let rq = |m: &str, c: &str| {
         sample(
             &s,

@@ -10,12 +10,13 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use crate::a2a::model::{Exchange, TaskState};
+use crate::a2a::model::{Binding, Exchange, TaskState};
 use crate::engine::{EngineConfig, ExchangeEngine, Sink, SkipReason};
 use crate::findings::{Finding, Policy};
 use crate::lifecycle::{End, Millis, Outcome, Registry};
 use crate::report::audit::{AuditLog, Origin, Record};
 use crate::report::metrics::Metrics;
+use prometheus::{Histogram, IntCounter, IntGauge};
 
 /// A message from the proxy's observers.
 pub(crate) enum Msg {
@@ -110,6 +111,7 @@ pub(crate) struct Worker {
     pub audit: AuditLog,
     pub budget: Arc<Budget>,
     pub epoch: Instant,
+    handles: Handles,
     /// Exchanges being judged; messages for any other id are ignored.
     live: HashMap<u64, Live>,
 }
@@ -125,6 +127,7 @@ impl Worker {
         audit: AuditLog,
         budget: Arc<Budget>,
     ) -> Worker {
+        let handles = Handles::new(&metrics, &upstream);
         Worker {
             registry,
             engine_cfg,
@@ -134,6 +137,7 @@ impl Worker {
             audit,
             budget,
             epoch: Instant::now(),
+            handles,
             live: HashMap::new(),
         }
     }
@@ -225,19 +229,21 @@ impl Worker {
             self.skipped(r);
             return;
         }
-        if sink.events > 0 && !live.first_event {
+        let seen: u32 = sink.events.iter().sum();
+        if seen > 0 && !live.first_event {
             live.first_event = true;
-            self.metrics
-                .time_to_first_event_seconds
-                .with_label_values(&[&self.upstream])
+            self.handles
+                .first_event
                 .observe(at.saturating_duration_since(live.opened).as_secs_f64());
         }
-        let binding = live.engine.exchange().binding;
-        for l in &sink.labels {
-            self.metrics
-                .stream_events_total
-                .with_label_values(&[&self.upstream, binding.as_str(), l])
-                .inc();
+        let by_binding = match live.engine.exchange().binding {
+            Binding::JsonRpc => &self.handles.events[0],
+            Binding::Rest => &self.handles.events[1],
+        };
+        for (counter, n) in by_binding.iter().zip(sink.events) {
+            if n > 0 {
+                counter.inc_by(u64::from(n));
+            }
         }
         if !sink.findings.is_empty() {
             let exchange = live.engine.exchange().clone();
@@ -254,20 +260,20 @@ impl Worker {
         let outcome = live
             .engine
             .response_end(end, &mut self.registry, now, &mut sink);
-        let exchange = live.engine.exchange().clone();
         if let Some(outcome) = outcome {
             let outcome = if matches!(end, End::ClientGone) {
                 Outcome::ClientGone
             } else {
                 outcome
             };
-            self.metrics
-                .stream_duration_seconds
-                .with_label_values(&[&self.upstream, outcome.as_str()])
-                .observe(at.saturating_duration_since(live.opened).as_secs_f64());
+            let slot = Outcome::ALL.iter().position(|o| *o == outcome);
+            if let Some(h) = slot.and_then(|i| self.handles.durations.get(i)) {
+                h.observe(at.saturating_duration_since(live.opened).as_secs_f64());
+            }
         }
-        self.report(id, Some(&exchange), sink.findings);
-        self.sync_registry_metrics();
+        if !sink.findings.is_empty() {
+            self.report(id, Some(live.engine.exchange()), sink.findings);
+        }
     }
 
     fn tick(&mut self) {
@@ -314,13 +320,12 @@ impl Worker {
         }
     }
 
+    /// Registry gauges and transition counts, once a tick (they are
+    /// scraped, not alerted on to the millisecond).
     fn sync_registry_metrics(&mut self) {
         let by_state = self.registry.tracked_by_state();
-        for (state, n) in TaskState::ALL.iter().zip(by_state) {
-            self.metrics
-                .tasks_tracked
-                .with_label_values(&[&self.upstream, state.as_str()])
-                .set(n as i64);
+        for (gauge, n) in self.handles.tracked.iter().zip(by_state) {
+            gauge.set(i64::try_from(n).unwrap_or(i64::MAX));
         }
         let metrics = &self.metrics;
         let upstream = &self.upstream;
@@ -342,11 +347,20 @@ pub(crate) fn format_id(id: u64) -> String {
     id.to_string()
 }
 
+/// The `event` label values, in the order of `Handles::events`.
+const EVENT_LABELS: [&str; 5] = [
+    "task",
+    "message",
+    "status_update",
+    "artifact_update",
+    "error",
+];
+
 #[derive(Default)]
 struct Collect {
     findings: Vec<Finding>,
-    labels: Vec<&'static str>,
-    events: usize,
+    /// Decoded events by label, indexed like `EVENT_LABELS`.
+    events: [u32; 5],
 }
 
 impl Sink for Collect {
@@ -354,7 +368,43 @@ impl Sink for Collect {
         self.findings.push(finding);
     }
     fn event(&mut self, label: &'static str) {
-        self.events += 1;
-        self.labels.push(label);
+        if let Some(i) = EVENT_LABELS.iter().position(|l| *l == label) {
+            self.events[i] += 1;
+        }
+    }
+}
+
+/// Metric children resolved once: a label lookup hashes its values, too
+/// dear per frame.
+struct Handles {
+    /// `[binding][event]`, binding in `Binding` order.
+    events: [[IntCounter; 5]; 2],
+    first_event: Histogram,
+    /// By `Outcome::ALL` order.
+    durations: [Histogram; 4],
+    /// By `TaskState::ALL` order.
+    tracked: [IntGauge; 8],
+}
+
+impl Handles {
+    fn new(m: &Metrics, upstream: &str) -> Handles {
+        let events = |b: Binding| {
+            EVENT_LABELS.map(|e| {
+                m.stream_events_total
+                    .with_label_values(&[upstream, b.as_str(), e])
+            })
+        };
+        Handles {
+            events: [events(Binding::JsonRpc), events(Binding::Rest)],
+            first_event: m.time_to_first_event_seconds.with_label_values(&[upstream]),
+            durations: std::array::from_fn(|i| {
+                m.stream_duration_seconds
+                    .with_label_values(&[upstream, Outcome::ALL[i].as_str()])
+            }),
+            tracked: std::array::from_fn(|i| {
+                m.tasks_tracked
+                    .with_label_values(&[upstream, TaskState::ALL[i].as_str()])
+            }),
+        }
     }
 }
