@@ -13,7 +13,7 @@ use a2a_tap::proxy::Inspector;
 use a2a_tap::report::audit::{AuditLog, AuditWriter, Target};
 use a2a_tap::report::Metrics;
 use a2a_tap::server;
-use a2a_tap::tap::{init_metrics, AnalysisHandle, Tap, TapConfig};
+use a2a_tap::tap::{card_base, init_metrics, AnalysisHandle, CardOnly, Tap, TapConfig};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -75,9 +75,12 @@ async fn run(config: &Config) -> ExitCode {
     } else {
         None
     };
-    let inspector = validation
-        .as_ref()
-        .map(|v| Arc::new(v.tap.clone()) as Arc<dyn Inspector>);
+    let inspector: Option<Arc<dyn Inspector>> = match (&validation, card_base(config)) {
+        (Some(v), _) => Some(Arc::new(v.tap.clone())),
+        // Card rewriting is independent of validation.
+        (None, Some(public_base)) => Some(Arc::new(CardOnly { public_base })),
+        (None, None) => None,
+    };
     let handle = match server::start_with(config, metrics, inspector).await {
         Ok(handle) => handle,
         Err(e) => {

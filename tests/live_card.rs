@@ -135,3 +135,15 @@ async fn only_the_advertised_urls_move_whatever_else_names_the_same_address() {
     );
     assert_eq!(String::from_utf8_lossy(&got), want);
 }
+
+#[tokio::test]
+async fn cards_are_rewritten_with_validation_off_too() {
+    let up = Upstream::start().await;
+    let p = Proxy::start(up.addr, &format!("validate = false\n{REWRITE}")).await;
+    let card = card_v03(&up.addr.to_string());
+    let (got, _) = get_card(&up, &p, "/.well-known/agent-card.json", &card).await;
+    let got = String::from_utf8_lossy(&got);
+    assert!(got.contains(&format!("\"url\": \"{PUBLIC}/\"")), "{got}");
+    assert!(!got.contains(&format!("http://{}/rest", up.addr)), "{got}");
+    assert!(got.contains("https://example.org"), "{got}");
+}

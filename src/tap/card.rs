@@ -19,6 +19,38 @@ use crate::proxy::{BoxError, ProxyBody, ResponseTransform};
 /// Cards above this size pass unchanged (no card is this large).
 const MAX_CARD: usize = 1 << 20;
 
+/// Card rewriting without validation (`validate = false`,
+/// `rewrite_agent_card = true`): observes nothing, alters only cards.
+pub struct CardOnly {
+    pub public_base: String,
+}
+
+impl crate::proxy::Inspector for CardOnly {
+    fn begin(
+        &self,
+        _request_id: u64,
+        _head: &http::request::Parts,
+    ) -> Option<std::sync::Arc<dyn crate::proxy::ExchangeObserver>> {
+        None
+    }
+
+    fn transform_for(&self, head: &http::request::Parts) -> Option<Box<dyn ResponseTransform>> {
+        card_transform(head, &self.public_base)
+    }
+}
+
+/// The rewrite for `head`, when it asks for an agent card.
+pub(crate) fn card_transform(
+    head: &http::request::Parts,
+    public_base: &str,
+) -> Option<Box<dyn ResponseTransform>> {
+    (head.method == http::Method::GET && is_card_path(head.uri.path())).then(|| {
+        Box::new(CardRewrite {
+            public_base: public_base.to_owned(),
+        }) as Box<dyn ResponseTransform>
+    })
+}
+
 /// Rewrites one agent-card response onto the public base URL.
 pub struct CardRewrite {
     pub public_base: String,

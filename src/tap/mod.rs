@@ -11,7 +11,7 @@ mod card;
 mod observer;
 mod worker;
 
-pub use card::{is_card_path, rewrite as rewrite_card};
+pub use card::{is_card_path, rewrite as rewrite_card, CardOnly};
 pub use observer::{Tap, TapConfig};
 pub use worker::AnalysisHandle;
 
@@ -53,12 +53,18 @@ impl TapConfig {
                 },
             },
             policy: config.policy()?,
-            card_base: config
-                .rewrite_agent_card
-                .then(|| config.public_url.as_ref().map(|u| u.to_string()))
-                .flatten(),
+            card_base: card_base(config),
         })
     }
+}
+
+/// The public base URL agent cards are rewritten onto, when
+/// `rewrite_agent_card` is on (with or without validation).
+pub fn card_base(config: &Config) -> Option<String> {
+    config
+        .rewrite_agent_card
+        .then(|| config.public_url.as_ref().map(|u| u.to_string()))
+        .flatten()
 }
 
 fn millis(d: std::time::Duration) -> Millis {

@@ -121,14 +121,7 @@ impl Inspector for Tap {
     }
 
     fn transform_for(&self, head: &http::request::Parts) -> Option<Box<dyn ResponseTransform>> {
-        let base = self.shared.card_base.as_ref()?;
-        (head.method == http::Method::GET && super::card::is_card_path(head.uri.path())).then(
-            || {
-                Box::new(super::card::CardRewrite {
-                    public_base: base.clone(),
-                }) as Box<dyn ResponseTransform>
-            },
-        )
+        super::card::card_transform(head, self.shared.card_base.as_ref()?)
     }
 }
 
