@@ -114,6 +114,7 @@ impl Inspector for Tap {
             stream: AtomicBool::new(false),
             ended: AtomicBool::new(false),
         };
+        obs.send(Msg::Begin { id: request_id });
         if !has_body(head) {
             obs.open();
         }
@@ -185,8 +186,7 @@ impl Observer {
     }
 
     /// Classifies the request, once, and opens the exchange with the
-    /// analysis thread. Done here, not there, so the request's place in the
-    /// causal order is the moment it went upstream.
+    /// analysis thread (which stamped it when it began).
     fn open(&self) {
         let Ok(mut req) = self.request.lock() else {
             return;
@@ -194,6 +194,7 @@ impl Observer {
         let Some(head) = req.head.take() else { return };
         if req.over {
             self.send(Msg::Unjudged {
+                id: self.id,
                 reason: SkipReason::RequestTooLarge,
             });
             return;

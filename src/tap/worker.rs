@@ -13,13 +13,18 @@ use bytes::Bytes;
 use crate::a2a::model::{Binding, Exchange, TaskState};
 use crate::engine::{EngineConfig, ExchangeEngine, Sink, SkipReason};
 use crate::findings::{Finding, Policy};
-use crate::lifecycle::{End, Millis, Outcome, Registry};
+use crate::lifecycle::{End, Millis, Outcome, Registry, Seq};
 use crate::report::audit::{AuditLog, Origin, Record};
 use crate::report::metrics::Metrics;
 use prometheus::{Histogram, IntCounter, IntGauge};
 
 /// A message from the proxy's observers.
 pub(crate) enum Msg {
+    /// A request began arriving: its place in the causal order. Whatever
+    /// the proxy saw after this cannot have caused the request.
+    Begin {
+        id: u64,
+    },
     /// A request was classified as an A2A exchange and sent upstream.
     Open {
         id: u64,
@@ -28,6 +33,7 @@ pub(crate) enum Msg {
     },
     /// The request could not be classified (body over the limit).
     Unjudged {
+        id: u64,
         reason: SkipReason,
     },
     Head {
@@ -114,6 +120,8 @@ pub(crate) struct Worker {
     handles: Handles,
     /// Exchanges being judged; messages for any other id are ignored.
     live: HashMap<u64, Live>,
+    /// Causal stamps of requests begun but not yet classified.
+    begun: HashMap<u64, Seq>,
 }
 
 impl Worker {
@@ -139,6 +147,7 @@ impl Worker {
             epoch: Instant::now(),
             handles,
             live: HashMap::new(),
+            begun: HashMap::new(),
         }
     }
 
@@ -168,8 +177,15 @@ impl Worker {
 
     fn handle(&mut self, msg: Msg) {
         match msg {
+            Msg::Begin { id } => {
+                let seq = self.registry.open_exchange();
+                self.begun.insert(id, seq);
+            }
             Msg::Open { id, exchange, at } => self.open(id, *exchange, at),
-            Msg::Unjudged { reason } => self.skipped(reason),
+            Msg::Unjudged { id, reason } => {
+                self.begun.remove(&id);
+                self.skipped(reason);
+            }
             Msg::Head {
                 id,
                 status,
@@ -203,7 +219,10 @@ impl Worker {
     }
 
     fn open(&mut self, id: u64, exchange: Exchange, at: Instant) {
-        let seq = self.registry.open_exchange();
+        let seq = match self.begun.remove(&id) {
+            Some(seq) => seq,
+            None => self.registry.open_exchange(),
+        };
         let engine = ExchangeEngine::new(exchange, seq, self.engine_cfg);
         self.live.insert(
             id,
@@ -252,6 +271,7 @@ impl Worker {
     }
 
     fn end(&mut self, id: u64, end: End, at: Instant) {
+        self.begun.remove(&id);
         let now = self.now(at);
         let Some(mut live) = self.live.remove(&id) else {
             return;
@@ -408,3 +428,7 @@ impl Handles {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "worker_tests.rs"]
+mod tests;

@@ -1,0 +1,170 @@
+//! The analysis thread's causal order, driven message by message.
+
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+
+use super::{Budget, Msg, Worker};
+use crate::a2a::model::{Binding, Exchange, Operation, RpcId, Version};
+use crate::engine::EngineConfig;
+use crate::findings::Policy;
+use crate::lifecycle::{End, Registry, RegistryConfig};
+use crate::report::audit::{AuditLog, Target};
+use crate::report::Metrics;
+
+fn worker() -> (Worker, Arc<Metrics>, std::path::PathBuf) {
+    let metrics = Arc::new(Metrics::new().expect("metrics"));
+    let path = std::env::temp_dir().join(format!(
+        "a2a-tap-worker-{}-{:?}.jsonl",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let (audit, _writer) = AuditLog::start(
+        Target::File(path.clone()),
+        64,
+        metrics.audit_records_dropped_total.clone(),
+    )
+    .expect("audit");
+    let budget = Arc::new(Budget {
+        in_flight: AtomicUsize::new(0),
+        limit: 1 << 20,
+    });
+    let w = Worker::new(
+        Registry::new(RegistryConfig::default()),
+        EngineConfig::default(),
+        Policy::default(),
+        "up".into(),
+        metrics.clone(),
+        audit,
+        budget,
+    );
+    (w, metrics, path)
+}
+
+fn exchange(op: Operation, task: Option<&str>) -> Box<Exchange> {
+    Box::new(Exchange {
+        binding: Binding::JsonRpc,
+        version: Version::V1_0,
+        operation: op,
+        rpc_id: Some(RpcId::Number("1".into())),
+        task_id: task.map(str::to_owned),
+        context_id: None,
+        blocking: false,
+    })
+}
+
+fn frame(json: &str) -> Bytes {
+    Bytes::from(format!("data: {json}\n\n"))
+}
+
+fn violations(m: &Metrics) -> u64 {
+    m.violations_total
+        .with_label_values(&["up", "terminal_task_accepted", "error"])
+        .get()
+}
+
+/// A stream ends the task (canceled) while a CancelTask is in flight; its
+/// answer is the canceled task.
+fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
+    let at = Instant::now();
+    let send = |w: &mut Worker, m| w.handle(m);
+    send(w, Msg::Begin { id: 1 });
+    send(
+        w,
+        Msg::Open {
+            id: 1,
+            exchange: exchange(Operation::SendStreamingMessage, None),
+            at,
+        },
+    );
+    send(
+        w,
+        Msg::Head {
+            id: 1,
+            status: 200,
+            content_type: Some("text/event-stream".into()),
+            content_encoding: None,
+        },
+    );
+    send(
+        w,
+        Msg::Data {
+            id: 1,
+            data: frame(
+                r#"{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}}"#,
+            ),
+            at,
+        },
+    );
+    if cancel_begins_before_terminal {
+        send(w, Msg::Begin { id: 2 });
+    }
+    send(
+        w,
+        Msg::Data {
+            id: 1,
+            data: frame(
+                r#"{"jsonrpc":"2.0","id":1,"result":{"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_CANCELED"}}}}"#,
+            ),
+            at,
+        },
+    );
+    send(
+        w,
+        Msg::End {
+            id: 1,
+            end: End::Upstream,
+            at,
+        },
+    );
+    if !cancel_begins_before_terminal {
+        send(w, Msg::Begin { id: 2 });
+    }
+    // The cancel's body completes (and it is classified) only now.
+    send(
+        w,
+        Msg::Open {
+            id: 2,
+            exchange: exchange(Operation::CancelTask, Some("t")),
+            at,
+        },
+    );
+    send(
+        w,
+        Msg::Head {
+            id: 2,
+            status: 200,
+            content_type: Some("application/json".into()),
+            content_encoding: None,
+        },
+    );
+    send(w, Msg::Data { id: 2, data: Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"result":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_CANCELED"}}}"#), at });
+    send(
+        w,
+        Msg::End {
+            id: 2,
+            end: End::Upstream,
+            at,
+        },
+    );
+}
+
+#[test]
+fn a_request_that_began_before_the_terminal_frame_is_not_judged_after_it() {
+    let (mut w, m, path) = worker();
+    race(&mut w, true);
+    assert_eq!(violations(&m), 0);
+    drop(w);
+    let _ = std::fs::remove_file(path);
+}
+
+#[test]
+fn a_request_that_began_after_the_terminal_frame_is() {
+    let (mut w, m, path) = worker();
+    race(&mut w, false);
+    assert_eq!(violations(&m), 1);
+    drop(w);
+    let _ = std::fs::remove_file(path);
+}
