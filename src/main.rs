@@ -9,6 +9,8 @@ use a2a_tap::cli::{CheckArgs, CheckFormat, Cli, Command, ServeArgs};
 use a2a_tap::config::{Config, LogFormat};
 use std::sync::Arc;
 
+use tokio::signal::unix::{signal, Signal, SignalKind};
+
 use a2a_tap::proxy::Inspector;
 use a2a_tap::report::audit::{AuditLog, AuditWriter, Target};
 use a2a_tap::report::Metrics;
@@ -81,6 +83,9 @@ async fn run(config: &Config) -> ExitCode {
         (None, Some(public_base)) => Some(Arc::new(CardOnly { public_base })),
         (None, None) => None,
     };
+    // Registered before the listeners open, so no SIGHUP can find the
+    // default (fatal) action in place.
+    let hup = signal(SignalKind::hangup()).ok();
     let handle = match server::start_with(config, metrics, inspector).await {
         Ok(handle) => handle,
         Err(e) => {
@@ -88,18 +93,16 @@ async fn run(config: &Config) -> ExitCode {
             return ExitCode::from(e.exit_code() as u8);
         }
     };
-    let reopen = validation.as_ref().map(|v| {
-        let audit = v.audit.clone();
-        tokio::spawn(async move { reopen_on_sighup(audit).await })
-    });
+    // Always handled: SIGHUP's default action would kill the proxy (systemd's
+    // ExecReload sends it even when there is no audit log to reopen).
+    let audit = validation.as_ref().map(|v| v.audit.clone());
+    let reopen = tokio::spawn(reopen_on_sighup(hup, audit));
     server::shutdown_signal().await;
     tracing::info!("shutdown requested");
     handle.shutdown();
     handle.wait().await;
-    if let Some(task) = reopen {
-        task.abort();
-        let _ = task.await;
-    }
+    reopen.abort();
+    let _ = reopen.await;
     if let Some(v) = validation {
         let Validation {
             tap,
@@ -155,15 +158,19 @@ fn start_validation(config: &Config, metrics: &Arc<Metrics>) -> Result<Validatio
 }
 
 /// Reopens the audit log on every SIGHUP (logrotate: rename, then signal).
-async fn reopen_on_sighup(audit: AuditLog) {
-    use tokio::signal::unix::{signal, SignalKind};
-    let Ok(mut hup) = signal(SignalKind::hangup()) else {
+async fn reopen_on_sighup(hup: Option<Signal>, audit: Option<AuditLog>) {
+    let Some(mut hup) = hup else {
         tracing::warn!("cannot listen for SIGHUP: the audit log will not be reopened");
         return;
     };
     while hup.recv().await.is_some() {
-        tracing::info!("SIGHUP: reopening the audit log");
-        audit.reopen();
+        match &audit {
+            Some(audit) => {
+                tracing::info!("SIGHUP: reopening the audit log");
+                audit.reopen();
+            }
+            None => tracing::info!("SIGHUP: no audit log to reopen (validate = false)"),
+        }
     }
 }
 
