@@ -42,14 +42,14 @@ pub fn decode(data: &[u8]) -> Result<Decoded, Malformed> {
             Err(e) => bad(format!("not valid JSON: {e}")),
         });
     }
-    let top: Obj<'_> = serde_json::from_str(text).map_err(|e| match e.classify() {
+    let mut top: Obj<'_> = serde_json::from_str(text).map_err(|e| match e.classify() {
         Category::Data => bad(format!("not a known A2A shape: {e}")),
         _ => bad(format!("not valid JSON: {e}")),
     })?;
     if top.jsonrpc.is_some() || top.result.is_some() {
         let rpc_id = Some(top.id.unwrap_or(RpcId::Null));
-        let payload = match (top.result, top.error) {
-            (Some(result), None) => payload(*result)?,
+        let payload = match (top.result.take(), top.error.take()) {
+            (Some(mut result), None) => payload(&mut result)?,
             (None, Some(err)) => Payload::Error(error_info(&err)),
             (Some(_), Some(_)) => return Err(bad("JSON-RPC response with both result and error")),
             (None, None) => return Err(bad("JSON-RPC response without result or error")),
@@ -75,7 +75,7 @@ pub fn decode(data: &[u8]) -> Result<Decoded, Malformed> {
     }
     Ok(Decoded {
         rpc_id: None,
-        payload: payload(top)?,
+        payload: payload(&mut top)?,
     })
 }
 
@@ -83,8 +83,9 @@ fn bad(reason: impl Into<String>) -> Malformed {
     Malformed(reason.into())
 }
 
-/// Rules 1–6 of the module docs.
-fn payload(o: Obj<'_>) -> Result<Payload, Malformed> {
+/// Rules 1–6 of the module docs. Fields are taken out of `o` (a boxed
+/// object is read in place: the union struct is too large to move).
+fn payload(o: &mut Obj<'_>) -> Result<Payload, Malformed> {
     if let Some(kind) = &o.kind {
         let event = match kind.as_ref() {
             "task" => Event::Task(task(o)?),
@@ -104,16 +105,19 @@ fn payload(o: Obj<'_>) -> Result<Payload, Malformed> {
             "StreamResponse with more than one of task, message, statusUpdate, artifactUpdate",
         ));
     }
-    let event = if let Some(t) = o.task {
-        Event::Task(task(*t)?)
-    } else if let Some(m) = o.message {
-        Event::Message(message(*m))
-    } else if let Some(s) = o.status_update {
-        Event::StatusUpdate(status_update(*s)?)
-    } else if let Some(a) = o.artifact_update {
-        Event::ArtifactUpdate(artifact_update(*a)?)
-    } else if let Some(tasks) = o.tasks {
-        let list = tasks.into_iter().map(task).collect::<Result<_, _>>()?;
+    let event = if let Some(mut t) = o.task.take() {
+        Event::Task(task(&mut t)?)
+    } else if let Some(mut m) = o.message.take() {
+        Event::Message(message(&mut m))
+    } else if let Some(mut s) = o.status_update.take() {
+        Event::StatusUpdate(status_update(&mut s)?)
+    } else if let Some(mut a) = o.artifact_update.take() {
+        Event::ArtifactUpdate(artifact_update(&mut a)?)
+    } else if let Some(tasks) = o.tasks.take() {
+        let list = tasks
+            .into_iter()
+            .map(|mut t| task(&mut t))
+            .collect::<Result<_, _>>()?;
         return Ok(Payload::TaskList(list));
     } else if o.task_id.is_some() && matches!(o.status, Some(StatusField::Status(_))) {
         Event::StatusUpdate(status_update(o)?)
@@ -140,54 +144,56 @@ fn status_of(o: &mut Obj<'_>, what: &str) -> Result<super::model::Status, Malfor
     }
 }
 
-fn task(mut o: Obj<'_>) -> Result<TaskSnapshot, Malformed> {
+fn task(o: &mut Obj<'_>) -> Result<TaskSnapshot, Malformed> {
     let id = match o.id.take() {
         Some(RpcId::String(id)) => id,
         _ => return Err(bad("task without a string id")),
     };
-    let status = status_of(&mut o, "task")?;
+    let status = status_of(o, "task")?;
     let artifact_ids = o
         .artifacts
+        .take()
         .unwrap_or_default()
         .into_iter()
         .filter_map(|a| owned(a.artifact_id))
         .collect();
     Ok(TaskSnapshot {
         id,
-        context_id: owned(o.context_id),
+        context_id: owned(o.context_id.take()),
         status,
         artifact_ids,
     })
 }
 
-fn message(o: Obj<'_>) -> MessageEvent {
+fn message(o: &mut Obj<'_>) -> MessageEvent {
     MessageEvent {
-        message_id: owned(o.message_id),
-        task_id: owned(o.task_id),
-        context_id: owned(o.context_id),
+        message_id: owned(o.message_id.take()),
+        task_id: owned(o.task_id.take()),
+        context_id: owned(o.context_id.take()),
     }
 }
 
-fn status_update(mut o: Obj<'_>) -> Result<StatusUpdate, Malformed> {
-    let status = status_of(&mut o, "status update")?;
-    let task_id = owned(o.task_id).ok_or_else(|| bad("status update without taskId"))?;
+fn status_update(o: &mut Obj<'_>) -> Result<StatusUpdate, Malformed> {
+    let status = status_of(o, "status update")?;
+    let task_id = owned(o.task_id.take()).ok_or_else(|| bad("status update without taskId"))?;
     Ok(StatusUpdate {
         task_id,
-        context_id: owned(o.context_id),
+        context_id: owned(o.context_id.take()),
         status,
         final_flag: o.final_flag,
     })
 }
 
-fn artifact_update(o: Obj<'_>) -> Result<ArtifactUpdate, Malformed> {
-    let task_id = owned(o.task_id).ok_or_else(|| bad("artifact update without taskId"))?;
+fn artifact_update(o: &mut Obj<'_>) -> Result<ArtifactUpdate, Malformed> {
+    let task_id = owned(o.task_id.take()).ok_or_else(|| bad("artifact update without taskId"))?;
     let artifact_id = o
         .artifact
+        .take()
         .and_then(|a| owned(a.artifact_id))
         .ok_or_else(|| bad("artifact update without artifact.artifactId"))?;
     Ok(ArtifactUpdate {
         task_id,
-        context_id: owned(o.context_id),
+        context_id: owned(o.context_id.take()),
         artifact_id,
         append: o.append.unwrap_or(false),
         last_chunk: o.last_chunk.unwrap_or(false),

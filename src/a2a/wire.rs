@@ -21,7 +21,7 @@ pub(crate) struct Obj<'a> {
     #[serde(borrow)]
     pub result: Option<Box<Obj<'a>>>,
     #[serde(borrow)]
-    pub error: Option<ErrObj<'a>>,
+    pub error: Option<Box<ErrObj<'a>>>,
     #[serde(borrow)]
     pub kind: Option<Cow<'a, str>>,
     #[serde(borrow)]
