@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -59,6 +59,13 @@ pub(crate) enum Msg {
     /// The proxy has drained: judge what came before, then stop.
     Shutdown,
 }
+
+/// How often the registry is ticked (stalls, TTL, gauges).
+const TICK: Duration = Duration::from_secs(1);
+/// After a message, the thread naps this long between drains...
+const NAP: Duration = Duration::from_millis(1);
+/// ...for this long, before it parks on the channel again.
+const BUSY_SPELL: Duration = Duration::from_millis(200);
 
 /// Bytes in flight to the analysis thread; over the budget, data is dropped
 /// and its exchange left unjudged.
@@ -154,16 +161,45 @@ impl Worker {
     /// Runs until every sender is gone; ticks the registry every second.
     pub(crate) fn run(mut self, rx: Receiver<Msg>) {
         let mut last_tick = Instant::now();
-        loop {
-            match rx.recv_timeout(Duration::from_secs(1)) {
+        let mut last_busy = Instant::now();
+        'run: loop {
+            // Drain what is queued, in order.
+            let mut drained = false;
+            loop {
+                match rx.try_recv() {
+                    Ok(Msg::Shutdown) => break 'run,
+                    Ok(msg) => {
+                        drained = true;
+                        self.handle(msg);
+                    }
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => break 'run,
+                }
+            }
+            let now = Instant::now();
+            if drained {
+                last_busy = now;
+            }
+            if now.duration_since(last_tick) >= TICK {
+                last_tick = now;
+                self.tick();
+            }
+            if now.duration_since(last_busy) < BUSY_SPELL {
+                // Under traffic, nap instead of parking on the channel: a
+                // parked receiver makes every send a futex wake-up, a
+                // syscall on the forwarding path for each piece of a body.
+                std::thread::sleep(NAP);
+                continue;
+            }
+            // Idle: park until a message or the next tick.
+            match rx.recv_timeout(TICK) {
                 Ok(Msg::Shutdown) => break,
-                Ok(msg) => self.handle(msg),
+                Ok(msg) => {
+                    last_busy = Instant::now();
+                    self.handle(msg);
+                }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
-            }
-            if last_tick.elapsed() >= Duration::from_secs(1) {
-                last_tick = Instant::now();
-                self.tick();
             }
         }
         // Exchanges still open at exit were cut by shutdown: not judged.
