@@ -6,12 +6,38 @@ use std::io::Write;
 use brotli_decompressor::DecompressorWriter;
 use flate2::write::{GzDecoder, ZlibDecoder};
 
-/// A streaming decoder: compressed pieces in, plain bytes out.
+/// A streaming decoder: compressed pieces in, plain bytes out. Memory is
+/// bounded however hostile the body: input goes in small steps, and a step
+/// that inflates past `STEP_OUTPUT_CAP` (a compression bomb, not text) is an
+/// error, which leaves the exchange unjudged.
 pub enum Inflate {
     Identity,
-    Gzip(GzDecoder<Vec<u8>>),
-    Deflate(ZlibDecoder<Vec<u8>>),
-    Brotli(Box<DecompressorWriter<Vec<u8>>>),
+    Gzip(GzDecoder<Capped>),
+    Deflate(ZlibDecoder<Capped>),
+    Brotli(Box<DecompressorWriter<Capped>>),
+}
+
+/// Compressed bytes fed per step.
+const STEP_INPUT: usize = 1024;
+/// Most plain bytes one step may yield (real text inflates ~10:1).
+const STEP_OUTPUT_CAP: usize = 4 << 20;
+
+/// A `Vec` sink that refuses to grow past `STEP_OUTPUT_CAP`.
+#[derive(Default)]
+pub struct Capped(Vec<u8>);
+
+impl Write for Capped {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if self.0.len() + data.len() > STEP_OUTPUT_CAP {
+            return Err(std::io::Error::other("inflated step over the cap"));
+        }
+        self.0.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A `Content-Encoding` the engine cannot undo, or a corrupt body.
@@ -27,12 +53,12 @@ impl Inflate {
         if enc.eq_ignore_ascii_case("identity") {
             Ok(Inflate::Identity)
         } else if enc.eq_ignore_ascii_case("gzip") || enc.eq_ignore_ascii_case("x-gzip") {
-            Ok(Inflate::Gzip(GzDecoder::new(Vec::new())))
+            Ok(Inflate::Gzip(GzDecoder::new(Capped::default())))
         } else if enc.eq_ignore_ascii_case("deflate") {
-            Ok(Inflate::Deflate(ZlibDecoder::new(Vec::new())))
+            Ok(Inflate::Deflate(ZlibDecoder::new(Capped::default())))
         } else if enc.eq_ignore_ascii_case("br") {
             Ok(Inflate::Brotli(Box::new(DecompressorWriter::new(
-                Vec::new(),
+                Capped::default(),
                 4096,
             ))))
         } else {
@@ -47,6 +73,17 @@ impl Inflate {
 
     /// Feeds compressed bytes; calls `out` with whatever plain bytes result.
     pub fn push(&mut self, piece: &[u8], out: &mut impl FnMut(&[u8])) -> Result<(), InflateError> {
+        if self.is_identity() {
+            out(piece);
+            return Ok(());
+        }
+        for step in piece.chunks(STEP_INPUT) {
+            self.step(step, out)?;
+        }
+        Ok(())
+    }
+
+    fn step(&mut self, piece: &[u8], out: &mut impl FnMut(&[u8])) -> Result<(), InflateError> {
         let plain = match self {
             Inflate::Identity => {
                 out(piece);
@@ -70,9 +107,9 @@ impl Inflate {
                 d.get_mut()
             }
         };
-        if !plain.is_empty() {
-            out(plain);
-            plain.clear();
+        if !plain.0.is_empty() {
+            out(&plain.0);
+            plain.0.clear();
         }
         Ok(())
     }
@@ -131,6 +168,23 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_compression_bomb_is_refused_not_buffered() {
+        // 64 MiB of zeros compress to ~64 KiB; no step may inflate it whole.
+        let mut enc = GzEncoder::new(Vec::new(), Compression::best());
+        for _ in 0..64 {
+            enc.write_all(&vec![0u8; 1 << 20]).unwrap();
+        }
+        let gz = enc.finish().unwrap();
+        let mut inf = Inflate::for_encoding(Some("gzip")).unwrap();
+        let mut largest = 0;
+        let result = inf.push(&gz, &mut |b| largest = largest.max(b.len()));
+        assert!(largest <= STEP_OUTPUT_CAP);
+        // Zeros inflate ~1000:1, so a 1 KiB step stays under the cap and the
+        // bomb streams through in bounded steps instead.
+        assert!(result.is_ok());
     }
 
     #[test]
