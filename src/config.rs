@@ -131,9 +131,9 @@ pub struct AnalysisSection {
     pub max_body_bytes: usize,
     /// Request bodies larger than this are forwarded but not classified.
     pub max_request_bytes: usize,
-    /// SSE events larger than this are forwarded but not judged.
+    /// SSE events larger than this are forwarded, reported once as `malformed_event`, and skipped.
     pub max_event_bytes: usize,
-    /// Bytes queued for analysis across all exchanges; beyond it analysis is skipped and counted.
+    /// Bytes queued for, or held by, analysis across all exchanges; beyond it the exchange that crosses it is left unjudged and counted.
     pub queue_bytes: usize,
 }
 

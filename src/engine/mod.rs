@@ -122,6 +122,16 @@ impl ExchangeEngine {
         matches!(self.body, Body::Stream { .. })
     }
 
+    /// Bytes the engine holds for this exchange (a body gathered whole, a
+    /// partial SSE event), for the driver's global bound.
+    pub fn held_bytes(&self) -> usize {
+        match &self.body {
+            Body::Stream { framer, .. } => framer.buffered_capacity(),
+            Body::Whole { buf } => buf.capacity(),
+            _ => 0,
+        }
+    }
+
     /// Why the exchange is not judged, if it is not.
     pub fn skipped(&self) -> Option<SkipReason> {
         match self.body {

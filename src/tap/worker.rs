@@ -110,6 +110,8 @@ impl AnalysisHandle {
 
 struct Live {
     engine: ExchangeEngine,
+    /// What `engine.held_bytes()` was after its last piece.
+    held: usize,
     opened: Instant,
     first_event: bool,
 }
@@ -129,6 +131,8 @@ pub(crate) struct Worker {
     live: HashMap<u64, Live>,
     /// Causal stamps of requests begun but not yet classified.
     begun: HashMap<u64, Seq>,
+    /// Sum of `Live::held` over `live`.
+    held: usize,
 }
 
 impl Worker {
@@ -155,6 +159,7 @@ impl Worker {
             handles,
             live: HashMap::new(),
             begun: HashMap::new(),
+            held: 0,
         }
     }
 
@@ -235,7 +240,7 @@ impl Worker {
                         content_encoding.as_deref(),
                     );
                     if let Some(r) = live.engine.skipped() {
-                        self.live.remove(&id);
+                        self.forget(id);
                         self.skipped(r);
                     }
                 }
@@ -245,7 +250,7 @@ impl Worker {
                 self.data(id, &data, at);
             }
             Msg::Lost { id } => {
-                if self.live.remove(&id).is_some() {
+                if self.forget(id).is_some() {
                     self.skipped(SkipReason::Overload);
                 }
             }
@@ -264,6 +269,7 @@ impl Worker {
             id,
             Live {
                 engine,
+                held: 0,
                 opened: at,
                 first_event: false,
             },
@@ -278,9 +284,18 @@ impl Worker {
         let mut sink = Collect::default();
         live.engine
             .response_data(data, &mut self.registry, now, &mut sink);
-        if let Some(r) = live.engine.skipped() {
-            // Judging stopped here (body over the limit, corrupt encoding).
-            self.live.remove(&id);
+        let held = live.engine.held_bytes();
+        self.held = self.held - live.held + held;
+        live.held = held;
+        let skipped = live.engine.skipped().or_else(|| {
+            // Bodies held whole across every exchange share the analysis
+            // budget: past it, this one goes unjudged rather than grow.
+            (self.held > self.budget.limit).then_some(SkipReason::Overload)
+        });
+        if let Some(r) = skipped {
+            // Judging stopped here (body over the limit, corrupt encoding,
+            // memory bound).
+            self.forget(id);
             self.skipped(r);
             return;
         }
@@ -309,7 +324,7 @@ impl Worker {
     fn end(&mut self, id: u64, end: End, at: Instant) {
         self.begun.remove(&id);
         let now = self.now(at);
-        let Some(mut live) = self.live.remove(&id) else {
+        let Some(mut live) = self.forget(id) else {
             return;
         };
         let mut sink = Collect::default();
@@ -330,6 +345,13 @@ impl Worker {
         if !sink.findings.is_empty() {
             self.report(id, Some(live.engine.exchange()), sink.findings);
         }
+    }
+
+    /// Stops judging `id`, releasing what it held.
+    fn forget(&mut self, id: u64) -> Option<Live> {
+        let live = self.live.remove(&id)?;
+        self.held -= live.held;
+        Some(live)
     }
 
     fn tick(&mut self) {

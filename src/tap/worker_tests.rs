@@ -15,6 +15,10 @@ use crate::report::audit::{AuditLog, Target};
 use crate::report::Metrics;
 
 fn worker() -> (Worker, Arc<Metrics>, std::path::PathBuf) {
+    worker_with_budget(1 << 20)
+}
+
+fn worker_with_budget(limit: usize) -> (Worker, Arc<Metrics>, std::path::PathBuf) {
     let metrics = Arc::new(Metrics::new().expect("metrics"));
     let path = std::env::temp_dir().join(format!(
         "a2a-tap-worker-{}-{:?}.jsonl",
@@ -29,7 +33,7 @@ fn worker() -> (Worker, Arc<Metrics>, std::path::PathBuf) {
     .expect("audit");
     let budget = Arc::new(Budget {
         in_flight: AtomicUsize::new(0),
-        limit: 1 << 20,
+        limit,
     });
     let w = Worker::new(
         Registry::new(RegistryConfig::default()),
@@ -165,6 +169,46 @@ fn a_request_that_began_after_the_terminal_frame_is() {
     let (mut w, m, path) = worker();
     race(&mut w, false);
     assert_eq!(violations(&m), 1);
+    drop(w);
+    let _ = std::fs::remove_file(path);
+}
+
+#[test]
+fn bodies_held_whole_share_the_analysis_budget() {
+    let (mut w, m, path) = worker_with_budget(4096);
+    let at = Instant::now();
+    // Two JSON answers arriving slowly: together they would hold more than
+    // the budget, so the one that crosses it is left unjudged.
+    for id in [1, 2] {
+        w.handle(Msg::Begin { id });
+        w.handle(Msg::Open {
+            id,
+            exchange: exchange(Operation::GetTask, Some("t")),
+            at,
+        });
+        w.handle(Msg::Head {
+            id,
+            status: 200,
+            content_type: Some("application/json".into()),
+            content_encoding: None,
+        });
+    }
+    let piece = Bytes::from(vec![b' '; 1500]);
+    for _ in 0..2 {
+        for id in [1, 2] {
+            w.handle(Msg::Data {
+                id,
+                data: piece.clone(),
+                at,
+            });
+        }
+    }
+    let overload = m
+        .analysis_skipped_total
+        .with_label_values(&["up", "overload"])
+        .get();
+    assert_eq!(overload, 1, "the second body crossed the bound");
+    assert!(w.held <= 4096, "held {}", w.held);
     drop(w);
     let _ = std::fs::remove_file(path);
 }
