@@ -14,6 +14,11 @@ async fn setup(extra: &str) -> (Upstream, Proxy) {
     (up, proxy)
 }
 
+/// A streamed send answered by `events` as SSE frames (checked byte for byte).
+async fn send_stream(up: &Upstream, p: &Proxy, id: i64, events: &[Value]) {
+    exchange(up, p, stream_req(id), Reply::sse(&frames(id, events))).await;
+}
+
 fn stream_req(id: i64) -> String {
     request(json!(id), "SendStreamingMessage", new_message())
 }
@@ -47,23 +52,27 @@ async fn get_task(up: &Upstream, p: &Proxy, id: i64, task_id: &str, result: Valu
 async fn terminal_exit_on_a_stream() {
     let (up, p) = setup("").await;
     // Look-alike: a task that fails legally (working then failed) is silent.
-    let ok = frames(
+    send_stream(
+        &up,
+        &p,
         1,
         &[
             task("t-ok", "c", "TASK_STATE_WORKING"),
             status("t-ok", "c", "TASK_STATE_FAILED"),
         ],
-    );
-    exchange(&up, &p, stream_req(1), Reply::sse(&ok)).await;
-    let bad = frames(
+    )
+    .await;
+    send_stream(
+        &up,
+        &p,
         2,
         &[
             task("t-1", "c", "TASK_STATE_WORKING"),
             status("t-1", "c", "TASK_STATE_COMPLETED"),
             status("t-1", "c", "TASK_STATE_FAILED"),
         ],
-    );
-    exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
+    )
+    .await;
     let recs = settle(&up, &p).await;
     assert_findings(
         &p,
@@ -152,15 +161,17 @@ async fn unspecified_state() {
         Reply::sse(&frames(1, &[task("t-ok", "c", "TASK_STATE_SUBMITTED"), m])),
     )
     .await;
-    let bad = frames(
+    send_stream(
+        &up,
+        &p,
         2,
         &[
             task("t-1", "c", "TASK_STATE_SUBMITTED"),
             status("t-1", "c", "TASK_STATE_UNSPECIFIED"),
             status("t-1", "c", "TASK_STATE_COMPLETED"),
         ],
-    );
-    exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
+    )
+    .await;
     let recs = settle(&up, &p).await;
     assert_findings(
         &p,
@@ -175,23 +186,27 @@ async fn unspecified_state() {
 async fn unknown_state() {
     let (up, p) = setup("").await;
     // Look-alike: spellings seen in the wild are known states.
-    let ok = frames(
+    send_stream(
+        &up,
+        &p,
         1,
         &[
             task("t-ok", "c", "task_state_working"),
             status("t-ok", "c", "TASK_STATE_CANCELLED"),
         ],
-    );
-    exchange(&up, &p, stream_req(1), Reply::sse(&ok)).await;
-    let bad = frames(
+    )
+    .await;
+    send_stream(
+        &up,
+        &p,
         2,
         &[
             task("t-1", "c", "TASK_STATE_WORKING"),
             status("t-1", "c", "TASK_STATE_PAUSED"),
             status("t-1", "c", "TASK_STATE_COMPLETED"),
         ],
-    );
-    exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
+    )
+    .await;
     let recs = settle(&up, &p).await;
     assert_findings(
         &p,
@@ -209,7 +224,9 @@ async fn unknown_state() {
 #[tokio::test]
 async fn task_id_mismatch() {
     let (up, p) = setup("").await;
-    let ok = frames(
+    send_stream(
+        &up,
+        &p,
         1,
         &[
             task("t-ok", "c", "TASK_STATE_WORKING"),
@@ -217,17 +234,19 @@ async fn task_id_mismatch() {
             artifact("t-ok", "c", "a2", false, true),
             status("t-ok", "c", "TASK_STATE_COMPLETED"),
         ],
-    );
-    exchange(&up, &p, stream_req(1), Reply::sse(&ok)).await;
-    let bad = frames(
+    )
+    .await;
+    send_stream(
+        &up,
+        &p,
         2,
         &[
             task("t-1", "c", "TASK_STATE_WORKING"),
             status("t-other", "c", "TASK_STATE_WORKING"),
             status("t-1", "c", "TASK_STATE_COMPLETED"),
         ],
-    );
-    exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
+    )
+    .await;
     let recs = settle(&up, &p).await;
     // The record names the stream's task; the detail names the intruder.
     assert_findings(
@@ -249,24 +268,28 @@ async fn context_id_mismatch() {
         .as_object_mut()
         .unwrap()
         .remove("contextId");
-    let ok = frames(
+    send_stream(
+        &up,
+        &p,
         1,
         &[
             task("t-ok", "c", "TASK_STATE_SUBMITTED"),
             no_ctx,
             status("t-ok", "c", "TASK_STATE_COMPLETED"),
         ],
-    );
-    exchange(&up, &p, stream_req(1), Reply::sse(&ok)).await;
-    let bad = frames(
+    )
+    .await;
+    send_stream(
+        &up,
+        &p,
         2,
         &[
             task("t-1", "c1", "TASK_STATE_SUBMITTED"),
             status("t-1", "c2", "TASK_STATE_WORKING"),
             status("t-1", "c1", "TASK_STATE_COMPLETED"),
         ],
-    );
-    exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
+    )
+    .await;
     let recs = settle(&up, &p).await;
     // c1 → c2, then back to c1: two changes.
     assert_findings(
@@ -286,7 +309,9 @@ async fn abandoned_artifact_on_completed_is_an_error_and_on_failed_a_warning() {
     let (up, p) = setup("").await;
     // Look-alikes: every artifact closed with lastChunk; a subscribe
     // stream replaying the end without the artifact's frames.
-    let ok = frames(
+    send_stream(
+        &up,
+        &p,
         1,
         &[
             task("t-ok", "c", "TASK_STATE_WORKING"),
@@ -294,8 +319,8 @@ async fn abandoned_artifact_on_completed_is_an_error_and_on_failed_a_warning() {
             artifact("t-ok", "c", "a1", true, true),
             status("t-ok", "c", "TASK_STATE_COMPLETED"),
         ],
-    );
-    exchange(&up, &p, stream_req(1), Reply::sse(&ok)).await;
+    )
+    .await;
     let sub = frames(
         2,
         &[
@@ -311,24 +336,28 @@ async fn abandoned_artifact_on_completed_is_an_error_and_on_failed_a_warning() {
         Reply::sse(&sub),
     )
     .await;
-    let done = frames(
+    send_stream(
+        &up,
+        &p,
         3,
         &[
             task("t-1", "c", "TASK_STATE_WORKING"),
             artifact("t-1", "c", "a1", false, false),
             status("t-1", "c", "TASK_STATE_COMPLETED"),
         ],
-    );
-    exchange(&up, &p, stream_req(3), Reply::sse(&done)).await;
-    let failed = frames(
+    )
+    .await;
+    send_stream(
+        &up,
+        &p,
         4,
         &[
             task("t-2", "c", "TASK_STATE_WORKING"),
             artifact("t-2", "c", "a1", false, false),
             status("t-2", "c", "TASK_STATE_FAILED"),
         ],
-    );
-    exchange(&up, &p, stream_req(4), Reply::sse(&failed)).await;
+    )
+    .await;
     let recs = settle(&up, &p).await;
     assert_findings(
         &p,
@@ -345,7 +374,9 @@ async fn abandoned_artifact_on_completed_is_an_error_and_on_failed_a_warning() {
 #[tokio::test]
 async fn append_to_unknown_artifact() {
     let (up, p) = setup("").await;
-    let ok = frames(
+    send_stream(
+        &up,
+        &p,
         1,
         &[
             task("t-ok", "c", "TASK_STATE_WORKING"),
@@ -353,17 +384,19 @@ async fn append_to_unknown_artifact() {
             artifact("t-ok", "c", "a1", true, true),
             status("t-ok", "c", "TASK_STATE_COMPLETED"),
         ],
-    );
-    exchange(&up, &p, stream_req(1), Reply::sse(&ok)).await;
-    let bad = frames(
+    )
+    .await;
+    send_stream(
+        &up,
+        &p,
         2,
         &[
             task("t-1", "c", "TASK_STATE_WORKING"),
             artifact("t-1", "c", "a9", true, true),
             status("t-1", "c", "TASK_STATE_COMPLETED"),
         ],
-    );
-    exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
+    )
+    .await;
     let recs = settle(&up, &p).await;
     assert_findings(
         &p,
@@ -382,24 +415,28 @@ async fn append_to_unknown_artifact() {
 #[tokio::test]
 async fn event_after_terminal() {
     let (up, p) = setup("").await;
-    let ok = frames(
+    send_stream(
+        &up,
+        &p,
         1,
         &[
             task("t-ok", "c", "TASK_STATE_WORKING"),
             artifact("t-ok", "c", "a1", false, true),
             status("t-ok", "c", "TASK_STATE_COMPLETED"),
         ],
-    );
-    exchange(&up, &p, stream_req(1), Reply::sse(&ok)).await;
-    let bad = frames(
+    )
+    .await;
+    send_stream(
+        &up,
+        &p,
         2,
         &[
             task("t-1", "c", "TASK_STATE_WORKING"),
             status("t-1", "c", "TASK_STATE_COMPLETED"),
             artifact("t-1", "c", "a1", false, true),
         ],
-    );
-    exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
+    )
+    .await;
     let recs = settle(&up, &p).await;
     assert_findings(
         &p,
@@ -426,14 +463,16 @@ async fn stream_start() {
         Reply::sse(&frames(1, &[message("c")])),
     )
     .await;
-    let bad = frames(
+    send_stream(
+        &up,
+        &p,
         2,
         &[
             status("t-1", "c", "TASK_STATE_WORKING"),
             status("t-1", "c", "TASK_STATE_COMPLETED"),
         ],
-    );
-    exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
+    )
+    .await;
     let recs = settle(&up, &p).await;
     assert_findings(
         &p,
@@ -447,14 +486,16 @@ async fn stream_start() {
 #[tokio::test]
 async fn stream_start_severity_can_be_lowered() {
     let (up, p) = setup("[severity]\nstream_start = \"warning\"\n").await;
-    let bad = frames(
+    send_stream(
+        &up,
+        &p,
         2,
         &[
             status("t-1", "c", "TASK_STATE_WORKING"),
             status("t-1", "c", "TASK_STATE_COMPLETED"),
         ],
-    );
-    exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
+    )
+    .await;
     let recs = settle(&up, &p).await;
     assert_findings(
         &p,
