@@ -408,21 +408,7 @@ fn real_peer_audit_log_holds_expected_findings() {
         .collect();
 
     for record in &records {
-        for field in [
-            "ts",
-            "kind",
-            "severity",
-            "upstream",
-            "binding",
-            "version",
-            "method",
-            "task_id",
-            "context_id",
-            "request_id",
-            "event_index",
-            "detail",
-            "evidence",
-        ] {
+        for field in a2a_tap::report::audit::FIELDS {
             assert!(
                 record.get(field).is_some(),
                 "audit record lacks `{field}`: {record}"

@@ -16,6 +16,24 @@ use std::time::{Duration, Instant};
 use prometheus::IntCounter;
 use serde::Serialize;
 
+/// The contract's audit record fields, in order: what `Record` writes and
+/// what consumers may rely on.
+pub const FIELDS: [&str; 13] = [
+    "ts",
+    "kind",
+    "severity",
+    "upstream",
+    "binding",
+    "version",
+    "method",
+    "task_id",
+    "context_id",
+    "request_id",
+    "event_index",
+    "detail",
+    "evidence",
+];
+
 /// One audit record, field for field as the contract names them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Record {
@@ -288,5 +306,35 @@ impl Record {
             detail: finding.detail,
             evidence: finding.evidence,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::{Finding, Kind};
+
+    #[test]
+    fn a_record_has_exactly_the_contract_fields_in_order() {
+        let r = Record::new(Finding::new(Kind::StreamStart, "d"), &Origin::default());
+        let line = serde_json::to_string(&r).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let keys: Vec<&str> = value
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut want = FIELDS.to_vec();
+        want.sort_unstable();
+        assert_eq!(keys, want, "serde_json::Map sorts keys");
+        let positions: Vec<usize> = FIELDS
+            .iter()
+            .map(|f| line.find(&format!("\"{f}\":")).unwrap())
+            .collect();
+        assert!(
+            positions.windows(2).all(|w| w[0] < w[1]),
+            "written in contract order: {line}"
+        );
     }
 }

@@ -190,21 +190,7 @@ pub async fn assert_findings(proxy: &Proxy, records: &[Value], want: &[Expect], 
 
 /// Every field of the contract's audit record is there, typed right.
 pub fn check_fields(r: &Value) {
-    for f in [
-        "ts",
-        "kind",
-        "severity",
-        "upstream",
-        "binding",
-        "version",
-        "method",
-        "task_id",
-        "context_id",
-        "request_id",
-        "event_index",
-        "detail",
-        "evidence",
-    ] {
+    for f in a2a_tap::report::audit::FIELDS {
         assert!(r.get(f).is_some(), "field {f} missing in {r}");
     }
     let ts = r["ts"].as_str().expect("ts");
