@@ -231,26 +231,23 @@ impl ExchangeEngine {
         now: Millis,
         sink: &mut impl Sink,
     ) -> Option<Outcome> {
-        let body = std::mem::replace(&mut self.body, Body::Ignored);
-        let whole_ok = matches!(end, End::Upstream);
-        match body {
-            Body::Whole { buf } if whole_ok => {
-                self.judge_whole(&buf, reg, now, sink);
-                None
-            }
+        match &self.body {
             Body::Stream { .. } => {
                 self.scratch.clear();
                 let outcome = self.reducer.on_end(end, reg, now, &mut self.scratch);
                 for f in self.scratch.drain(..) {
                     sink.finding(f);
                 }
-                self.body = body;
                 Some(outcome)
             }
-            other => {
-                self.body = other;
+            // A body is judged only when it arrived whole.
+            Body::Whole { .. } if matches!(end, End::Upstream) => {
+                if let Body::Whole { buf } = std::mem::replace(&mut self.body, Body::Ignored) {
+                    self.judge_whole(&buf, reg, now, sink);
+                }
                 None
             }
+            _ => None,
         }
     }
 
