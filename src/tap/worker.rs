@@ -118,14 +118,14 @@ struct Live {
 
 /// State of the analysis thread.
 pub(crate) struct Worker {
-    pub registry: Registry,
-    pub engine_cfg: EngineConfig,
-    pub policy: Policy,
-    pub upstream: String,
-    pub metrics: Arc<Metrics>,
-    pub audit: AuditLog,
-    pub budget: Arc<Budget>,
-    pub epoch: Instant,
+    registry: Registry,
+    engine_cfg: EngineConfig,
+    policy: Policy,
+    upstream: String,
+    metrics: Arc<Metrics>,
+    audit: AuditLog,
+    budget: Arc<Budget>,
+    epoch: Instant,
     handles: Handles,
     /// Exchanges being judged; messages for any other id are ignored.
     live: HashMap<u64, Live>,
