@@ -11,7 +11,7 @@ mod card;
 mod observer;
 mod worker;
 
-pub use card::{is_card_path, rewrite as rewrite_card, CardOnly};
+pub use card::CardOnly;
 pub use observer::{Tap, TapConfig};
 pub use worker::AnalysisHandle;
 
