@@ -19,55 +19,52 @@
 //! from a `details[].reason`, else from a JSON-RPC code -32001..-32009 (for
 //! problems: from the `type`/`title` text); otherwise `Other`.
 
-use std::borrow::Cow;
-
-use serde_json::error::Category;
-
+use super::json::{Cursor, JStr, JsonError, Kind};
 use super::model::{
     A2aError, ArtifactUpdate, Decoded, ErrorInfo, Event, Malformed, MessageEvent, Payload, RpcId,
     StatusUpdate, TaskSnapshot,
 };
-use super::wire::{ErrObj, Obj, StatusField};
+use super::wire::{read_obj, Obj, StatusField};
 
 /// Decodes one JSON body or SSE event's data.
 pub fn decode(data: &[u8]) -> Result<Decoded, Malformed> {
     let text = std::str::from_utf8(data).map_err(|e| bad(format!("not valid UTF-8: {e}")))?;
-    let first = text
-        .trim_start_matches([' ', '\t', '\r', '\n'])
-        .bytes()
-        .next();
-    if first != Some(b'{') {
-        return Err(match serde_json::from_str::<serde::de::IgnoredAny>(text) {
-            Ok(_) => bad("JSON value is not an object"),
-            Err(e) => bad(format!("not valid JSON: {e}")),
+    let mut cur = Cursor::new(text);
+    if cur.peek() != Ok(Kind::Object) {
+        return Err(match cur.skip_value().and_then(|()| cur.end()) {
+            Ok(()) => bad("JSON value is not an object"),
+            Err(e) => json_error(e),
         });
     }
-    let mut top: Obj<'_> = serde_json::from_str(text).map_err(|e| match e.classify() {
-        Category::Data => bad(format!("not a known A2A shape: {e}")),
-        _ => bad(format!("not valid JSON: {e}")),
-    })?;
-    if top.jsonrpc.is_some() || top.result.is_some() {
-        let rpc_id = Some(top.id.unwrap_or(RpcId::Null));
+    let mut top = Obj::default();
+    read_obj(&mut cur, &mut top)
+        .and_then(|()| cur.end())
+        .map_err(json_error)?;
+    if top.jsonrpc || top.result.is_some() {
+        let rpc_id = Some(top.id.take().unwrap_or(RpcId::Null));
         let payload = match (top.result.take(), top.error.take()) {
-            (Some(mut result), None) => payload(&mut result)?,
-            (None, Some(err)) => Payload::Error(error_info(&err)),
+            (Some(result), None) => result?,
+            (None, Some(err)) => Payload::Error(err),
             (Some(_), Some(_)) => return Err(bad("JSON-RPC response with both result and error")),
             (None, None) => return Err(bad("JSON-RPC response without result or error")),
         };
         return Ok(Decoded { rpc_id, payload });
     }
-    if let Some(err) = &top.error {
+    if let Some(err) = top.error.take() {
         return Ok(Decoded {
             rpc_id: None,
-            payload: Payload::Error(error_info(err)),
+            payload: Payload::Error(err),
         });
     }
     if let (Some(StatusField::Code(code)), true) = (
         &top.status,
         top.problem_type.is_some() || top.title.is_some(),
     ) {
-        let hint = top.problem_type.as_deref().or(top.title.as_deref());
-        let error = hint.and_then(error_from_text).unwrap_or(A2aError::Other);
+        let hint = top.problem_type.or(top.title).map(JStr::value);
+        let error = hint
+            .as_deref()
+            .and_then(error_from_text)
+            .unwrap_or(A2aError::Other);
         return Ok(Decoded {
             rpc_id: None,
             payload: Payload::Error(ErrorInfo { code: *code, error }),
@@ -83,11 +80,19 @@ fn bad(reason: impl Into<String>) -> Malformed {
     Malformed(reason.into())
 }
 
-/// Rules 1–6 of the module docs. Fields are taken out of `o` (a boxed
-/// object is read in place: the union struct is too large to move).
-fn payload(o: &mut Obj<'_>) -> Result<Payload, Malformed> {
-    if let Some(kind) = &o.kind {
-        let event = match kind.as_ref() {
+fn json_error(e: JsonError) -> Malformed {
+    match e {
+        JsonError::Syntax { .. } => bad(format!("not valid JSON: {e}")),
+        JsonError::Type { .. } | JsonError::Duplicate(_) => {
+            bad(format!("not a known A2A shape: {e}"))
+        }
+    }
+}
+
+/// Rules 1–6 of the module docs. Members are taken out of `o`.
+pub(super) fn payload(o: &mut Obj<'_>) -> Result<Payload, Malformed> {
+    if let Some(kind) = o.kind {
+        let event = match kind.value().as_ref() {
             "task" => Event::Task(task(o)?),
             "message" => Event::Message(message(o)),
             "status-update" => Event::StatusUpdate(status_update(o)?),
@@ -96,36 +101,22 @@ fn payload(o: &mut Obj<'_>) -> Result<Payload, Malformed> {
         };
         return Ok(Payload::Event(event));
     }
-    let wrappers = usize::from(o.task.is_some())
-        + usize::from(o.message.is_some())
-        + usize::from(o.status_update.is_some())
-        + usize::from(o.artifact_update.is_some());
-    if wrappers > 1 {
+    if o.wrappers > 1 {
         return Err(bad(
             "StreamResponse with more than one of task, message, statusUpdate, artifactUpdate",
         ));
     }
-    let event = if let Some(mut t) = o.task.take() {
-        Event::Task(task(&mut t)?)
-    } else if let Some(mut m) = o.message.take() {
-        Event::Message(message(&mut m))
-    } else if let Some(mut s) = o.status_update.take() {
-        Event::StatusUpdate(status_update(&mut s)?)
-    } else if let Some(mut a) = o.artifact_update.take() {
-        Event::ArtifactUpdate(artifact_update(&mut a)?)
+    let event = if let Some(wrapped) = o.wrapper.take() {
+        wrapped?
     } else if let Some(tasks) = o.tasks.take() {
-        let list = tasks
-            .into_iter()
-            .map(|mut t| task(&mut t))
-            .collect::<Result<_, _>>()?;
-        return Ok(Payload::TaskList(list));
+        return Ok(Payload::TaskList(tasks?));
     } else if o.task_id.is_some() && matches!(o.status, Some(StatusField::Status(_))) {
         Event::StatusUpdate(status_update(o)?)
     } else if o.task_id.is_some() && o.artifact.is_some() {
         Event::ArtifactUpdate(artifact_update(o)?)
     } else if o.id.is_some() && matches!(o.status, Some(StatusField::Status(_))) {
         Event::Task(task(o)?)
-    } else if o.message_id.is_some() || (o.role.is_some() && o.parts.is_some()) {
+    } else if o.message_id.is_some() || (o.role && o.parts) {
         Event::Message(message(o))
     } else {
         return Err(bad("no known A2A shape"));
@@ -133,8 +124,8 @@ fn payload(o: &mut Obj<'_>) -> Result<Payload, Malformed> {
     Ok(Payload::Event(event))
 }
 
-fn owned(s: Option<Cow<'_, str>>) -> Option<String> {
-    s.map(Cow::into_owned)
+fn owned(s: Option<JStr<'_>>) -> Option<String> {
+    s.map(JStr::to_owned_string)
 }
 
 fn status_of(o: &mut Obj<'_>, what: &str) -> Result<super::model::Status, Malformed> {
@@ -144,28 +135,21 @@ fn status_of(o: &mut Obj<'_>, what: &str) -> Result<super::model::Status, Malfor
     }
 }
 
-fn task(o: &mut Obj<'_>) -> Result<TaskSnapshot, Malformed> {
+pub(super) fn task(o: &mut Obj<'_>) -> Result<TaskSnapshot, Malformed> {
     let id = match o.id.take() {
         Some(RpcId::String(id)) => id,
         _ => return Err(bad("task without a string id")),
     };
     let status = status_of(o, "task")?;
-    let artifact_ids = o
-        .artifacts
-        .take()
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|a| owned(a.artifact_id))
-        .collect();
     Ok(TaskSnapshot {
         id,
         context_id: owned(o.context_id.take()),
         status,
-        artifact_ids,
+        artifact_ids: o.artifact_ids.take().unwrap_or_default(),
     })
 }
 
-fn message(o: &mut Obj<'_>) -> MessageEvent {
+pub(super) fn message(o: &mut Obj<'_>) -> MessageEvent {
     MessageEvent {
         message_id: owned(o.message_id.take()),
         task_id: owned(o.task_id.take()),
@@ -173,7 +157,7 @@ fn message(o: &mut Obj<'_>) -> MessageEvent {
     }
 }
 
-fn status_update(o: &mut Obj<'_>) -> Result<StatusUpdate, Malformed> {
+pub(super) fn status_update(o: &mut Obj<'_>) -> Result<StatusUpdate, Malformed> {
     let status = status_of(o, "status update")?;
     let task_id = owned(o.task_id.take()).ok_or_else(|| bad("status update without taskId"))?;
     Ok(StatusUpdate {
@@ -184,12 +168,9 @@ fn status_update(o: &mut Obj<'_>) -> Result<StatusUpdate, Malformed> {
     })
 }
 
-fn artifact_update(o: &mut Obj<'_>) -> Result<ArtifactUpdate, Malformed> {
+pub(super) fn artifact_update(o: &mut Obj<'_>) -> Result<ArtifactUpdate, Malformed> {
     let task_id = owned(o.task_id.take()).ok_or_else(|| bad("artifact update without taskId"))?;
-    let artifact_id = o
-        .artifact
-        .take()
-        .and_then(|a| owned(a.artifact_id))
+    let artifact_id = owned(o.artifact.take().flatten())
         .ok_or_else(|| bad("artifact update without artifact.artifactId"))?;
     Ok(ArtifactUpdate {
         task_id,
@@ -200,22 +181,8 @@ fn artifact_update(o: &mut Obj<'_>) -> Result<ArtifactUpdate, Malformed> {
     })
 }
 
-fn error_info(err: &ErrObj<'_>) -> ErrorInfo {
-    let code = err.code.unwrap_or(0);
-    let by_reason = err
-        .details
-        .iter()
-        .flatten()
-        .filter_map(|d| d.reason.as_deref())
-        .find_map(error_from_reason);
-    let error = by_reason
-        .or_else(|| error_from_code(code))
-        .unwrap_or(A2aError::Other);
-    ErrorInfo { code, error }
-}
-
 /// The REST ErrorInfo `reason` names.
-fn error_from_reason(reason: &str) -> Option<A2aError> {
+pub(super) fn error_from_reason(reason: &str) -> Option<A2aError> {
     use A2aError::*;
     Some(match reason {
         "TASK_NOT_FOUND" => TaskNotFound,
@@ -232,7 +199,7 @@ fn error_from_reason(reason: &str) -> Option<A2aError> {
 }
 
 /// The JSON-RPC A2A error codes.
-fn error_from_code(code: i64) -> Option<A2aError> {
+pub(super) fn error_from_code(code: i64) -> Option<A2aError> {
     use A2aError::*;
     Some(match code {
         -32001 => TaskNotFound,

@@ -4,6 +4,7 @@
 
 pub mod classify;
 pub mod decode;
+mod json;
 pub mod model;
 mod routes;
 mod wire;

@@ -1,84 +1,51 @@
-//! Borrowing serde shapes of A2A JSON as it appears on the wire (every
-//! version and envelope in one union struct), the JSON-RPC id, and the state
-//! spellings. Parts, metadata and history are skipped, never built.
+//! The A2A members of one JSON object as the decoder needs them, whatever
+//! the version or envelope (one union shape read in one pass), the JSON-RPC
+//! id, and the state spellings. Parts, metadata and history are skipped by
+//! the cursor, never built; nested objects are converted as they are read.
 
-use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
 
-use super::model::{RpcId, StateValue, Status, TaskState};
+use super::decode;
+use super::json::{Cursor, JStr, JsonError, Kind, Result};
+use super::model::{
+    A2aError, ErrorInfo, Event, Malformed, Payload, RpcId, StateValue, Status, TaskSnapshot,
+    TaskState,
+};
 
 /// Any object the decoder may meet at the top, in `result`, or inside a
-/// StreamResponse wrapper. Which fields are present decides its shape.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// StreamResponse wrapper. Which members are present decides its shape. A
+/// member sent as `null` counts as absent.
+#[derive(Default)]
 pub(crate) struct Obj<'a> {
-    pub jsonrpc: Option<IgnoredAny>,
-    #[serde(default, deserialize_with = "rpc_id")]
+    pub jsonrpc: bool,
     pub id: Option<RpcId>,
-    #[serde(borrow)]
-    pub result: Option<Box<Obj<'a>>>,
-    #[serde(borrow)]
-    pub error: Option<Box<ErrObj<'a>>>,
-    #[serde(borrow)]
-    pub kind: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pub task: Option<Box<Obj<'a>>>,
-    #[serde(borrow)]
-    pub message: Option<Box<Obj<'a>>>,
-    #[serde(borrow)]
-    pub status_update: Option<Box<Obj<'a>>>,
-    #[serde(borrow)]
-    pub artifact_update: Option<Box<Obj<'a>>>,
-    #[serde(borrow)]
-    pub tasks: Option<Vec<Obj<'a>>>,
+    /// `result`, read by the shape rules.
+    pub result: Option<std::result::Result<Payload, Malformed>>,
+    pub error: Option<ErrorInfo>,
+    pub kind: Option<JStr<'a>>,
+    /// The 1.0 StreamResponse wrapper (`task`, `message`, `statusUpdate`,
+    /// `artifactUpdate`), converted; `wrappers` counts how many were sent.
+    pub wrapper: Option<std::result::Result<Event, Malformed>>,
+    pub wrappers: u8,
+    pub tasks: Option<std::result::Result<Vec<TaskSnapshot>, Malformed>>,
     pub status: Option<StatusField>,
-    #[serde(borrow)]
-    pub task_id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pub context_id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pub message_id: Option<Cow<'a, str>>,
-    pub role: Option<IgnoredAny>,
-    pub parts: Option<IgnoredAny>,
-    #[serde(borrow)]
-    pub artifact: Option<ArtifactObj<'a>>,
-    #[serde(borrow)]
-    pub artifacts: Option<Vec<ArtifactObj<'a>>>,
+    pub task_id: Option<JStr<'a>>,
+    pub context_id: Option<JStr<'a>>,
+    pub message_id: Option<JStr<'a>>,
+    pub role: bool,
+    pub parts: bool,
+    /// `artifact` (present), with its `artifactId` if it has one.
+    pub artifact: Option<Option<JStr<'a>>>,
+    /// The `artifactId`s of `artifacts`.
+    pub artifact_ids: Option<Vec<String>>,
     pub append: Option<bool>,
     pub last_chunk: Option<bool>,
-    #[serde(rename = "final")]
     pub final_flag: Option<bool>,
-    /// RFC 9457 problem fields (`status` is in `StatusField::Code`).
-    #[serde(rename = "type", borrow)]
-    pub problem_type: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pub title: Option<Cow<'a, str>>,
-}
-
-/// An artifact: only its id matters.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ArtifactObj<'a> {
-    #[serde(borrow)]
-    pub artifact_id: Option<Cow<'a, str>>,
-}
-
-/// A JSON-RPC `error` or a REST google.rpc.Status-like `error`.
-#[derive(Deserialize)]
-pub(crate) struct ErrObj<'a> {
-    pub code: Option<i64>,
-    #[serde(borrow)]
-    pub details: Option<Vec<Detail<'a>>>,
-}
-
-/// One `details[]` entry; the ErrorInfo's `reason` names the A2A error.
-#[derive(Deserialize)]
-pub(crate) struct Detail<'a> {
-    #[serde(borrow)]
-    pub reason: Option<Cow<'a, str>>,
+    /// RFC 9457 problem members (`status` is in `StatusField::Code`).
+    pub problem_type: Option<JStr<'a>>,
+    pub title: Option<JStr<'a>>,
 }
 
 /// `status`: a task status object, or a problem body's HTTP status number
@@ -89,69 +56,423 @@ pub(crate) enum StatusField {
     Text,
 }
 
-#[derive(Deserialize)]
-struct StatusObj {
-    #[serde(default)]
-    state: Option<StateRaw>,
-    #[serde(default)]
-    timestamp: Option<String>,
+/// The members of `Obj`, in the order of the bits that catch duplicates.
+const MEMBERS: [&str; 23] = [
+    "jsonrpc",
+    "id",
+    "result",
+    "error",
+    "kind",
+    "task",
+    "message",
+    "statusUpdate",
+    "artifactUpdate",
+    "tasks",
+    "status",
+    "taskId",
+    "contextId",
+    "messageId",
+    "role",
+    "parts",
+    "artifact",
+    "artifacts",
+    "append",
+    "lastChunk",
+    "final",
+    "type",
+    "title",
+];
+
+/// The index of a member in `MEMBERS`.
+fn member(key: &str) -> Option<usize> {
+    Some(match key {
+        "jsonrpc" => 0,
+        "id" => 1,
+        "result" => 2,
+        "error" => 3,
+        "kind" => 4,
+        "task" => 5,
+        "message" => 6,
+        "statusUpdate" => 7,
+        "artifactUpdate" => 8,
+        "tasks" => 9,
+        "status" => 10,
+        "taskId" => 11,
+        "contextId" => 12,
+        "messageId" => 13,
+        "role" => 14,
+        "parts" => 15,
+        "artifact" => 16,
+        "artifacts" => 17,
+        "append" => 18,
+        "lastChunk" => 19,
+        "final" => 20,
+        "type" => 21,
+        "title" => 22,
+        _ => return None,
+    })
 }
 
-struct StateRaw(StateValue);
+/// Tracks which members an object has sent; a second one is an error.
+struct Seen(u32);
 
-impl<'de> Deserialize<'de> for StatusField {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = StatusField;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a status object or number")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<StatusField, A::Error> {
-                let s = StatusObj::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(StatusField::Status(Status {
-                    // 1.0 JSON omits fields at their default, and the default
-                    // state is UNSPECIFIED: an absent state is that.
-                    state: s
-                        .state
-                        .map_or(StateValue::Unspecified(String::new()), |r| r.0),
-                    timestamp: s.timestamp,
-                }))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<StatusField, E> {
-                Ok(StatusField::Code(i64::try_from(v).unwrap_or(i64::MAX)))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<StatusField, E> {
-                Ok(StatusField::Code(v))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<StatusField, E> {
-                Ok(StatusField::Text)
-            }
+impl Seen {
+    fn once(&mut self, i: usize) -> Result<&'static str> {
+        let bit = 1 << i;
+        if self.0 & bit != 0 {
+            return Err(JsonError::Duplicate(MEMBERS[i]));
         }
-        d.deserialize_any(V)
+        self.0 |= bit;
+        Ok(MEMBERS[i])
     }
 }
 
-impl<'de> Deserialize<'de> for StateRaw {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = StateRaw;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a state name or number")
+/// Reads one object of the union shape into `o`, which starts empty (the
+/// cursor must be at `{`). Filled in place: the union is too large to move.
+pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> {
+    cur.begin_object()?;
+    let mut seen = Seen(0);
+    let mut first = true;
+    while let Some(key) = cur.next_key(&mut first)? {
+        let Some(i) = member(&key.value()) else {
+            cur.skip_value()?;
+            continue;
+        };
+        let m = seen.once(i)?;
+        match i {
+            0 => o.jsonrpc = present(cur)?,
+            1 => o.id = Some(rpc_id_value(cur, m)?),
+            2 => o.result = object(cur, m, decode::payload)?,
+            3 => o.error = error_obj(cur, m)?,
+            4 => o.kind = string(cur, m)?,
+            5..=8 => {
+                let wrapped = object(cur, m, |w| match i {
+                    5 => decode::task(w).map(Event::Task),
+                    6 => Ok(Event::Message(decode::message(w))),
+                    7 => decode::status_update(w).map(Event::StatusUpdate),
+                    _ => decode::artifact_update(w).map(Event::ArtifactUpdate),
+                })?;
+                if wrapped.is_some() {
+                    o.wrappers += 1;
+                    o.wrapper = wrapped;
+                }
             }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<StateRaw, E> {
-                Ok(StateRaw(state_from_str(v)))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<StateRaw, E> {
-                Ok(StateRaw(state_from_number(v)))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<StateRaw, E> {
-                Ok(StateRaw(StateValue::Undefined(v.to_string())))
+            9 => o.tasks = tasks(cur, m)?,
+            10 => o.status = status(cur, m)?,
+            11 => o.task_id = string(cur, m)?,
+            12 => o.context_id = string(cur, m)?,
+            13 => o.message_id = string(cur, m)?,
+            14 => o.role = present(cur)?,
+            15 => o.parts = present(cur)?,
+            16 => o.artifact = artifact(cur, m)?,
+            17 => o.artifact_ids = artifacts(cur, m)?,
+            18 => o.append = boolean(cur, m)?,
+            19 => o.last_chunk = boolean(cur, m)?,
+            20 => o.final_flag = boolean(cur, m)?,
+            21 => o.problem_type = string(cur, m)?,
+            _ => o.title = string(cur, m)?,
+        }
+    }
+    Ok(())
+}
+
+fn type_error<T>(member: &'static str, want: &'static str) -> Result<T> {
+    Err(JsonError::Type { member, want })
+}
+
+/// Whether a member of any type is there (`null` counts as absent); the
+/// value is skipped.
+fn present(cur: &mut Cursor<'_>) -> Result<bool> {
+    if cur.peek()? == Kind::Null {
+        cur.null()?;
+        return Ok(false);
+    }
+    cur.skip_value()?;
+    Ok(true)
+}
+
+fn string<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option<JStr<'a>>> {
+    match cur.peek()? {
+        Kind::Null => cur.null().map(|()| None),
+        Kind::String => cur.string().map(Some),
+        _ => type_error(m, "a string"),
+    }
+}
+
+fn boolean(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<bool>> {
+    match cur.peek()? {
+        Kind::Null => cur.null().map(|()| None),
+        Kind::Bool => cur.bool().map(Some),
+        _ => type_error(m, "a boolean"),
+    }
+}
+
+/// A nested object of the union shape, converted by `f`, or `None` for
+/// `null`.
+fn object<'a, T>(
+    cur: &mut Cursor<'a>,
+    m: &'static str,
+    f: impl FnOnce(&mut Obj<'a>) -> T,
+) -> Result<Option<T>> {
+    match cur.peek()? {
+        Kind::Null => cur.null().map(|()| None),
+        Kind::Object => {
+            let mut o = Obj::default();
+            read_obj(cur, &mut o)?;
+            Ok(Some(f(&mut o)))
+        }
+        _ => type_error(m, "an object"),
+    }
+}
+
+/// A number as serde_json classifies it (integer that fits u64, negative
+/// integer that fits i64, or float), so every id and code reads alike.
+fn number(cur: &mut Cursor<'_>, m: &'static str) -> Result<serde_json::Number> {
+    let raw = cur.number()?;
+    raw.parse().or_else(|_| type_error(m, "a number in range"))
+}
+
+/// An `id` value: `null`, a string, or a number, normalised exactly as the
+/// request's id is (`rpc_id`), so the two compare equal.
+fn rpc_id_value(cur: &mut Cursor<'_>, m: &'static str) -> Result<RpcId> {
+    match cur.peek()? {
+        Kind::Null => cur.null().map(|()| RpcId::Null),
+        Kind::String => Ok(RpcId::String(cur.string()?.to_owned_string())),
+        Kind::Number => {
+            let raw = cur.number()?;
+            let mut de = serde_json::Deserializer::from_str(raw);
+            match rpc_id(&mut de) {
+                Ok(Some(id)) => Ok(id),
+                _ => type_error(m, "a JSON-RPC id"),
             }
         }
-        d.deserialize_any(V)
+        _ => type_error(m, "a JSON-RPC id (string, number or null)"),
     }
+}
+
+/// `tasks`: a ListTasks result's tasks, each converted as a Task.
+fn tasks(
+    cur: &mut Cursor<'_>,
+    m: &'static str,
+) -> Result<Option<std::result::Result<Vec<TaskSnapshot>, Malformed>>> {
+    match cur.peek()? {
+        Kind::Null => return cur.null().map(|()| None),
+        Kind::Array => cur.begin_array()?,
+        _ => return type_error(m, "an array"),
+    }
+    let mut list = Ok(Vec::new());
+    let mut first = true;
+    while cur.next_item(&mut first)? {
+        let Some(task) = object(cur, m, decode::task)? else {
+            return type_error(m, "an array of objects");
+        };
+        if let Ok(v) = &mut list {
+            match task {
+                Ok(task) => v.push(task),
+                Err(e) => list = Err(e),
+            }
+        }
+    }
+    Ok(Some(list))
+}
+
+/// Reads the members of an object that are not the union shape: `f` gets
+/// each key and reads or skips its value.
+fn members<'a>(
+    cur: &mut Cursor<'a>,
+    mut f: impl FnMut(&mut Cursor<'a>, &str) -> Result<()>,
+) -> Result<()> {
+    cur.begin_object()?;
+    let mut first = true;
+    while let Some(key) = cur.next_key(&mut first)? {
+        f(cur, &key.value())?;
+    }
+    Ok(())
+}
+
+/// `artifact`: only its id matters.
+fn artifact<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option<Option<JStr<'a>>>> {
+    match cur.peek()? {
+        Kind::Null => cur.null().map(|()| None),
+        Kind::Object => artifact_id(cur).map(Some),
+        _ => type_error(m, "an object"),
+    }
+}
+
+fn artifact_id<'a>(cur: &mut Cursor<'a>) -> Result<Option<JStr<'a>>> {
+    let mut id = None;
+    let mut seen = false;
+    members(cur, |cur, key| {
+        if key != "artifactId" {
+            return cur.skip_value();
+        }
+        if std::mem::replace(&mut seen, true) {
+            return Err(JsonError::Duplicate("artifactId"));
+        }
+        id = string(cur, "artifactId")?;
+        Ok(())
+    })?;
+    Ok(id)
+}
+
+/// `artifacts`: the ids of a task's artifacts.
+fn artifacts(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<Vec<String>>> {
+    match cur.peek()? {
+        Kind::Null => return cur.null().map(|()| None),
+        Kind::Array => cur.begin_array()?,
+        _ => return type_error(m, "an array"),
+    }
+    let mut ids = Vec::new();
+    let mut first = true;
+    while cur.next_item(&mut first)? {
+        if cur.peek()? != Kind::Object {
+            return type_error(m, "an array of objects");
+        }
+        if let Some(id) = artifact_id(cur)? {
+            ids.push(id.to_owned_string());
+        }
+    }
+    Ok(Some(ids))
+}
+
+/// A JSON-RPC `error` or a REST google.rpc.Status-like `error`: its code,
+/// and the A2A error a `details[].reason` (else the code) names.
+fn error_obj(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<ErrorInfo>> {
+    match cur.peek()? {
+        Kind::Null => return cur.null().map(|()| None),
+        Kind::Object => {}
+        _ => return type_error(m, "an object"),
+    }
+    let mut code = None;
+    let mut by_reason = None;
+    let mut seen = (false, false);
+    members(cur, |cur, key| match key {
+        "code" => {
+            if std::mem::replace(&mut seen.0, true) {
+                return Err(JsonError::Duplicate("code"));
+            }
+            code = match cur.peek()? {
+                Kind::Null => {
+                    cur.null()?;
+                    None
+                }
+                Kind::Number => match number(cur, "code")?.as_i64() {
+                    Some(c) => Some(c),
+                    None => return type_error("code", "an integer"),
+                },
+                _ => return type_error("code", "an integer"),
+            };
+            Ok(())
+        }
+        "details" => {
+            if std::mem::replace(&mut seen.1, true) {
+                return Err(JsonError::Duplicate("details"));
+            }
+            details(cur, &mut by_reason)
+        }
+        _ => cur.skip_value(),
+    })?;
+    let code = code.unwrap_or(0);
+    let error = by_reason
+        .or_else(|| decode::error_from_code(code))
+        .unwrap_or(A2aError::Other);
+    Ok(Some(ErrorInfo { code, error }))
+}
+
+/// `details[]`: the first entry whose `reason` names an A2A error.
+fn details(cur: &mut Cursor<'_>, by_reason: &mut Option<A2aError>) -> Result<()> {
+    match cur.peek()? {
+        Kind::Null => return cur.null(),
+        Kind::Array => cur.begin_array()?,
+        _ => return type_error("details", "an array"),
+    }
+    let mut first = true;
+    while cur.next_item(&mut first)? {
+        if cur.peek()? != Kind::Object {
+            return type_error("details", "an array of objects");
+        }
+        let mut seen = false;
+        members(cur, |cur, key| {
+            if key != "reason" {
+                return cur.skip_value();
+            }
+            if std::mem::replace(&mut seen, true) {
+                return Err(JsonError::Duplicate("reason"));
+            }
+            if let Some(r) = string(cur, "reason")? {
+                if by_reason.is_none() {
+                    *by_reason = decode::error_from_reason(&r.value());
+                }
+            }
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
+/// `status`: a status object, a number, or (in odd bodies) a string.
+fn status(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<StatusField>> {
+    Ok(Some(match cur.peek()? {
+        Kind::Null => return cur.null().map(|()| None),
+        Kind::Object => StatusField::Status(status_obj(cur)?),
+        Kind::String => {
+            cur.string()?;
+            StatusField::Text
+        }
+        Kind::Number => {
+            let n = number(cur, m)?;
+            match (n.as_u64(), n.as_i64()) {
+                (Some(u), _) => StatusField::Code(i64::try_from(u).unwrap_or(i64::MAX)),
+                (None, Some(i)) => StatusField::Code(i),
+                _ => return type_error(m, "a status object or integer"),
+            }
+        }
+        _ => return type_error(m, "a status object or integer"),
+    }))
+}
+
+fn status_obj(cur: &mut Cursor<'_>) -> Result<Status> {
+    let mut state = None;
+    let mut timestamp = None;
+    let mut seen = (false, false);
+    members(cur, |cur, key| match key {
+        "state" => {
+            if std::mem::replace(&mut seen.0, true) {
+                return Err(JsonError::Duplicate("state"));
+            }
+            state = match cur.peek()? {
+                Kind::Null => {
+                    cur.null()?;
+                    None
+                }
+                Kind::String => Some(state_from_str(&cur.string()?.value())),
+                Kind::Number => {
+                    let n = number(cur, "state")?;
+                    match (n.as_u64(), n.as_i64()) {
+                        (Some(u), _) => Some(state_from_number(u)),
+                        (None, Some(i)) => Some(StateValue::Undefined(i.to_string())),
+                        _ => return type_error("state", "a state name or integer"),
+                    }
+                }
+                _ => return type_error("state", "a state name or integer"),
+            };
+            Ok(())
+        }
+        "timestamp" => {
+            if std::mem::replace(&mut seen.1, true) {
+                return Err(JsonError::Duplicate("timestamp"));
+            }
+            timestamp = string(cur, "timestamp")?.map(JStr::to_owned_string);
+            Ok(())
+        }
+        _ => cur.skip_value(),
+    })?;
+    Ok(Status {
+        // 1.0 JSON omits fields at their default, and the default state is
+        // UNSPECIFIED: an absent state is that.
+        state: state.unwrap_or(StateValue::Unspecified(String::new())),
+        timestamp,
+    })
 }
 
 /// Maps every accepted spelling: 1.0 `TASK_STATE_*`, its lower-case form,
@@ -207,29 +528,31 @@ pub(crate) fn state_from_number(n: u64) -> StateValue {
 /// Deserializes a present `id` member: `null` → `RpcId::Null`, numbers keep
 /// their text (`1` stays `1`, `1.0` stays `1.0`; exponents are normalised),
 /// strings are strings. Absent members stay `None` via `#[serde(default)]`.
-pub(crate) fn rpc_id<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RpcId>, D::Error> {
+pub(crate) fn rpc_id<'de, D: Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<RpcId>, D::Error> {
     struct V;
     impl<'de> Visitor<'de> for V {
         type Value = RpcId;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str("a JSON-RPC id (string, number or null)")
         }
-        fn visit_unit<E: de::Error>(self) -> Result<RpcId, E> {
+        fn visit_unit<E: de::Error>(self) -> std::result::Result<RpcId, E> {
             Ok(RpcId::Null)
         }
-        fn visit_none<E: de::Error>(self) -> Result<RpcId, E> {
+        fn visit_none<E: de::Error>(self) -> std::result::Result<RpcId, E> {
             Ok(RpcId::Null)
         }
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<RpcId, E> {
+        fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<RpcId, E> {
             Ok(RpcId::String(v.to_owned()))
         }
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<RpcId, E> {
+        fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<RpcId, E> {
             Ok(RpcId::Number(v.to_string()))
         }
-        fn visit_i64<E: de::Error>(self, v: i64) -> Result<RpcId, E> {
+        fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<RpcId, E> {
             Ok(RpcId::Number(v.to_string()))
         }
-        fn visit_f64<E: de::Error>(self, v: f64) -> Result<RpcId, E> {
+        fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<RpcId, E> {
             Ok(RpcId::Number(format!("{v:?}")))
         }
     }

@@ -1,0 +1,547 @@
+//! A validating JSON cursor over text that is already valid UTF-8: the
+//! decoder reads the few members it needs and skips everything else (parts,
+//! metadata, history) without building it or allocating. The grammar is RFC
+//! 8259's. What the decoder reads may nest 128 levels (serde_json's limit,
+//! and a bound on recursion); what it skips may nest at any depth.
+
+use std::fmt;
+
+/// Deepest nesting of what the decoder reads (serde_json's recursion limit).
+const MAX_DEPTH: u32 = 128;
+
+/// Why the text is not what the cursor expected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum JsonError {
+    /// Not JSON at all: the grammar is broken at this byte offset.
+    Syntax { what: &'static str, at: usize },
+    /// Valid JSON of the wrong type for an A2A member.
+    Type {
+        member: &'static str,
+        want: &'static str,
+    },
+    /// A member the decoder reads appears twice in one object.
+    Duplicate(&'static str),
+}
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JsonError::Syntax { what, at } => write!(f, "{what} at byte {at}"),
+            JsonError::Type { member, want } => write!(f, "`{member}` is not {want}"),
+            JsonError::Duplicate(member) => write!(f, "duplicate member `{member}`"),
+        }
+    }
+}
+
+pub(crate) type Result<T> = std::result::Result<T, JsonError>;
+
+/// A JSON string as it appears between its quotes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct JStr<'a> {
+    raw: &'a str,
+    escaped: bool,
+}
+
+impl<'a> JStr<'a> {
+    /// The string's value (escapes resolved; lone surrogates become U+FFFD).
+    pub(crate) fn to_owned_string(self) -> String {
+        if !self.escaped {
+            return self.raw.to_owned();
+        }
+        unescape(self.raw)
+    }
+
+    /// The value without escapes, borrowed when there were none.
+    pub(crate) fn value(self) -> std::borrow::Cow<'a, str> {
+        if self.escaped {
+            std::borrow::Cow::Owned(unescape(self.raw))
+        } else {
+            std::borrow::Cow::Borrowed(self.raw)
+        }
+    }
+}
+
+/// The type of the value the cursor is at, by its first byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Object,
+    Array,
+    String,
+    Number,
+    Bool,
+    Null,
+}
+
+/// A position in a JSON text.
+pub(crate) struct Cursor<'a> {
+    text: &'a str,
+    pos: usize,
+    depth: u32,
+}
+
+impl<'a> Cursor<'a> {
+    pub(crate) fn new(text: &'a str) -> Cursor<'a> {
+        Cursor {
+            text,
+            pos: 0,
+            depth: 0,
+        }
+    }
+
+    #[inline]
+    fn bytes(&self) -> &'a [u8] {
+        self.text.as_bytes()
+    }
+
+    fn err<T>(&self, what: &'static str) -> Result<T> {
+        Err(JsonError::Syntax { what, at: self.pos })
+    }
+
+    #[inline]
+    fn skip_ws(&mut self) {
+        let b = self.bytes();
+        while let Some(c) = b.get(self.pos) {
+            if !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+                break;
+            }
+            self.pos += 1;
+        }
+    }
+
+    /// Ok when only whitespace is left.
+    pub(crate) fn end(&mut self) -> Result<()> {
+        self.skip_ws();
+        if self.pos == self.text.len() {
+            Ok(())
+        } else {
+            self.err("trailing characters")
+        }
+    }
+
+    /// The type of the next value (after whitespace).
+    #[inline]
+    pub(crate) fn peek(&mut self) -> Result<Kind> {
+        self.skip_ws();
+        Ok(match self.bytes().get(self.pos) {
+            Some(b'{') => Kind::Object,
+            Some(b'[') => Kind::Array,
+            Some(b'"') => Kind::String,
+            Some(b'-' | b'0'..=b'9') => Kind::Number,
+            Some(b't' | b'f') => Kind::Bool,
+            Some(b'n') => Kind::Null,
+            Some(_) => return self.err("expected a value"),
+            None => return self.err("unexpected end"),
+        })
+    }
+
+    #[inline]
+    fn eat(&mut self, c: u8) -> bool {
+        self.skip_ws();
+        if self.bytes().get(self.pos) == Some(&c) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    #[inline]
+    fn nest(&mut self) -> Result<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return self.err("nesting deeper than 128 levels");
+        }
+        Ok(())
+    }
+
+    /// Enters an object (the cursor must be at `{`).
+    #[inline]
+    pub(crate) fn begin_object(&mut self) -> Result<()> {
+        if !self.eat(b'{') {
+            return self.err("expected '{'");
+        }
+        self.nest()
+    }
+
+    /// The next key of the object being read, or `None` after its `}`.
+    /// `first` starts true for each object.
+    #[inline]
+    pub(crate) fn next_key(&mut self, first: &mut bool) -> Result<Option<JStr<'a>>> {
+        self.skip_ws();
+        match self.bytes().get(self.pos) {
+            Some(b'}') => {
+                self.pos += 1;
+                self.depth -= 1;
+                return Ok(None);
+            }
+            Some(b',') if !*first => {
+                self.pos += 1;
+                self.skip_ws();
+            }
+            _ if *first => {}
+            _ => return self.err("expected ',' or '}'"),
+        }
+        *first = false;
+        self.key().map(Some)
+    }
+
+    /// A member name and its colon.
+    #[inline]
+    fn key(&mut self) -> Result<JStr<'a>> {
+        if self.bytes().get(self.pos) != Some(&b'"') {
+            return self.err("expected a member name");
+        }
+        let key = self.string_body()?;
+        if !self.eat(b':') {
+            return self.err("expected ':'");
+        }
+        Ok(key)
+    }
+
+    /// Enters an array (the cursor must be at `[`).
+    pub(crate) fn begin_array(&mut self) -> Result<()> {
+        if !self.eat(b'[') {
+            return self.err("expected '['");
+        }
+        self.nest()
+    }
+
+    /// True when another item follows, false after the array's `]`.
+    /// `first` starts true for each array.
+    #[inline]
+    pub(crate) fn next_item(&mut self, first: &mut bool) -> Result<bool> {
+        self.skip_ws();
+        match self.bytes().get(self.pos) {
+            Some(b']') => {
+                self.pos += 1;
+                self.depth -= 1;
+                Ok(false)
+            }
+            Some(b',') if !*first => {
+                self.pos += 1;
+                Ok(true)
+            }
+            _ if *first => {
+                *first = false;
+                Ok(true)
+            }
+            _ => self.err("expected ',' or ']'"),
+        }
+    }
+
+    /// A string value.
+    #[inline]
+    pub(crate) fn string(&mut self) -> Result<JStr<'a>> {
+        self.skip_ws();
+        if self.bytes().get(self.pos) != Some(&b'"') {
+            return self.err("expected a string");
+        }
+        self.string_body()
+    }
+
+    /// The string at `pos` (its opening quote): validates escapes and
+    /// control characters, leaves the cursor after the closing quote.
+    #[inline(always)]
+    fn string_body(&mut self) -> Result<JStr<'a>> {
+        let b = self.bytes();
+        let start = self.pos + 1;
+        let mut i = start;
+        let mut escaped = false;
+        loop {
+            i = find_special(b, i);
+            match b.get(i) {
+                Some(b'"') => break,
+                Some(b'\\') => {
+                    escaped = true;
+                    match b.get(i + 1) {
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                        Some(b'u') => {
+                            let hex = b.get(i + 2..i + 6).unwrap_or_default();
+                            if hex.len() != 4 || !hex.iter().all(u8::is_ascii_hexdigit) {
+                                self.pos = i;
+                                return self.err("invalid \\u escape");
+                            }
+                            i += 6;
+                        }
+                        _ => {
+                            self.pos = i;
+                            return self.err("invalid escape");
+                        }
+                    }
+                }
+                Some(_) => {
+                    self.pos = i;
+                    return self.err("control character in string");
+                }
+                None => {
+                    self.pos = i;
+                    return self.err("unterminated string");
+                }
+            }
+        }
+        self.pos = i + 1;
+        // Quotes and backslashes are ASCII: both ends are char boundaries.
+        let raw = self.text.get(start..i).unwrap_or_default();
+        Ok(JStr { raw, escaped })
+    }
+
+    /// A number value's text, validated against the JSON grammar.
+    pub(crate) fn number(&mut self) -> Result<&'a str> {
+        self.skip_ws();
+        let b = self.bytes();
+        let start = self.pos;
+        let mut i = start;
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        match b.get(i) {
+            Some(b'0') => i += 1,
+            Some(b'1'..=b'9') => i = digits(b, i),
+            _ => {
+                self.pos = i;
+                return self.err("invalid number");
+            }
+        }
+        if b.get(i) == Some(&b'.') {
+            if !b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+                self.pos = i;
+                return self.err("invalid number");
+            }
+            i = digits(b, i + 1);
+        }
+        if matches!(b.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            if matches!(b.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            if !b.get(i).is_some_and(u8::is_ascii_digit) {
+                self.pos = i;
+                return self.err("invalid number");
+            }
+            i = digits(b, i);
+        }
+        self.pos = i;
+        Ok(self.text.get(start..i).unwrap_or_default())
+    }
+
+    /// A `true` or `false` value.
+    #[inline]
+    pub(crate) fn bool(&mut self) -> Result<bool> {
+        self.skip_ws();
+        let rest = &self.bytes()[self.pos.min(self.text.len())..];
+        if rest.starts_with(b"true") {
+            self.pos += 4;
+            Ok(true)
+        } else if rest.starts_with(b"false") {
+            self.pos += 5;
+            Ok(false)
+        } else {
+            self.err("expected true or false")
+        }
+    }
+
+    /// A `null` value.
+    #[inline]
+    pub(crate) fn null(&mut self) -> Result<()> {
+        self.skip_ws();
+        if self.bytes()[self.pos.min(self.text.len())..].starts_with(b"null") {
+            self.pos += 4;
+            Ok(())
+        } else {
+            self.err("expected null")
+        }
+    }
+
+    /// Skips one value of any type, validating it, without recursion and
+    /// at any depth (the nesting limit is for what the decoder reads).
+    pub(crate) fn skip_value(&mut self) -> Result<()> {
+        let mut open = Containers::default();
+        loop {
+            match self.peek()? {
+                Kind::Object => {
+                    self.pos += 1;
+                    if self.eat(b'}') {
+                        // An empty object is a whole value.
+                    } else {
+                        self.skip_ws();
+                        self.key()?;
+                        open.push(true);
+                        continue;
+                    }
+                }
+                Kind::Array => {
+                    self.pos += 1;
+                    if self.eat(b']') {
+                        // An empty array is a whole value.
+                    } else {
+                        open.push(false);
+                        continue;
+                    }
+                }
+                Kind::String => {
+                    self.string_body()?;
+                }
+                Kind::Number => {
+                    self.number()?;
+                }
+                Kind::Bool => {
+                    self.bool()?;
+                }
+                Kind::Null => self.null()?,
+            }
+            // After a value: close what ends here, or go on to the next one.
+            loop {
+                let Some(in_object) = open.top() else {
+                    return Ok(());
+                };
+                self.skip_ws();
+                match self.bytes().get(self.pos) {
+                    Some(b',') => {
+                        self.pos += 1;
+                        if in_object {
+                            self.skip_ws();
+                            self.key()?;
+                        }
+                        break;
+                    }
+                    Some(b'}') if in_object => {
+                        self.pos += 1;
+                        open.pop();
+                    }
+                    Some(b']') if !in_object => {
+                        self.pos += 1;
+                        open.pop();
+                    }
+                    _ if in_object => return self.err("expected ',' or '}'"),
+                    _ => return self.err("expected ',' or ']'"),
+                }
+            }
+        }
+    }
+}
+
+/// The containers `skip_value` is inside: whether each is an object. The
+/// first 128 levels live in a word; deeper ones (legal, if odd) spill.
+#[derive(Default)]
+struct Containers {
+    bits: u128,
+    len: u32,
+    deeper: Vec<bool>,
+}
+
+impl Containers {
+    fn push(&mut self, object: bool) {
+        if self.len < 128 {
+            self.bits = self.bits & !(1 << self.len) | u128::from(object) << self.len;
+        } else {
+            self.deeper.push(object);
+        }
+        self.len += 1;
+    }
+
+    fn top(&self) -> Option<bool> {
+        match self.len {
+            0 => None,
+            n if n <= 128 => Some(self.bits & 1 << (n - 1) != 0),
+            _ => self.deeper.last().copied(),
+        }
+    }
+
+    fn pop(&mut self) {
+        if self.len > 128 {
+            self.deeper.pop();
+        }
+        self.len = self.len.saturating_sub(1);
+    }
+}
+
+fn digits(b: &[u8], mut i: usize) -> usize {
+    while b.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    i
+}
+
+/// The index of the first `"`, `\\` or control character at or after `i`
+/// (or `b.len()`), eight bytes at a time.
+#[inline]
+fn find_special(b: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        // A byte is flagged when it is zero after the xor (a quote or a
+        // backslash) or below 0x20; the lowest flag is always exact.
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let slash = w ^ (ONES * u64::from(b'\\'));
+        let flags = (quote.wrapping_sub(ONES) & !quote
+            | slash.wrapping_sub(ONES) & !slash
+            | w.wrapping_sub(ONES * 0x20) & !w)
+            & HIGH;
+        if flags != 0 {
+            return i + (flags.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&c) = b.get(i) {
+        if c == b'"' || c == b'\\' || c < 0x20 {
+            return i;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// Resolves the escapes of a raw string body the cursor has validated.
+fn unescape(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('b') => out.push('\u{8}'),
+            Some('f') => out.push('\u{c}'),
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some('t') => out.push('\t'),
+            Some('u') => {
+                let hi = hex4(&mut chars);
+                let c = if (0xD800..0xDC00).contains(&hi) {
+                    let rest = chars.as_str();
+                    match rest.strip_prefix("\\u") {
+                        Some(tail) => {
+                            let mut low_chars = tail.chars();
+                            let lo = hex4(&mut low_chars);
+                            if (0xDC00..0xE000).contains(&lo) {
+                                chars = low_chars;
+                                char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
+                            } else {
+                                None
+                            }
+                        }
+                        None => None,
+                    }
+                } else {
+                    char::from_u32(hi)
+                };
+                out.push(c.unwrap_or('\u{FFFD}'));
+            }
+            Some(other) => out.push(other),
+            None => {}
+        }
+    }
+    out
+}
+
+fn hex4(chars: &mut std::str::Chars<'_>) -> u32 {
+    let mut v = 0;
+    for _ in 0..4 {
+        v = v * 16 + chars.next().and_then(|c| c.to_digit(16)).unwrap_or(0);
+    }
+    v
+}
