@@ -200,6 +200,7 @@ impl ExchangeObserver for Recorder {
         ExchangeLabels {
             binding: "jsonrpc",
             method: "SendStreamingMessage",
+            slot: 1,
         }
     }
 }

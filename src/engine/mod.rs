@@ -341,7 +341,8 @@ fn media_type(content_type: &str) -> &str {
     content_type.split(';').next().unwrap_or("").trim()
 }
 
-fn is_event_stream(content_type: &str) -> bool {
+/// Whether a `Content-Type` names an event stream (parameters ignored).
+pub(crate) fn is_event_stream(content_type: &str) -> bool {
     media_type(content_type).eq_ignore_ascii_case("text/event-stream")
 }
 

@@ -10,7 +10,7 @@ use http::StatusCode;
 use prometheus::{Histogram, IntCounter};
 
 use super::error::{ProxyError, UpstreamReason};
-use super::inspect::{ExchangeLabels, ExchangeObserver};
+use super::inspect::{ExchangeLabels, ExchangeObserver, LABEL_SLOTS};
 use super::tee::{BodyEnd, BodyObserver};
 use crate::report::metrics::status_class;
 use crate::report::Metrics;
@@ -25,10 +25,15 @@ pub struct Shared {
     pub idle_timeout: Duration,
     /// `a2a_proxy_overhead_seconds{upstream}`, looked up once.
     pub overhead: Histogram,
-    /// Series of exchanges with the default labels, looked up on first use
-    /// (label lookups hash every value: too slow for each request).
-    default_counts: [OnceLock<IntCounter>; CODES.len()],
-    default_duration: OnceLock<Histogram>,
+    /// Series per label slot, looked up on first use (label lookups hash
+    /// every value: too slow for each request).
+    series: [OnceLock<Series>; LABEL_SLOTS],
+}
+
+/// The request series of one label pair.
+struct Series {
+    counts: [OnceLock<IntCounter>; CODES.len()],
+    duration: Histogram,
 }
 
 /// The `code` label values, in the order of `Shared::default_counts`.
@@ -45,35 +50,45 @@ impl Shared {
             upstream,
             idle_timeout,
             overhead,
-            default_counts: Default::default(),
-            default_duration: OnceLock::new(),
+            series: Default::default(),
         }
     }
 
-    fn count_default(&self, code: &str, seconds: f64) {
-        let labels = ExchangeLabels::default();
+    /// Counts one exchange with `labels` and status class `code`.
+    fn count(&self, labels: ExchangeLabels, code: &str, seconds: f64) {
+        let m = &self.metrics;
         let up = self.upstream.as_str();
-        if let Some(i) = CODES.iter().position(|c| *c == code) {
-            self.default_counts[i]
-                .get_or_init(|| {
-                    self.metrics.requests_total.with_label_values(&[
-                        up,
-                        labels.binding,
-                        labels.method,
-                        code,
-                    ])
-                })
+        let Some(cache) = self.series.get(usize::from(labels.slot)) else {
+            // Not cacheable: look the series up each time.
+            m.requests_total
+                .with_label_values(&[up, labels.binding, labels.method, code])
                 .inc();
+            m.request_duration_seconds
+                .with_label_values(&[up, labels.binding, labels.method])
+                .observe(seconds);
+            return;
+        };
+        let series = cache.get_or_init(|| Series {
+            counts: Default::default(),
+            duration: m.request_duration_seconds.with_label_values(&[
+                up,
+                labels.binding,
+                labels.method,
+            ]),
+        });
+        match CODES.iter().position(|c| *c == code) {
+            Some(i) => series.counts[i]
+                .get_or_init(|| {
+                    m.requests_total
+                        .with_label_values(&[up, labels.binding, labels.method, code])
+                })
+                .inc(),
+            None => m
+                .requests_total
+                .with_label_values(&[up, labels.binding, labels.method, code])
+                .inc(),
         }
-        self.default_duration
-            .get_or_init(|| {
-                self.metrics.request_duration_seconds.with_label_values(&[
-                    up,
-                    labels.binding,
-                    labels.method,
-                ])
-            })
-            .observe(seconds);
+        series.duration.observe(seconds);
     }
 }
 
@@ -130,19 +145,8 @@ impl Exchange {
         if self.counted.swap(true, Ordering::Relaxed) {
             return;
         }
-        let labels = self.labels();
-        if labels == ExchangeLabels::default() {
-            let seconds = self.start.elapsed().as_secs_f64();
-            return self.shared.count_default(code, seconds);
-        }
-        let m = &self.shared.metrics;
-        let up = self.shared.upstream.as_str();
-        m.requests_total
-            .with_label_values(&[up, labels.binding, labels.method, code])
-            .inc();
-        m.request_duration_seconds
-            .with_label_values(&[up, labels.binding, labels.method])
-            .observe(self.start.elapsed().as_secs_f64());
+        let seconds = self.start.elapsed().as_secs_f64();
+        self.shared.count(self.labels(), code, seconds);
     }
 
     /// Counts an upstream failure of `reason`.

@@ -24,13 +24,20 @@ pub struct ExchangeLabels {
     pub binding: &'static str,
     /// The 1.0 operation name (e.g. `"SendStreamingMessage"`) or [`OTHER_METHOD`].
     pub method: &'static str,
+    /// Names this pair of values for the proxy's cache of metric series:
+    /// below [`LABEL_SLOTS`], equal for equal pairs, 0 for the default.
+    pub slot: u8,
 }
+
+/// How many distinct label pairs the proxy caches series for.
+pub const LABEL_SLOTS: usize = 32;
 
 impl Default for ExchangeLabels {
     fn default() -> Self {
         ExchangeLabels {
             binding: UNKNOWN_BINDING,
             method: OTHER_METHOD,
+            slot: 0,
         }
     }
 }

@@ -15,7 +15,7 @@ pub mod tee;
 
 pub use error::{ProxyError, UpstreamReason};
 pub use forward::Forwarder;
-pub use inspect::{ExchangeLabels, ExchangeObserver, Inspector, ResponseTransform};
+pub use inspect::{ExchangeLabels, ExchangeObserver, Inspector, ResponseTransform, LABEL_SLOTS};
 pub use tee::{BodyEnd, BodyObserver, TeeBody};
 
 /// Boxed error of the bodies the proxy hands to hyper.

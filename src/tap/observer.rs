@@ -46,8 +46,8 @@ struct Shared {
     tx: Sender<Msg>,
     budget: Arc<Budget>,
     max_request_bytes: usize,
-    metrics: Arc<Metrics>,
-    upstream: String,
+    /// `a2a_streams_active{upstream}`, resolved once.
+    streams_active: prometheus::IntGauge,
     card_base: Option<String>,
 }
 
@@ -80,8 +80,7 @@ impl Tap {
             tx,
             budget,
             max_request_bytes: cfg.max_request_bytes,
-            metrics,
-            upstream: cfg.upstream,
+            streams_active: metrics.streams_active.with_label_values(&[&cfg.upstream]),
             card_base: cfg.card_base,
         });
         Ok((
@@ -104,14 +103,15 @@ impl Inspector for Tap {
             id: request_id,
             shared: self.shared.clone(),
             request: Mutex::new(Request {
-                head: Some(Box::new(clone_head(head))),
-                body: BytesMut::new(),
+                head: Some(Box::new(RequestHead::of(head))),
+                body: Body::Empty,
                 over: false,
             }),
             opened: Instant::now(),
             labels: OnceLock::new(),
             lost: AtomicBool::new(false),
             stream: AtomicBool::new(false),
+            data_sent: AtomicBool::new(false),
             ended: AtomicBool::new(false),
         };
         obs.send(Msg::Begin { id: request_id });
@@ -126,16 +126,48 @@ impl Inspector for Tap {
     }
 }
 
-/// `http::request::Parts` is not `Clone` (extensions); the engine needs only
-/// method, URI and headers.
-fn clone_head(head: &http::request::Parts) -> http::request::Parts {
-    let mut req = http::Request::new(());
-    *req.method_mut() = head.method.clone();
-    *req.uri_mut() = head.uri.clone();
-    *req.version_mut() = head.version;
-    *req.headers_mut() = head.headers.clone();
-    req.into_parts().0
+/// The metric labels of a classified exchange; slots 1..=22 name the
+/// (binding, operation) pairs.
+fn labels_of(exchange: &crate::a2a::model::Exchange) -> ExchangeLabels {
+    use crate::a2a::model::{Binding, Operation};
+    let op = Operation::ALL
+        .iter()
+        .position(|o| *o == exchange.operation)
+        .unwrap_or(0);
+    let binding = match exchange.binding {
+        Binding::JsonRpc => 0,
+        Binding::Rest => 1,
+    };
+    ExchangeLabels {
+        binding: exchange.binding.as_str(),
+        method: exchange.operation.as_str(),
+        slot: u8::try_from(1 + binding * Operation::ALL.len() + op).unwrap_or(u8::MAX),
+    }
 }
+
+/// What the classifier reads of a request head: method, URI and the one
+/// header it consults (cloning them shares their bytes).
+struct RequestHead {
+    method: http::Method,
+    uri: http::Uri,
+    headers: http::HeaderMap,
+}
+
+impl RequestHead {
+    fn of(head: &http::request::Parts) -> RequestHead {
+        let mut headers = http::HeaderMap::new();
+        if let Some(v) = head.headers.get(A2A_VERSION) {
+            headers.insert(A2A_VERSION, v.clone());
+        }
+        RequestHead {
+            method: head.method.clone(),
+            uri: head.uri.clone(),
+            headers,
+        }
+    }
+}
+
+const A2A_VERSION: http::HeaderName = http::HeaderName::from_static("a2a-version");
 
 /// Whether the request carries a body the classifier must wait for.
 fn has_body(head: &http::request::Parts) -> bool {
@@ -159,9 +191,50 @@ fn has_body(head: &http::request::Parts) -> bool {
 
 struct Request {
     /// Taken when the exchange is opened with the analysis thread.
-    head: Option<Box<http::request::Parts>>,
-    body: BytesMut,
+    head: Option<Box<RequestHead>>,
+    body: Body,
     over: bool,
+}
+
+/// The request body so far: most arrive in one piece, kept without a copy.
+enum Body {
+    Empty,
+    One(Bytes),
+    Many(BytesMut),
+}
+
+impl Body {
+    fn len(&self) -> usize {
+        match self {
+            Body::Empty => 0,
+            Body::One(b) => b.len(),
+            Body::Many(b) => b.len(),
+        }
+    }
+
+    fn push(&mut self, data: &Bytes) {
+        *self = match std::mem::replace(self, Body::Empty) {
+            Body::Empty => Body::One(data.clone()),
+            Body::One(first) => {
+                let mut all = BytesMut::with_capacity(first.len() + data.len());
+                all.extend_from_slice(&first);
+                all.extend_from_slice(data);
+                Body::Many(all)
+            }
+            Body::Many(mut all) => {
+                all.extend_from_slice(data);
+                Body::Many(all)
+            }
+        }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Body::Empty => &[],
+            Body::One(b) => b,
+            Body::Many(b) => b,
+        }
+    }
 }
 
 /// One exchange's observer.
@@ -176,6 +249,8 @@ struct Observer {
     lost: AtomicBool,
     /// The response is an event stream (for the active-streams gauge).
     stream: AtomicBool,
+    /// A response piece has been sent to the analysis thread.
+    data_sent: AtomicBool,
     ended: AtomicBool,
 }
 
@@ -199,15 +274,13 @@ impl Observer {
             });
             return;
         }
-        let body = std::mem::take(&mut req.body);
+        let body = std::mem::replace(&mut req.body, Body::Empty);
         drop(req);
-        let Some(exchange) = classify(&head.method, &head.uri, &head.headers, &body) else {
+        let Some(exchange) = classify(&head.method, &head.uri, &head.headers, body.as_slice())
+        else {
             return;
         };
-        let _ = self.labels.set(ExchangeLabels {
-            binding: exchange.binding.as_str(),
-            method: exchange.operation.as_str(),
-        });
+        let _ = self.labels.set(labels_of(&exchange));
         self.send(Msg::Open {
             id: self.id,
             exchange: Box::new(exchange),
@@ -220,11 +293,7 @@ impl Observer {
             return;
         }
         if self.stream.load(Ordering::Acquire) {
-            self.shared
-                .metrics
-                .streams_active
-                .with_label_values(&[&self.shared.upstream])
-                .dec();
+            self.shared.streams_active.dec();
         }
         self.send(Msg::End {
             id: self.id,
@@ -244,9 +313,9 @@ impl ExchangeObserver for Observer {
         }
         if req.body.len() + data.len() > self.shared.max_request_bytes {
             req.over = true;
-            req.body = BytesMut::new();
+            req.body = Body::Empty;
         } else {
-            req.body.extend_from_slice(data);
+            req.body.push(data);
         }
     }
 
@@ -260,30 +329,20 @@ impl ExchangeObserver for Observer {
     }
 
     fn response_head(&self, head: &http::response::Parts) {
-        let header = |name| {
-            head.headers
-                .get(name)
-                .and_then(|v: &http::HeaderValue| v.to_str().ok())
-                .map(str::to_owned)
-        };
-        let content_type = header(http::header::CONTENT_TYPE);
-        if content_type.as_deref().is_some_and(|c| {
-            c.trim_start()
-                .to_ascii_lowercase()
-                .starts_with("text/event-stream")
-        }) {
+        let content_type = head.headers.get(http::header::CONTENT_TYPE).cloned();
+        if content_type
+            .as_ref()
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(crate::engine::is_event_stream)
+        {
             self.stream.store(true, Ordering::Release);
-            self.shared
-                .metrics
-                .streams_active
-                .with_label_values(&[&self.shared.upstream])
-                .inc();
+            self.shared.streams_active.inc();
         }
         self.send(Msg::Head {
             id: self.id,
             status: head.status.as_u16(),
             content_type,
-            content_encoding: header(http::header::CONTENT_ENCODING),
+            content_encoding: head.headers.get(http::header::CONTENT_ENCODING).cloned(),
         });
     }
 
@@ -292,10 +351,11 @@ impl ExchangeObserver for Observer {
             return;
         }
         if self.shared.budget.try_take(data.len()) {
+            let first = !self.data_sent.swap(true, Ordering::Relaxed);
             self.send(Msg::Data {
                 id: self.id,
                 data: data.clone(),
-                at: Instant::now(),
+                at: first.then(Instant::now),
             });
         } else {
             self.lost.store(true, Ordering::Relaxed);
@@ -324,5 +384,39 @@ impl Drop for Observer {
     fn drop(&mut self) {
         // Every exchange ends exactly once for the analysis thread.
         self.finish(End::ClientGone);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::a2a::model::{Binding, Exchange, Operation, Version};
+    use crate::proxy::LABEL_SLOTS;
+
+    #[test]
+    fn every_label_pair_has_its_own_cacheable_slot() {
+        let mut seen = std::collections::HashMap::new();
+        for binding in [Binding::JsonRpc, Binding::Rest] {
+            for op in Operation::ALL {
+                let labels = labels_of(&Exchange {
+                    binding,
+                    version: Version::V1_0,
+                    operation: *op,
+                    rpc_id: None,
+                    task_id: None,
+                    context_id: None,
+                    blocking: false,
+                });
+                let slot = usize::from(labels.slot);
+                assert!((1..LABEL_SLOTS).contains(&slot), "{labels:?}");
+                let pair = (labels.binding, labels.method);
+                assert_eq!(
+                    *seen.entry(slot).or_insert(pair),
+                    pair,
+                    "slot {slot} shared"
+                );
+            }
+        }
+        assert_eq!(seen.len(), 2 * Operation::ALL.len());
     }
 }

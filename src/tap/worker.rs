@@ -2,6 +2,7 @@
 //! judges bytes in arrival order, reports findings.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::Arc;
@@ -9,6 +10,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use http::HeaderValue;
 
 use crate::a2a::model::{Binding, Exchange, TaskState};
 use crate::engine::{EngineConfig, ExchangeEngine, Sink, SkipReason};
@@ -39,13 +41,16 @@ pub(crate) enum Msg {
     Head {
         id: u64,
         status: u16,
-        content_type: Option<String>,
-        content_encoding: Option<String>,
+        content_type: Option<HeaderValue>,
+        content_encoding: Option<HeaderValue>,
     },
     Data {
         id: u64,
         data: Bytes,
-        at: Instant,
+        /// When the first piece passed (for time to first event); later
+        /// pieces are timed when the analysis thread takes them, which
+        /// saves a clock read per piece on the forwarding path.
+        at: Option<Instant>,
     },
     /// Bytes of this exchange were not delivered: stop judging it.
     Lost {
@@ -58,6 +63,10 @@ pub(crate) enum Msg {
     },
     /// The proxy has drained: judge what came before, then stop.
     Shutdown,
+}
+
+fn header_text(v: Option<&HeaderValue>) -> Option<&str> {
+    v.and_then(|v| v.to_str().ok())
 }
 
 /// How often the registry is ticked (stalls, TTL, gauges).
@@ -116,6 +125,30 @@ struct Live {
     first_event: bool,
 }
 
+/// Maps keyed by request id, looked up for every message.
+type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+
+/// Request ids are the proxy's own counter, never chosen by a peer: one
+/// multiply spreads them, and SipHash's flood resistance buys nothing.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(self.0 ^ u64::from(*b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 /// State of the analysis thread.
 pub(crate) struct Worker {
     registry: Registry,
@@ -128,11 +161,13 @@ pub(crate) struct Worker {
     epoch: Instant,
     handles: Handles,
     /// Exchanges being judged; messages for any other id are ignored.
-    live: HashMap<u64, Live>,
+    live: IdMap<Live>,
     /// Causal stamps of requests begun but not yet classified.
-    begun: HashMap<u64, Seq>,
+    begun: IdMap<Seq>,
     /// Sum of `Live::held` over `live`.
     held: usize,
+    /// When the messages being handled were taken from the channel.
+    clock: Instant,
 }
 
 impl Worker {
@@ -157,9 +192,10 @@ impl Worker {
             budget,
             epoch: Instant::now(),
             handles,
-            live: HashMap::new(),
-            begun: HashMap::new(),
+            live: IdMap::default(),
+            begun: IdMap::default(),
             held: 0,
+            clock: Instant::now(),
         }
     }
 
@@ -170,6 +206,7 @@ impl Worker {
         'run: loop {
             // Drain what is queued, in order.
             let mut drained = false;
+            self.clock = Instant::now();
             loop {
                 match rx.try_recv() {
                     Ok(Msg::Shutdown) => break 'run,
@@ -201,6 +238,7 @@ impl Worker {
                 Ok(Msg::Shutdown) => break,
                 Ok(msg) => {
                     last_busy = Instant::now();
+                    self.clock = last_busy;
                     self.handle(msg);
                 }
                 Err(RecvTimeoutError::Timeout) => {}
@@ -236,8 +274,8 @@ impl Worker {
                 if let Some(live) = self.live.get_mut(&id) {
                     live.engine.response_head(
                         status,
-                        content_type.as_deref(),
-                        content_encoding.as_deref(),
+                        header_text(content_type.as_ref()),
+                        header_text(content_encoding.as_ref()),
                     );
                     if let Some(r) = live.engine.skipped() {
                         self.forget(id);
@@ -247,7 +285,7 @@ impl Worker {
             }
             Msg::Data { id, data, at } => {
                 self.budget.give_back(data.len());
-                self.data(id, &data, at);
+                self.data(id, &data, at.unwrap_or(self.clock));
             }
             Msg::Lost { id } => {
                 if self.forget(id).is_some() {

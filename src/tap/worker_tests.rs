@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
+use http::HeaderValue;
 
 use super::{Budget, Msg, Worker};
 use crate::a2a::model::{Binding, Exchange, Operation, RpcId, Version};
@@ -88,7 +89,7 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
         Msg::Head {
             id: 1,
             status: 200,
-            content_type: Some("text/event-stream".into()),
+            content_type: Some(HeaderValue::from_static("text/event-stream")),
             content_encoding: None,
         },
     );
@@ -99,7 +100,7 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
             data: frame(
                 r#"{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}}"#,
             ),
-            at,
+            at: Some(at),
         },
     );
     if cancel_begins_before_terminal {
@@ -112,7 +113,7 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
             data: frame(
                 r#"{"jsonrpc":"2.0","id":1,"result":{"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_CANCELED"}}}}"#,
             ),
-            at,
+            at: Some(at),
         },
     );
     send(
@@ -140,11 +141,11 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
         Msg::Head {
             id: 2,
             status: 200,
-            content_type: Some("application/json".into()),
+            content_type: Some(HeaderValue::from_static("application/json")),
             content_encoding: None,
         },
     );
-    send(w, Msg::Data { id: 2, data: Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"result":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_CANCELED"}}}"#), at });
+    send(w, Msg::Data { id: 2, data: Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"result":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_CANCELED"}}}"#), at: Some(at) });
     send(
         w,
         Msg::End {
@@ -189,7 +190,7 @@ fn bodies_held_whole_share_the_analysis_budget() {
         w.handle(Msg::Head {
             id,
             status: 200,
-            content_type: Some("application/json".into()),
+            content_type: Some(HeaderValue::from_static("application/json")),
             content_encoding: None,
         });
     }
@@ -199,7 +200,7 @@ fn bodies_held_whole_share_the_analysis_budget() {
             w.handle(Msg::Data {
                 id,
                 data: piece.clone(),
-                at,
+                at: Some(at),
             });
         }
     }
