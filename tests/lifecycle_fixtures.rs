@@ -38,17 +38,17 @@ data: {"taskId":"t-9f2","status":{"state":"failed","message":{"parts":[{"text":"
 "#;
 
 /// The `data:` payloads of an SSE text, one per event.
-fn frames(sse: &str) -> Vec<Decoded> {
+fn frames(sse: &str) -> Vec<Decoded<'static>> {
     sse.split("\n\n")
         .filter_map(|block| block.lines().find_map(|l| l.strip_prefix("data:")))
         .map(|data| read(&serde_json::from_str(data.trim()).expect("fixture JSON")))
         .collect()
 }
 
-fn read(v: &Value) -> Decoded {
-    let rpc_id = v.get("id").map(|id| RpcId::Number(id.to_string()));
+fn read(v: &Value) -> Decoded<'static> {
+    let rpc_id = v.get("id").map(|id| RpcId::Number(id.to_string().into()));
     let r = v.get("result").unwrap_or(v);
-    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(owned);
     let status = |v: &Value| Status {
         state: state(v["status"]["state"].as_str().unwrap_or("")),
         timestamp: None,
@@ -100,7 +100,7 @@ fn state(raw: &str) -> StateValue {
 
 fn rpc(op: Operation, id: &str, task: Option<&str>) -> Exchange {
     let mut e = ex(op, task);
-    e.rpc_id = Some(RpcId::Number(id.into()));
+    e.rpc_id = Some(RpcId::Number(owned(id)));
     e
 }
 

@@ -12,7 +12,7 @@ use proptest::prelude::*;
 enum Step {
     Open(Operation, Option<&'static str>, bool),
     Head(usize, u16, bool),
-    Frame(usize, Option<u64>, Decoded),
+    Frame(usize, Option<u64>, Decoded<'static>),
     Malformed(usize, Option<u64>),
     Skip(usize, Option<u64>),
     End(usize, End),
@@ -44,18 +44,18 @@ fn opt<T: Clone + std::fmt::Debug + 'static>(
     prop_oneof![Just(None), s.prop_map(Some)].boxed()
 }
 
-fn status() -> impl Strategy<Value = Status> {
+fn status() -> impl Strategy<Value = Status<'static>> {
     (
         prop::sample::select(STATES),
         opt(prop::sample::select(TIMES)),
     )
         .prop_map(|(s, t)| Status {
             state: st(s),
-            timestamp: t.map(str::to_owned),
+            timestamp: t.map(Into::into),
         })
 }
 
-fn snapshot() -> impl Strategy<Value = TaskSnapshot> {
+fn snapshot() -> impl Strategy<Value = TaskSnapshot<'static>> {
     (
         prop::sample::select(TASKS),
         opt(prop::sample::select(&["x", "y"][..])),
@@ -64,19 +64,19 @@ fn snapshot() -> impl Strategy<Value = TaskSnapshot> {
     )
         .prop_map(|(id, ctx, status, arts)| TaskSnapshot {
             id: id.into(),
-            context_id: ctx.map(str::to_owned),
+            context_id: ctx.map(Into::into),
             status,
-            artifact_ids: arts.into_iter().map(str::to_owned).collect(),
+            artifact_ids: arts.into_iter().map(Into::into).collect(),
         })
 }
 
-fn event() -> impl Strategy<Value = Event> {
-    let ctx = || opt(prop::sample::select(&["x", "y"][..])).prop_map(|c| c.map(str::to_owned));
+fn event() -> impl Strategy<Value = Event<'static>> {
+    let ctx = || opt(prop::sample::select(&["x", "y"][..])).prop_map(|c| c.map(Into::into));
     prop_oneof![
         snapshot().prop_map(Event::Task),
         (opt(prop::sample::select(TASKS)), ctx()).prop_map(|(t, c)| Event::Message(MessageEvent {
             message_id: None,
-            task_id: t.map(str::to_owned),
+            task_id: t.map(Into::into),
             context_id: c,
         })),
         (
@@ -112,7 +112,7 @@ fn event() -> impl Strategy<Value = Event> {
     ]
 }
 
-fn decoded() -> impl Strategy<Value = Decoded> {
+fn decoded() -> impl Strategy<Value = Decoded<'static>> {
     let rpc = prop_oneof![
         Just(None),
         Just(Some(RpcId::Null)),

@@ -66,7 +66,7 @@ pub fn classify(
 #[serde(rename_all = "camelCase", default)]
 struct Req<'a> {
     #[serde(deserialize_with = "rpc_id")]
-    id: Option<RpcId>,
+    id: Option<RpcId<'static>>,
     #[serde(borrow)]
     method: Option<Cow<'a, str>>,
     #[serde(borrow)]

@@ -22,12 +22,12 @@
 use super::json::{Cursor, JStr, JsonError, Kind};
 use super::model::{
     A2aError, ArtifactUpdate, Decoded, ErrorInfo, Event, Malformed, MessageEvent, Payload, RpcId,
-    StatusUpdate, TaskSnapshot,
+    StatusUpdate, TaskSnapshot, Text,
 };
 use super::wire::{read_obj, Obj, StatusField};
 
 /// Decodes one JSON body or SSE event's data.
-pub fn decode(data: &[u8]) -> Result<Decoded, Malformed> {
+pub fn decode(data: &[u8]) -> Result<Decoded<'_>, Malformed> {
     let text = std::str::from_utf8(data).map_err(|e| bad(format!("not valid UTF-8: {e}")))?;
     let mut cur = Cursor::new(text);
     if cur.peek() != Ok(Kind::Object) {
@@ -90,7 +90,7 @@ fn json_error(e: JsonError) -> Malformed {
 }
 
 /// Rules 1–6 of the module docs. Members are taken out of `o`.
-pub(super) fn payload(o: &mut Obj<'_>) -> Result<Payload, Malformed> {
+pub(super) fn payload<'a>(o: &mut Obj<'a>) -> Result<Payload<'a>, Malformed> {
     if let Some(kind) = o.kind {
         let event = match kind.value().as_ref() {
             "task" => Event::Task(task(o)?),
@@ -124,18 +124,18 @@ pub(super) fn payload(o: &mut Obj<'_>) -> Result<Payload, Malformed> {
     Ok(Payload::Event(event))
 }
 
-fn owned(s: Option<JStr<'_>>) -> Option<String> {
-    s.map(JStr::to_owned_string)
+fn text(s: Option<JStr<'_>>) -> Option<Text<'_>> {
+    s.map(JStr::value)
 }
 
-fn status_of(o: &mut Obj<'_>, what: &str) -> Result<super::model::Status, Malformed> {
+fn status_of<'a>(o: &mut Obj<'a>, what: &str) -> Result<super::model::Status<'a>, Malformed> {
     match o.status.take() {
         Some(StatusField::Status(s)) => Ok(s),
         _ => Err(bad(format!("{what} without a status object"))),
     }
 }
 
-pub(super) fn task(o: &mut Obj<'_>) -> Result<TaskSnapshot, Malformed> {
+pub(super) fn task<'a>(o: &mut Obj<'a>) -> Result<TaskSnapshot<'a>, Malformed> {
     let id = match o.id.take() {
         Some(RpcId::String(id)) => id,
         _ => return Err(bad("task without a string id")),
@@ -143,38 +143,38 @@ pub(super) fn task(o: &mut Obj<'_>) -> Result<TaskSnapshot, Malformed> {
     let status = status_of(o, "task")?;
     Ok(TaskSnapshot {
         id,
-        context_id: owned(o.context_id.take()),
+        context_id: text(o.context_id.take()),
         status,
         artifact_ids: o.artifact_ids.take().unwrap_or_default(),
     })
 }
 
-pub(super) fn message(o: &mut Obj<'_>) -> MessageEvent {
+pub(super) fn message<'a>(o: &mut Obj<'a>) -> MessageEvent<'a> {
     MessageEvent {
-        message_id: owned(o.message_id.take()),
-        task_id: owned(o.task_id.take()),
-        context_id: owned(o.context_id.take()),
+        message_id: text(o.message_id.take()),
+        task_id: text(o.task_id.take()),
+        context_id: text(o.context_id.take()),
     }
 }
 
-pub(super) fn status_update(o: &mut Obj<'_>) -> Result<StatusUpdate, Malformed> {
+pub(super) fn status_update<'a>(o: &mut Obj<'a>) -> Result<StatusUpdate<'a>, Malformed> {
     let status = status_of(o, "status update")?;
-    let task_id = owned(o.task_id.take()).ok_or_else(|| bad("status update without taskId"))?;
+    let task_id = text(o.task_id.take()).ok_or_else(|| bad("status update without taskId"))?;
     Ok(StatusUpdate {
         task_id,
-        context_id: owned(o.context_id.take()),
+        context_id: text(o.context_id.take()),
         status,
         final_flag: o.final_flag,
     })
 }
 
-pub(super) fn artifact_update(o: &mut Obj<'_>) -> Result<ArtifactUpdate, Malformed> {
-    let task_id = owned(o.task_id.take()).ok_or_else(|| bad("artifact update without taskId"))?;
-    let artifact_id = owned(o.artifact.take().flatten())
+pub(super) fn artifact_update<'a>(o: &mut Obj<'a>) -> Result<ArtifactUpdate<'a>, Malformed> {
+    let task_id = text(o.task_id.take()).ok_or_else(|| bad("artifact update without taskId"))?;
+    let artifact_id = text(o.artifact.take().flatten())
         .ok_or_else(|| bad("artifact update without artifact.artifactId"))?;
     Ok(ArtifactUpdate {
         task_id,
-        context_id: owned(o.context_id.take()),
+        context_id: text(o.context_id.take()),
         artifact_id,
         append: o.append.unwrap_or(false),
         last_chunk: o.last_chunk.unwrap_or(false),

@@ -43,15 +43,8 @@ pub(crate) struct JStr<'a> {
 }
 
 impl<'a> JStr<'a> {
-    /// The string's value (escapes resolved; lone surrogates become U+FFFD).
-    pub(crate) fn to_owned_string(self) -> String {
-        if !self.escaped {
-            return self.raw.to_owned();
-        }
-        unescape(self.raw)
-    }
-
-    /// The value without escapes, borrowed when there were none.
+    /// The value without escapes (lone surrogates become U+FFFD),
+    /// borrowed when there were none.
     pub(crate) fn value(self) -> std::borrow::Cow<'a, str> {
         if self.escaped {
             std::borrow::Cow::Owned(unescape(self.raw))

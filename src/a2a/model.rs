@@ -2,7 +2,12 @@
 //! mapped to these types at decode time; raw strings survive only where they
 //! are evidence (`StateValue::Unspecified`/`Undefined`).
 
+use std::borrow::Cow;
 use std::fmt;
+
+/// Text of a decoded body: borrowed from the bytes where it needs no
+/// unescaping, so judging a frame allocates nothing for its ids.
+pub type Text<'a> = Cow<'a, str>;
 
 /// The HTTP binding of an exchange.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -105,13 +110,24 @@ impl fmt::Display for Operation {
 /// A JSON-RPC id. Numbers keep their JSON text so `1` and `1.0` differ, as
 /// they do on the wire.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum RpcId {
+pub enum RpcId<'a> {
     Null,
-    Number(String),
-    String(String),
+    Number(Text<'a>),
+    String(Text<'a>),
 }
 
-impl fmt::Display for RpcId {
+impl RpcId<'_> {
+    /// The same id, owning its text.
+    pub fn into_owned(self) -> RpcId<'static> {
+        match self {
+            RpcId::Null => RpcId::Null,
+            RpcId::Number(n) => RpcId::Number(Cow::Owned(n.into_owned())),
+            RpcId::String(s) => RpcId::String(Cow::Owned(s.into_owned())),
+        }
+    }
+}
+
+impl fmt::Display for RpcId<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RpcId::Null => f.write_str("null"),
@@ -128,7 +144,7 @@ pub struct Exchange {
     pub version: Version,
     pub operation: Operation,
     /// The JSON-RPC request id (`None` for REST, or a notification).
-    pub rpc_id: Option<RpcId>,
+    pub rpc_id: Option<RpcId<'static>>,
     /// The task the request names (path `{id}`, `params.id`, or the message's
     /// `taskId`), if any.
     pub task_id: Option<String>,
@@ -235,61 +251,61 @@ impl StateValue {
 
 /// A task's status.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Status {
+pub struct Status<'a> {
     pub state: StateValue,
     /// `status.timestamp` as sent (RFC 3339), if present.
-    pub timestamp: Option<String>,
+    pub timestamp: Option<Text<'a>>,
 }
 
 /// A Task object (snapshot): a stream's first event, a blocking send's
 /// result, a GetTask/CancelTask result, a ListTasks entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskSnapshot {
-    pub id: String,
-    pub context_id: Option<String>,
-    pub status: Status,
+pub struct TaskSnapshot<'a> {
+    pub id: Text<'a>,
+    pub context_id: Option<Text<'a>>,
+    pub status: Status<'a>,
     /// Ids of the artifacts the snapshot holds.
-    pub artifact_ids: Vec<String>,
+    pub artifact_ids: Vec<Text<'a>>,
 }
 
 /// A Message (a direct reply instead of a task).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MessageEvent {
-    pub message_id: Option<String>,
-    pub task_id: Option<String>,
-    pub context_id: Option<String>,
+pub struct MessageEvent<'a> {
+    pub message_id: Option<Text<'a>>,
+    pub task_id: Option<Text<'a>>,
+    pub context_id: Option<Text<'a>>,
 }
 
 /// A TaskStatusUpdateEvent.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StatusUpdate {
-    pub task_id: String,
-    pub context_id: Option<String>,
-    pub status: Status,
+pub struct StatusUpdate<'a> {
+    pub task_id: Text<'a>,
+    pub context_id: Option<Text<'a>>,
+    pub status: Status<'a>,
     /// 0.3 `final`; `None` when absent (always in 1.0).
     pub final_flag: Option<bool>,
 }
 
 /// A TaskArtifactUpdateEvent. Absent `append`/`lastChunk` decode as false.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArtifactUpdate {
-    pub task_id: String,
-    pub context_id: Option<String>,
-    pub artifact_id: String,
+pub struct ArtifactUpdate<'a> {
+    pub task_id: Text<'a>,
+    pub context_id: Option<Text<'a>>,
+    pub artifact_id: Text<'a>,
     pub append: bool,
     pub last_chunk: bool,
 }
 
 /// One StreamResponse, whatever the version or envelope.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Event {
-    Task(TaskSnapshot),
-    Message(MessageEvent),
-    StatusUpdate(StatusUpdate),
-    ArtifactUpdate(ArtifactUpdate),
+pub enum Event<'a> {
+    Task(TaskSnapshot<'a>),
+    Message(MessageEvent<'a>),
+    StatusUpdate(StatusUpdate<'a>),
+    ArtifactUpdate(ArtifactUpdate<'a>),
 }
 
-impl Event {
+impl Event<'_> {
     /// The task the event names, if any.
     pub fn task_id(&self) -> Option<&str> {
         match self {
@@ -348,22 +364,22 @@ pub struct ErrorInfo {
 
 /// What a body or frame says.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Payload {
+pub enum Payload<'a> {
     /// A StreamResponse, a send result, or a bare Task (GetTask, CancelTask).
-    Event(Event),
+    Event(Event<'a>),
     /// A ListTasks result.
-    TaskList(Vec<TaskSnapshot>),
+    TaskList(Vec<TaskSnapshot<'a>>),
     /// An error answer.
     Error(ErrorInfo),
 }
 
 /// A decoded body or frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decoded {
+pub struct Decoded<'a> {
     /// The JSON-RPC envelope's id (`Some(RpcId::Null)` when the envelope has
     /// none); `None` when the body is not a JSON-RPC envelope.
-    pub rpc_id: Option<RpcId>,
-    pub payload: Payload,
+    pub rpc_id: Option<RpcId<'a>>,
+    pub payload: Payload<'a>,
 }
 
 /// Why a body or frame is not a known A2A shape (becomes `malformed_event`).

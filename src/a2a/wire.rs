@@ -3,6 +3,7 @@
 //! id, and the state spellings. Parts, metadata and history are skipped by
 //! the cursor, never built; nested objects are converted as they are read.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, Deserializer, Visitor};
@@ -11,7 +12,7 @@ use super::decode;
 use super::json::{Cursor, JStr, JsonError, Kind, Result};
 use super::model::{
     A2aError, ErrorInfo, Event, Malformed, Payload, RpcId, StateValue, Status, TaskSnapshot,
-    TaskState,
+    TaskState, Text,
 };
 
 /// Any object the decoder may meet at the top, in `result`, or inside a
@@ -20,17 +21,17 @@ use super::model::{
 #[derive(Default)]
 pub(crate) struct Obj<'a> {
     pub jsonrpc: bool,
-    pub id: Option<RpcId>,
+    pub id: Option<RpcId<'a>>,
     /// `result`, read by the shape rules.
-    pub result: Option<std::result::Result<Payload, Malformed>>,
+    pub result: Option<std::result::Result<Payload<'a>, Malformed>>,
     pub error: Option<ErrorInfo>,
     pub kind: Option<JStr<'a>>,
     /// The 1.0 StreamResponse wrapper (`task`, `message`, `statusUpdate`,
     /// `artifactUpdate`), converted; `wrappers` counts how many were sent.
-    pub wrapper: Option<std::result::Result<Event, Malformed>>,
+    pub wrapper: Option<std::result::Result<Event<'a>, Malformed>>,
     pub wrappers: u8,
-    pub tasks: Option<std::result::Result<Vec<TaskSnapshot>, Malformed>>,
-    pub status: Option<StatusField>,
+    pub tasks: Option<std::result::Result<Vec<TaskSnapshot<'a>>, Malformed>>,
+    pub status: Option<StatusField<'a>>,
     pub task_id: Option<JStr<'a>>,
     pub context_id: Option<JStr<'a>>,
     pub message_id: Option<JStr<'a>>,
@@ -39,7 +40,7 @@ pub(crate) struct Obj<'a> {
     /// `artifact` (present), with its `artifactId` if it has one.
     pub artifact: Option<Option<JStr<'a>>>,
     /// The `artifactId`s of `artifacts`.
-    pub artifact_ids: Option<Vec<String>>,
+    pub artifact_ids: Option<Vec<Text<'a>>>,
     pub append: Option<bool>,
     pub last_chunk: Option<bool>,
     pub final_flag: Option<bool>,
@@ -50,8 +51,8 @@ pub(crate) struct Obj<'a> {
 
 /// `status`: a task status object, or a problem body's HTTP status number
 /// (or, in odd bodies, a status string, kept only to not fail).
-pub(crate) enum StatusField {
-    Status(Status),
+pub(crate) enum StatusField<'a> {
+    Status(Status<'a>),
     Code(i64),
     Text,
 }
@@ -234,12 +235,16 @@ fn number(cur: &mut Cursor<'_>, m: &'static str) -> Result<serde_json::Number> {
 
 /// An `id` value: `null`, a string, or a number, normalised exactly as the
 /// request's id is (`rpc_id`), so the two compare equal.
-fn rpc_id_value(cur: &mut Cursor<'_>, m: &'static str) -> Result<RpcId> {
+fn rpc_id_value<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<RpcId<'a>> {
     match cur.peek()? {
         Kind::Null => cur.null().map(|()| RpcId::Null),
-        Kind::String => Ok(RpcId::String(cur.string()?.to_owned_string())),
+        Kind::String => Ok(RpcId::String(cur.string()?.value())),
         Kind::Number => {
             let raw = cur.number()?;
+            // A plain integer below 10^19 is its own normal form.
+            if raw.len() < 20 && raw.bytes().all(|b| b.is_ascii_digit()) {
+                return Ok(RpcId::Number(Cow::Borrowed(raw)));
+            }
             let mut de = serde_json::Deserializer::from_str(raw);
             match rpc_id(&mut de) {
                 Ok(Some(id)) => Ok(id),
@@ -251,10 +256,10 @@ fn rpc_id_value(cur: &mut Cursor<'_>, m: &'static str) -> Result<RpcId> {
 }
 
 /// `tasks`: a ListTasks result's tasks, each converted as a Task.
-fn tasks(
-    cur: &mut Cursor<'_>,
+fn tasks<'a>(
+    cur: &mut Cursor<'a>,
     m: &'static str,
-) -> Result<Option<std::result::Result<Vec<TaskSnapshot>, Malformed>>> {
+) -> Result<Option<std::result::Result<Vec<TaskSnapshot<'a>>, Malformed>>> {
     match cur.peek()? {
         Kind::Null => return cur.null().map(|()| None),
         Kind::Array => cur.begin_array()?,
@@ -316,7 +321,7 @@ fn artifact_id<'a>(cur: &mut Cursor<'a>) -> Result<Option<JStr<'a>>> {
 }
 
 /// `artifacts`: the ids of a task's artifacts.
-fn artifacts(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<Vec<String>>> {
+fn artifacts<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option<Vec<Text<'a>>>> {
     match cur.peek()? {
         Kind::Null => return cur.null().map(|()| None),
         Kind::Array => cur.begin_array()?,
@@ -329,7 +334,7 @@ fn artifacts(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<Vec<String>
             return type_error(m, "an array of objects");
         }
         if let Some(id) = artifact_id(cur)? {
-            ids.push(id.to_owned_string());
+            ids.push(id.value());
         }
     }
     Ok(Some(ids))
@@ -411,7 +416,7 @@ fn details(cur: &mut Cursor<'_>, by_reason: &mut Option<A2aError>) -> Result<()>
 }
 
 /// `status`: a status object, a number, or (in odd bodies) a string.
-fn status(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<StatusField>> {
+fn status<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option<StatusField<'a>>> {
     Ok(Some(match cur.peek()? {
         Kind::Null => return cur.null().map(|()| None),
         Kind::Object => StatusField::Status(status_obj(cur)?),
@@ -431,7 +436,7 @@ fn status(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<StatusField>> 
     }))
 }
 
-fn status_obj(cur: &mut Cursor<'_>) -> Result<Status> {
+fn status_obj<'a>(cur: &mut Cursor<'a>) -> Result<Status<'a>> {
     let mut state = None;
     let mut timestamp = None;
     let mut seen = (false, false);
@@ -462,7 +467,7 @@ fn status_obj(cur: &mut Cursor<'_>) -> Result<Status> {
             if std::mem::replace(&mut seen.1, true) {
                 return Err(JsonError::Duplicate("timestamp"));
             }
-            timestamp = string(cur, "timestamp")?.map(JStr::to_owned_string);
+            timestamp = string(cur, "timestamp")?.map(JStr::value);
             Ok(())
         }
         _ => cur.skip_value(),
@@ -530,30 +535,30 @@ pub(crate) fn state_from_number(n: u64) -> StateValue {
 /// strings are strings. Absent members stay `None` via `#[serde(default)]`.
 pub(crate) fn rpc_id<'de, D: Deserializer<'de>>(
     d: D,
-) -> std::result::Result<Option<RpcId>, D::Error> {
+) -> std::result::Result<Option<RpcId<'static>>, D::Error> {
     struct V;
     impl<'de> Visitor<'de> for V {
-        type Value = RpcId;
+        type Value = RpcId<'static>;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str("a JSON-RPC id (string, number or null)")
         }
-        fn visit_unit<E: de::Error>(self) -> std::result::Result<RpcId, E> {
+        fn visit_unit<E: de::Error>(self) -> std::result::Result<RpcId<'static>, E> {
             Ok(RpcId::Null)
         }
-        fn visit_none<E: de::Error>(self) -> std::result::Result<RpcId, E> {
+        fn visit_none<E: de::Error>(self) -> std::result::Result<RpcId<'static>, E> {
             Ok(RpcId::Null)
         }
-        fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<RpcId, E> {
-            Ok(RpcId::String(v.to_owned()))
+        fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<RpcId<'static>, E> {
+            Ok(RpcId::String(Cow::Owned(v.to_owned())))
         }
-        fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<RpcId, E> {
-            Ok(RpcId::Number(v.to_string()))
+        fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<RpcId<'static>, E> {
+            Ok(RpcId::Number(Cow::Owned(v.to_string())))
         }
-        fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<RpcId, E> {
-            Ok(RpcId::Number(v.to_string()))
+        fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<RpcId<'static>, E> {
+            Ok(RpcId::Number(Cow::Owned(v.to_string())))
         }
-        fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<RpcId, E> {
-            Ok(RpcId::Number(format!("{v:?}")))
+        fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<RpcId<'static>, E> {
+            Ok(RpcId::Number(Cow::Owned(format!("{v:?}"))))
         }
     }
     d.deserialize_any(V).map(Some)

@@ -93,7 +93,7 @@ fn jsonl_to_sse(bytes: &[u8]) -> Vec<u8> {
 }
 
 /// Guesses binding, version and request id from the first decodable event.
-fn sniff(body: &[u8]) -> (Binding, Version, Option<crate::a2a::model::RpcId>) {
+fn sniff(body: &[u8]) -> (Binding, Version, Option<crate::a2a::model::RpcId<'static>>) {
     let mut found = None;
     let mut framer = crate::sse::Framer::new(1 << 20);
     framer.push(body, &mut |frame| {
@@ -103,7 +103,7 @@ fn sniff(body: &[u8]) -> (Binding, Version, Option<crate::a2a::model::RpcId>) {
         if let crate::sse::Frame::Event(ev) = frame {
             if let Ok(d) = decode(ev.data) {
                 let v03 = looks_v03(ev.data);
-                found = Some((d.rpc_id, v03));
+                found = Some((d.rpc_id.map(|id| id.into_owned()), v03));
             }
         }
     });

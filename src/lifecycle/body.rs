@@ -100,8 +100,8 @@ impl Reducer {
         let Event::Task(t) = ev else {
             return;
         };
-        self.task_id = Some(t.id.clone());
-        self.context_id = t.context_id.clone();
+        self.task_id = Some(t.id.to_string());
+        self.context_id = t.context_id.as_deref().map(str::to_owned);
         let state = self.task_status(
             &t.id,
             t.context_id.as_deref(),

@@ -49,87 +49,97 @@ pub fn st(state: &str) -> StateValue {
     }
 }
 
-pub fn status_of(state: &str, ts: Option<&str>) -> Status {
+/// Test values own their text, so they outlive the strings they came from.
+pub fn owned(s: &str) -> Text<'static> {
+    std::borrow::Cow::Owned(s.to_owned())
+}
+
+pub fn status_of(state: &str, ts: Option<&str>) -> Status<'static> {
     Status {
         state: st(state),
-        timestamp: ts.map(str::to_owned),
+        timestamp: ts.map(owned),
     }
 }
 
-pub fn snapshot(id: &str, ctx: &str, state: &str, artifacts: &[&str]) -> TaskSnapshot {
+pub fn snapshot(id: &str, ctx: &str, state: &str, artifacts: &[&str]) -> TaskSnapshot<'static> {
     TaskSnapshot {
-        id: id.into(),
-        context_id: Some(ctx.into()),
+        id: owned(id),
+        context_id: Some(owned(ctx)),
         status: status_of(state, None),
-        artifact_ids: artifacts.iter().map(|a| a.to_string()).collect(),
+        artifact_ids: artifacts.iter().map(|a| owned(a)).collect(),
     }
 }
 
-pub fn task(id: &str, ctx: &str, state: &str) -> Decoded {
+pub fn task(id: &str, ctx: &str, state: &str) -> Decoded<'static> {
     wrap(Payload::Event(Event::Task(snapshot(id, ctx, state, &[]))))
 }
 
-pub fn task_with(id: &str, ctx: &str, state: &str, artifacts: &[&str]) -> Decoded {
+pub fn task_with(id: &str, ctx: &str, state: &str, artifacts: &[&str]) -> Decoded<'static> {
     wrap(Payload::Event(Event::Task(snapshot(
         id, ctx, state, artifacts,
     ))))
 }
 
-pub fn task_at(id: &str, ctx: &str, state: &str, ts: &str) -> Decoded {
+pub fn task_at(id: &str, ctx: &str, state: &str, ts: &str) -> Decoded<'static> {
     let mut t = snapshot(id, ctx, state, &[]);
-    t.status.timestamp = Some(ts.into());
+    t.status.timestamp = Some(owned(ts));
     wrap(Payload::Event(Event::Task(t)))
 }
 
-pub fn upd(id: &str, ctx: &str, state: &str) -> Decoded {
+pub fn upd(id: &str, ctx: &str, state: &str) -> Decoded<'static> {
     upd_final(id, Some(ctx), state, None)
 }
 
-pub fn upd_at(id: &str, ctx: &str, state: &str, ts: &str) -> Decoded {
+pub fn upd_at(id: &str, ctx: &str, state: &str, ts: &str) -> Decoded<'static> {
     wrap(Payload::Event(Event::StatusUpdate(StatusUpdate {
-        task_id: id.into(),
-        context_id: Some(ctx.into()),
+        task_id: owned(id),
+        context_id: Some(owned(ctx)),
         status: status_of(state, Some(ts)),
         final_flag: None,
     })))
 }
 
-pub fn upd_final(id: &str, ctx: Option<&str>, state: &str, final_flag: Option<bool>) -> Decoded {
+pub fn upd_final(
+    id: &str,
+    ctx: Option<&str>,
+    state: &str,
+    final_flag: Option<bool>,
+) -> Decoded<'static> {
     wrap(Payload::Event(Event::StatusUpdate(StatusUpdate {
-        task_id: id.into(),
-        context_id: ctx.map(str::to_owned),
+        task_id: owned(id),
+        context_id: ctx.map(owned),
         status: status_of(state, None),
         final_flag,
     })))
 }
 
-pub fn art(id: &str, artifact: &str, append: bool, last_chunk: bool) -> Decoded {
+pub fn art(id: &str, artifact: &str, append: bool, last_chunk: bool) -> Decoded<'static> {
     wrap(Payload::Event(Event::ArtifactUpdate(ArtifactUpdate {
-        task_id: id.into(),
+        task_id: owned(id),
         context_id: None,
-        artifact_id: artifact.into(),
+        artifact_id: owned(artifact),
         append,
         last_chunk,
     })))
 }
 
-pub fn msg(task: Option<&str>) -> Decoded {
+pub fn msg(task: Option<&str>) -> Decoded<'static> {
     wrap(Payload::Event(Event::Message(MessageEvent {
-        message_id: Some("m-1".into()),
-        task_id: task.map(str::to_owned),
+        message_id: Some(owned("m-1")),
+        task_id: task.map(owned),
         context_id: None,
     })))
 }
 
-pub fn err(error: A2aError, code: i64) -> Decoded {
+pub fn err(error: A2aError, code: i64) -> Decoded<'static> {
     wrap(Payload::Error(ErrorInfo { code, error }))
 }
 
-pub fn list(tasks: Vec<TaskSnapshot>) -> Decoded {
+pub fn list(tasks: Vec<TaskSnapshot<'static>>) -> Decoded<'static> {
     wrap(Payload::TaskList(tasks))
 }
 
-pub fn with_id(mut d: Decoded, id: Option<RpcId>) -> Decoded {
+pub fn with_id(mut d: Decoded<'static>, id: Option<RpcId<'static>>) -> Decoded<'static> {
     d.rpc_id = id;
     d
 }
