@@ -43,6 +43,12 @@ pub(crate) struct JStr<'a> {
 }
 
 impl<'a> JStr<'a> {
+    /// The text as sent, when it has no escapes (so it is the value).
+    #[inline]
+    pub(crate) fn raw(self) -> Option<&'a str> {
+        (!self.escaped).then_some(self.raw)
+    }
+
     /// The value without escapes (lone surrogates become U+FFFD),
     /// borrowed when there were none.
     pub(crate) fn value(self) -> std::borrow::Cow<'a, str> {

@@ -135,7 +135,11 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
     let mut seen = Seen(0);
     let mut first = true;
     while let Some(key) = cur.next_key(&mut first)? {
-        let Some(i) = member(&key.value()) else {
+        let found = match key.raw() {
+            Some(raw) => member(raw),
+            None => member(&key.value()),
+        };
+        let Some(i) = found else {
             cur.skip_value()?;
             continue;
         };
@@ -177,12 +181,14 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
     Ok(())
 }
 
+#[inline]
 fn type_error<T>(member: &'static str, want: &'static str) -> Result<T> {
     Err(JsonError::Type { member, want })
 }
 
 /// Whether a member of any type is there (`null` counts as absent); the
 /// value is skipped.
+#[inline]
 fn present(cur: &mut Cursor<'_>) -> Result<bool> {
     if cur.peek()? == Kind::Null {
         cur.null()?;
@@ -192,6 +198,7 @@ fn present(cur: &mut Cursor<'_>) -> Result<bool> {
     Ok(true)
 }
 
+#[inline]
 fn string<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option<JStr<'a>>> {
     match cur.peek()? {
         Kind::Null => cur.null().map(|()| None),
@@ -200,6 +207,7 @@ fn string<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option<JStr<'a>>>
     }
 }
 
+#[inline]
 fn boolean(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<bool>> {
     match cur.peek()? {
         Kind::Null => cur.null().map(|()| None),
