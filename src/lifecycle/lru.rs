@@ -1,9 +1,13 @@
 //! A map from task id to value in least-recently-used order: a hash index
 //! into a slab of slots threaded on a doubly linked list, so lookups, touches,
-//! inserts and evictions are O(1) and a touch never allocates.
+//! inserts and evictions are O(1) and a touch never allocates. Each slot
+//! keeps its key's hash: an eviction finds its index entry by slot number,
+//! without hashing or reading the key again.
 
-use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
+
+use hashbrown::HashTable;
 
 const NIL: u32 = u32::MAX;
 
@@ -13,6 +17,8 @@ pub(crate) const MAX_LEN: usize = (u32::MAX - 1) as usize;
 #[derive(Debug)]
 struct Slot<V> {
     key: Arc<str>,
+    /// `key`'s hash under the map's (randomly keyed) hasher.
+    hash: u64,
     prev: u32,
     next: u32,
     value: V,
@@ -21,7 +27,10 @@ struct Slot<V> {
 /// Task id → `V`, oldest first.
 #[derive(Debug)]
 pub(crate) struct Lru<V> {
-    index: HashMap<Arc<str>, u32>,
+    /// Slot numbers, by their keys' hashes. Task ids come from peers: the
+    /// hasher is std's keyed SipHash, so they cannot aim collisions.
+    index: HashTable<u32>,
+    hasher: RandomState,
     slots: Vec<Option<Slot<V>>>,
     free: Vec<u32>,
     head: u32,
@@ -33,7 +42,8 @@ pub(crate) struct Lru<V> {
 impl<V> Lru<V> {
     pub(crate) fn new() -> Lru<V> {
         Lru {
-            index: HashMap::new(),
+            index: HashTable::new(),
+            hasher: RandomState::new(),
             slots: Vec::new(),
             free: Vec::new(),
             head: NIL,
@@ -45,15 +55,29 @@ impl<V> Lru<V> {
         self.index.len()
     }
 
+    /// The slot holding `key`.
+    fn find(&self, key: &str) -> Option<u32> {
+        let hash = self.hasher.hash_one(key);
+        let slots = &self.slots;
+        self.index
+            .find(hash, |&i| {
+                slots
+                    .get(i as usize)
+                    .and_then(Option::as_ref)
+                    .is_some_and(|s| s.hash == hash && *s.key == *key)
+            })
+            .copied()
+    }
+
     /// The value of `key`, without touching it.
     pub(crate) fn get(&self, key: &str) -> Option<&V> {
-        let i = *self.index.get(key)?;
+        let i = self.find(key)?;
         self.slot(i).map(|s| &s.value)
     }
 
     /// The value of `key`, made the most recently used.
     pub(crate) fn touch(&mut self, key: &str) -> Option<&mut V> {
-        let i = *self.index.get(key)?;
+        let i = self.find(key)?;
         if self.tail != i {
             self.unlink(i);
             self.link_back(i);
@@ -64,8 +88,10 @@ impl<V> Lru<V> {
     /// Adds `key` (absent) as the most recently used. Returns false, storing
     /// nothing, when `MAX_LEN` is reached.
     pub(crate) fn insert(&mut self, key: &str, value: V) -> bool {
+        let hash = self.hasher.hash_one(key);
         let slot = Slot {
             key: Arc::from(key),
+            hash,
             prev: NIL,
             next: NIL,
             value,
@@ -78,8 +104,14 @@ impl<V> Lru<V> {
             }
             None => return false,
         };
-        self.index.insert(slot.key.clone(), i);
         self.slots[i as usize] = Some(slot);
+        let slots = &self.slots;
+        self.index.insert_unique(hash, i, |&j| {
+            slots
+                .get(j as usize)
+                .and_then(Option::as_ref)
+                .map_or(0, |s| s.hash)
+        });
         self.link_back(i);
         true
     }
@@ -95,7 +127,9 @@ impl<V> Lru<V> {
         self.slot(i)?;
         self.unlink(i);
         let slot = self.slots.get_mut(i as usize)?.take()?;
-        self.index.remove(&slot.key);
+        if let Ok(entry) = self.index.find_entry(slot.hash, |&j| j == i) {
+            entry.remove();
+        }
         self.free.push(i);
         Some((slot.key, slot.value))
     }

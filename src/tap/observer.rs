@@ -351,7 +351,8 @@ impl ExchangeObserver for Observer {
             return;
         }
         if self.shared.budget.try_take(data.len()) {
-            let first = !self.data_sent.swap(true, Ordering::Relaxed);
+            let first = !self.data_sent.load(Ordering::Relaxed)
+                && !self.data_sent.swap(true, Ordering::Relaxed);
             self.send(Msg::Data {
                 id: self.id,
                 data: data.clone(),
