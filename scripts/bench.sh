@@ -119,10 +119,15 @@ TARGETS=(
   "a2a-tap|http://127.0.0.1:$TAP_PORT"
   "tap-plain|http://127.0.0.1:$PLAIN_PORT"
 )
-# workload|path
+# workload|path|connections. The light-load rows show latency when the CPU
+# is not saturated (what validation adds to each exchange, not what it costs
+# in throughput at 100 % CPU).
+LIGHT_CONNS=${LIGHT_CONNS:-4}
 WORKLOADS=(
-  "sse (20 events, 5 KB)|/sse"
-  "json (small)|/json"
+  "sse (20 events, 5 KB)|/sse|$CONNS"
+  "json (small)|/json|$CONNS"
+  "sse, $LIGHT_CONNS connections|/sse|$LIGHT_CONNS"
+  "json, $LIGHT_CONNS connections|/json|$LIGHT_CONNS"
 )
 
 cat >"$WORK/post.lua" <<'LUA'
@@ -137,9 +142,10 @@ start_nginx
 start_tap
 start_tap_plain
 
-run_wrk() { # url -> "rps p50 p99"
-  local out
-  out=$(wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency -s "$WORK/post.lua" "$1")
+run_wrk() { # url connections -> "rps p50 p99"
+  local out threads=$THREADS
+  ((threads > $2)) && threads=$2
+  out=$(wrk -t"$threads" -c"$2" -d"$DURATION" --latency -s "$WORK/post.lua" "$1")
   local rps p50 p99
   rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
   p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
@@ -151,21 +157,20 @@ run_wrk() { # url -> "rps p50 p99"
 
 median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 to_ms() { # wrk latency (us/ms/s) -> ms
-  awk '{v=$1; if (v ~ /us$/) {sub(/us$/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v*=1000}; printf "%.2f\n", v}'
+  awk '{v=$1; if (v ~ /us$/) {sub(/us$/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v*=1000}; printf "%.3f\n", v}'
 }
 
 echo
 echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)); load generator, proxy and upstream share them"
-echo "wrk: $THREADS threads, $CONNS keep-alive connections, $DURATION per run, median of $ROUNDS rounds; POST JSON-RPC body"
+echo "wrk: $THREADS threads, $CONNS keep-alive connections ($LIGHT_CONNS for the light-load rows), $DURATION per run, median of $ROUNDS rounds; POST JSON-RPC body"
 echo
 printf '%-22s %-10s %12s %10s %10s  %s\n' workload target "requests/s" "p50 ms" "p99 ms" notes
 for w in "${WORKLOADS[@]}"; do
-  wname=${w%|*}
-  wpath=${w#*|}
+  IFS='|' read -r wname wpath wconns <<<"$w"
   for t in "${TARGETS[@]}"; do : >"$WORK/${t%|*}.runs"; done
   for _ in $(seq 1 "$ROUNDS"); do
     for t in "${TARGETS[@]}"; do
-      run_wrk "${t#*|}$wpath" >>"$WORK/${t%|*}.runs"
+      run_wrk "${t#*|}$wpath" "$wconns" >>"$WORK/${t%|*}.runs"
     done
   done
   for t in "${TARGETS[@]}"; do
