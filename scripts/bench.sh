@@ -5,6 +5,7 @@
 #
 #   scripts/bench.sh            # 3 rounds x 10 s per target and workload, 64 connections
 #   DURATION=20s CONNS=128 ROUNDS=5 scripts/bench.sh
+#   LIGHT_CONNS=0 scripts/bench.sh   # only the saturating workloads
 #
 # Targets take turns within each round and the median round is reported, so
 # background load on a shared machine hits them all alike.
@@ -126,9 +127,13 @@ LIGHT_CONNS=${LIGHT_CONNS:-1}
 WORKLOADS=(
   "sse (20 events, 5 KB)|/sse|$CONNS"
   "json (small)|/json|$CONNS"
-  "sse, $LIGHT_CONNS conn.|/sse|$LIGHT_CONNS"
-  "json, $LIGHT_CONNS conn.|/json|$LIGHT_CONNS"
 )
+if ((LIGHT_CONNS > 0)); then # LIGHT_CONNS=0 skips them
+  WORKLOADS+=(
+    "sse, $LIGHT_CONNS conn.|/sse|$LIGHT_CONNS"
+    "json, $LIGHT_CONNS conn.|/json|$LIGHT_CONNS"
+  )
+fi
 
 cat >"$WORK/post.lua" <<'LUA'
 wrk.method = "POST"
