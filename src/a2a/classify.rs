@@ -31,7 +31,7 @@ use serde::Deserialize;
 
 use super::model::{Binding, Exchange, Operation, RpcId, Version};
 use super::routes::{percent_decode, route};
-use super::wire::rpc_id;
+use super::spelling::rpc_id;
 
 /// Whether the classifier needs the request body to decide (JSON-RPC POSTs,
 /// REST sends). GETs and other bodiless calls are classified from the head.

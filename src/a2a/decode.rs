@@ -19,6 +19,7 @@
 //! from a `details[].reason`, else from a JSON-RPC code -32001..-32009 (for
 //! problems: from the `type`/`title` text); otherwise `Other`.
 
+use super::errors::error_from_text;
 use super::json::{Cursor, JStr, JsonError, Kind};
 use super::model::{
     A2aError, ArtifactUpdate, Decoded, ErrorInfo, Event, Malformed, MessageEvent, Payload, RpcId,
@@ -179,65 +180,4 @@ pub(super) fn artifact_update<'a>(o: &mut Obj<'a>) -> Result<ArtifactUpdate<'a>,
         append: o.append.unwrap_or(false),
         last_chunk: o.last_chunk.unwrap_or(false),
     })
-}
-
-/// The REST ErrorInfo `reason` names.
-pub(super) fn error_from_reason(reason: &str) -> Option<A2aError> {
-    use A2aError::*;
-    Some(match reason {
-        "TASK_NOT_FOUND" => TaskNotFound,
-        "TASK_NOT_CANCELABLE" => TaskNotCancelable,
-        "PUSH_NOTIFICATION_NOT_SUPPORTED" => PushNotificationNotSupported,
-        "UNSUPPORTED_OPERATION" => UnsupportedOperation,
-        "CONTENT_TYPE_NOT_SUPPORTED" => ContentTypeNotSupported,
-        "INVALID_AGENT_RESPONSE" => InvalidAgentResponse,
-        "EXTENDED_AGENT_CARD_NOT_CONFIGURED" => ExtendedAgentCardNotConfigured,
-        "EXTENSION_SUPPORT_REQUIRED" => ExtensionSupportRequired,
-        "VERSION_NOT_SUPPORTED" => VersionNotSupported,
-        _ => return None,
-    })
-}
-
-/// The JSON-RPC A2A error codes.
-pub(super) fn error_from_code(code: i64) -> Option<A2aError> {
-    use A2aError::*;
-    Some(match code {
-        -32001 => TaskNotFound,
-        -32002 => TaskNotCancelable,
-        -32003 => PushNotificationNotSupported,
-        -32004 => UnsupportedOperation,
-        -32005 => ContentTypeNotSupported,
-        -32006 => InvalidAgentResponse,
-        -32007 => ExtendedAgentCardNotConfigured,
-        -32008 => ExtensionSupportRequired,
-        -32009 => VersionNotSupported,
-        _ => return None,
-    })
-}
-
-/// A problem `type` URI's last segment or a `title`, compared without case
-/// or separators: `.../task-not-found`, `TaskNotFoundError`, `Task not found`.
-fn error_from_text(text: &str) -> Option<A2aError> {
-    let tail = text.rsplit(['/', '#', ':']).next().unwrap_or(text);
-    let key: String = tail
-        .chars()
-        .filter(char::is_ascii_alphanumeric)
-        .map(|c| c.to_ascii_uppercase())
-        .collect();
-    let key = key.strip_suffix("ERROR").unwrap_or(&key);
-    const NAMES: [&str; 9] = [
-        "TASK_NOT_FOUND",
-        "TASK_NOT_CANCELABLE",
-        "PUSH_NOTIFICATION_NOT_SUPPORTED",
-        "UNSUPPORTED_OPERATION",
-        "CONTENT_TYPE_NOT_SUPPORTED",
-        "INVALID_AGENT_RESPONSE",
-        "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
-        "EXTENSION_SUPPORT_REQUIRED",
-        "VERSION_NOT_SUPPORTED",
-    ];
-    NAMES
-        .iter()
-        .find(|n| n.chars().filter(|c| *c != '_').eq(key.chars()))
-        .and_then(|n| error_from_reason(n))
 }

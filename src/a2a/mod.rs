@@ -4,7 +4,9 @@
 
 pub mod classify;
 pub mod decode;
+mod errors;
 mod json;
 pub mod model;
 mod routes;
+mod spelling;
 mod wire;

@@ -4,16 +4,14 @@
 //! the cursor, never built; nested objects are converted as they are read.
 
 use std::borrow::Cow;
-use std::fmt;
-
-use serde::de::{self, Deserializer, Visitor};
 
 use super::decode;
+use super::errors;
 use super::json::{Cursor, JStr, JsonError, Kind, Result};
 use super::model::{
-    A2aError, ErrorInfo, Event, Malformed, Payload, RpcId, StateValue, Status, TaskSnapshot,
-    TaskState, Text,
+    ErrorInfo, Event, Malformed, Payload, RpcId, StateValue, Status, TaskSnapshot, Text,
 };
+use super::spelling::{rpc_id, state_from_number, state_from_str};
 
 /// Any object the decoder may meet at the top, in `result`, or inside a
 /// StreamResponse wrapper. Which members are present decides its shape. A
@@ -148,7 +146,7 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
             0 => o.jsonrpc = present(cur)?,
             1 => o.id = Some(rpc_id_value(cur, m)?),
             2 => o.result = object(cur, m, decode::payload)?,
-            3 => o.error = error_obj(cur, m)?,
+            3 => o.error = errors::error_obj(cur, m)?,
             4 => o.kind = string(cur, m)?,
             5..=8 => {
                 let wrapped = object(cur, m, |w| match i {
@@ -182,7 +180,7 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
 }
 
 #[inline]
-fn type_error<T>(member: &'static str, want: &'static str) -> Result<T> {
+pub(super) fn type_error<T>(member: &'static str, want: &'static str) -> Result<T> {
     Err(JsonError::Type { member, want })
 }
 
@@ -199,7 +197,7 @@ fn present(cur: &mut Cursor<'_>) -> Result<bool> {
 }
 
 #[inline]
-fn string<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option<JStr<'a>>> {
+pub(super) fn string<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option<JStr<'a>>> {
     match cur.peek()? {
         Kind::Null => cur.null().map(|()| None),
         Kind::String => cur.string().map(Some),
@@ -236,7 +234,7 @@ fn object<'a, T>(
 
 /// A number as serde_json classifies it (integer that fits u64, negative
 /// integer that fits i64, or float), so every id and code reads alike.
-fn number(cur: &mut Cursor<'_>, m: &'static str) -> Result<serde_json::Number> {
+pub(super) fn number(cur: &mut Cursor<'_>, m: &'static str) -> Result<serde_json::Number> {
     let raw = cur.number()?;
     raw.parse().or_else(|_| type_error(m, "a number in range"))
 }
@@ -291,7 +289,7 @@ fn tasks<'a>(
 
 /// Reads the members of an object that are not the union shape: `f` gets
 /// each key and reads or skips its value.
-fn members<'a>(
+pub(super) fn members<'a>(
     cur: &mut Cursor<'a>,
     mut f: impl FnMut(&mut Cursor<'a>, &str) -> Result<()>,
 ) -> Result<()> {
@@ -346,81 +344,6 @@ fn artifacts<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option<Vec<Tex
         }
     }
     Ok(Some(ids))
-}
-
-/// A JSON-RPC `error` or a REST google.rpc.Status-like `error`: its code,
-/// and the A2A error a `details[].reason` (else the code) names.
-fn error_obj(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<ErrorInfo>> {
-    match cur.peek()? {
-        Kind::Null => return cur.null().map(|()| None),
-        Kind::Object => {}
-        _ => return type_error(m, "an object"),
-    }
-    let mut code = None;
-    let mut by_reason = None;
-    let mut seen = (false, false);
-    members(cur, |cur, key| match key {
-        "code" => {
-            if std::mem::replace(&mut seen.0, true) {
-                return Err(JsonError::Duplicate("code"));
-            }
-            code = match cur.peek()? {
-                Kind::Null => {
-                    cur.null()?;
-                    None
-                }
-                Kind::Number => match number(cur, "code")?.as_i64() {
-                    Some(c) => Some(c),
-                    None => return type_error("code", "an integer"),
-                },
-                _ => return type_error("code", "an integer"),
-            };
-            Ok(())
-        }
-        "details" => {
-            if std::mem::replace(&mut seen.1, true) {
-                return Err(JsonError::Duplicate("details"));
-            }
-            details(cur, &mut by_reason)
-        }
-        _ => cur.skip_value(),
-    })?;
-    let code = code.unwrap_or(0);
-    let error = by_reason
-        .or_else(|| decode::error_from_code(code))
-        .unwrap_or(A2aError::Other);
-    Ok(Some(ErrorInfo { code, error }))
-}
-
-/// `details[]`: the first entry whose `reason` names an A2A error.
-fn details(cur: &mut Cursor<'_>, by_reason: &mut Option<A2aError>) -> Result<()> {
-    match cur.peek()? {
-        Kind::Null => return cur.null(),
-        Kind::Array => cur.begin_array()?,
-        _ => return type_error("details", "an array"),
-    }
-    let mut first = true;
-    while cur.next_item(&mut first)? {
-        if cur.peek()? != Kind::Object {
-            return type_error("details", "an array of objects");
-        }
-        let mut seen = false;
-        members(cur, |cur, key| {
-            if key != "reason" {
-                return cur.skip_value();
-            }
-            if std::mem::replace(&mut seen, true) {
-                return Err(JsonError::Duplicate("reason"));
-            }
-            if let Some(r) = string(cur, "reason")? {
-                if by_reason.is_none() {
-                    *by_reason = decode::error_from_reason(&r.value());
-                }
-            }
-            Ok(())
-        })?;
-    }
-    Ok(())
 }
 
 /// `status`: a status object, a number, or (in odd bodies) a string.
@@ -486,88 +409,4 @@ fn status_obj<'a>(cur: &mut Cursor<'a>) -> Result<Status<'a>> {
         state: state.unwrap_or(StateValue::Unspecified(String::new())),
         timestamp,
     })
-}
-
-/// Maps every accepted spelling: 1.0 `TASK_STATE_*`, its lower-case form,
-/// 0.3 lower-case, and the `CANCELLED` drift. `UNSPECIFIED`/`unknown` (and
-/// the `TASK_STATE_UNKNOWN` drift) are `Unspecified`; anything else is
-/// `Undefined`. Both keep the raw text.
-pub(crate) fn state_from_str(raw: &str) -> StateValue {
-    use TaskState::*;
-    let known = match raw {
-        "TASK_STATE_SUBMITTED" | "task_state_submitted" | "submitted" => Submitted,
-        "TASK_STATE_WORKING" | "task_state_working" | "working" => Working,
-        "TASK_STATE_INPUT_REQUIRED" | "task_state_input_required" | "input-required" => {
-            InputRequired
-        }
-        "TASK_STATE_AUTH_REQUIRED" | "task_state_auth_required" | "auth-required" => AuthRequired,
-        "TASK_STATE_COMPLETED" | "task_state_completed" | "completed" => Completed,
-        "TASK_STATE_FAILED" | "task_state_failed" | "failed" => Failed,
-        "TASK_STATE_CANCELED"
-        | "task_state_canceled"
-        | "canceled"
-        | "TASK_STATE_CANCELLED"
-        | "task_state_cancelled"
-        | "cancelled" => Canceled,
-        "TASK_STATE_REJECTED" | "task_state_rejected" | "rejected" => Rejected,
-        "TASK_STATE_UNSPECIFIED"
-        | "task_state_unspecified"
-        | "unknown"
-        | "TASK_STATE_UNKNOWN"
-        | "task_state_unknown" => return StateValue::Unspecified(raw.to_owned()),
-        _ => return StateValue::Undefined(raw.to_owned()),
-    };
-    StateValue::Known(known)
-}
-
-/// The proto enum numbers (A2A.md table), for states sent as JSON numbers.
-pub(crate) fn state_from_number(n: u64) -> StateValue {
-    use TaskState::*;
-    let known = match n {
-        0 => return StateValue::Unspecified(n.to_string()),
-        1 => Submitted,
-        2 => Working,
-        3 => Completed,
-        4 => Failed,
-        5 => Canceled,
-        6 => InputRequired,
-        7 => Rejected,
-        8 => AuthRequired,
-        _ => return StateValue::Undefined(n.to_string()),
-    };
-    StateValue::Known(known)
-}
-
-/// Deserializes a present `id` member: `null` → `RpcId::Null`, numbers keep
-/// their text (`1` stays `1`, `1.0` stays `1.0`; exponents are normalised),
-/// strings are strings. Absent members stay `None` via `#[serde(default)]`.
-pub(crate) fn rpc_id<'de, D: Deserializer<'de>>(
-    d: D,
-) -> std::result::Result<Option<RpcId<'static>>, D::Error> {
-    struct V;
-    impl<'de> Visitor<'de> for V {
-        type Value = RpcId<'static>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a JSON-RPC id (string, number or null)")
-        }
-        fn visit_unit<E: de::Error>(self) -> std::result::Result<RpcId<'static>, E> {
-            Ok(RpcId::Null)
-        }
-        fn visit_none<E: de::Error>(self) -> std::result::Result<RpcId<'static>, E> {
-            Ok(RpcId::Null)
-        }
-        fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<RpcId<'static>, E> {
-            Ok(RpcId::String(Cow::Owned(v.to_owned())))
-        }
-        fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<RpcId<'static>, E> {
-            Ok(RpcId::Number(Cow::Owned(v.to_string())))
-        }
-        fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<RpcId<'static>, E> {
-            Ok(RpcId::Number(Cow::Owned(v.to_string())))
-        }
-        fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<RpcId<'static>, E> {
-            Ok(RpcId::Number(Cow::Owned(format!("{v:?}"))))
-        }
-    }
-    d.deserialize_any(V).map(Some)
 }

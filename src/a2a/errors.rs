@@ -1,0 +1,143 @@
+//! A2A error answers: the `error` object of a JSON-RPC or REST body as the
+//! decoder reads it, and the names an A2A error goes by (JSON-RPC code,
+//! ErrorInfo reason, RFC 9457 problem type or title).
+
+use super::json::{Cursor, JsonError, Kind, Result};
+use super::model::{A2aError, ErrorInfo};
+use super::wire::{members, number, string, type_error};
+
+/// A JSON-RPC `error` or a REST google.rpc.Status-like `error`: its code,
+/// and the A2A error a `details[].reason` (else the code) names.
+pub(super) fn error_obj(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<ErrorInfo>> {
+    match cur.peek()? {
+        Kind::Null => return cur.null().map(|()| None),
+        Kind::Object => {}
+        _ => return type_error(m, "an object"),
+    }
+    let mut code = None;
+    let mut by_reason = None;
+    let mut seen = (false, false);
+    members(cur, |cur, key| match key {
+        "code" => {
+            if std::mem::replace(&mut seen.0, true) {
+                return Err(JsonError::Duplicate("code"));
+            }
+            code = match cur.peek()? {
+                Kind::Null => {
+                    cur.null()?;
+                    None
+                }
+                Kind::Number => match number(cur, "code")?.as_i64() {
+                    Some(c) => Some(c),
+                    None => return type_error("code", "an integer"),
+                },
+                _ => return type_error("code", "an integer"),
+            };
+            Ok(())
+        }
+        "details" => {
+            if std::mem::replace(&mut seen.1, true) {
+                return Err(JsonError::Duplicate("details"));
+            }
+            details(cur, &mut by_reason)
+        }
+        _ => cur.skip_value(),
+    })?;
+    let code = code.unwrap_or(0);
+    let error = by_reason
+        .or_else(|| error_from_code(code))
+        .unwrap_or(A2aError::Other);
+    Ok(Some(ErrorInfo { code, error }))
+}
+
+/// `details[]`: the first entry whose `reason` names an A2A error.
+fn details(cur: &mut Cursor<'_>, by_reason: &mut Option<A2aError>) -> Result<()> {
+    match cur.peek()? {
+        Kind::Null => return cur.null(),
+        Kind::Array => cur.begin_array()?,
+        _ => return type_error("details", "an array"),
+    }
+    let mut first = true;
+    while cur.next_item(&mut first)? {
+        if cur.peek()? != Kind::Object {
+            return type_error("details", "an array of objects");
+        }
+        let mut seen = false;
+        members(cur, |cur, key| {
+            if key != "reason" {
+                return cur.skip_value();
+            }
+            if std::mem::replace(&mut seen, true) {
+                return Err(JsonError::Duplicate("reason"));
+            }
+            if let Some(r) = string(cur, "reason")? {
+                if by_reason.is_none() {
+                    *by_reason = error_from_reason(&r.value());
+                }
+            }
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
+/// The REST ErrorInfo `reason` names.
+fn error_from_reason(reason: &str) -> Option<A2aError> {
+    use A2aError::*;
+    Some(match reason {
+        "TASK_NOT_FOUND" => TaskNotFound,
+        "TASK_NOT_CANCELABLE" => TaskNotCancelable,
+        "PUSH_NOTIFICATION_NOT_SUPPORTED" => PushNotificationNotSupported,
+        "UNSUPPORTED_OPERATION" => UnsupportedOperation,
+        "CONTENT_TYPE_NOT_SUPPORTED" => ContentTypeNotSupported,
+        "INVALID_AGENT_RESPONSE" => InvalidAgentResponse,
+        "EXTENDED_AGENT_CARD_NOT_CONFIGURED" => ExtendedAgentCardNotConfigured,
+        "EXTENSION_SUPPORT_REQUIRED" => ExtensionSupportRequired,
+        "VERSION_NOT_SUPPORTED" => VersionNotSupported,
+        _ => return None,
+    })
+}
+
+/// The JSON-RPC A2A error codes.
+fn error_from_code(code: i64) -> Option<A2aError> {
+    use A2aError::*;
+    Some(match code {
+        -32001 => TaskNotFound,
+        -32002 => TaskNotCancelable,
+        -32003 => PushNotificationNotSupported,
+        -32004 => UnsupportedOperation,
+        -32005 => ContentTypeNotSupported,
+        -32006 => InvalidAgentResponse,
+        -32007 => ExtendedAgentCardNotConfigured,
+        -32008 => ExtensionSupportRequired,
+        -32009 => VersionNotSupported,
+        _ => return None,
+    })
+}
+
+/// A problem `type` URI's last segment or a `title`, compared without case
+/// or separators: `.../task-not-found`, `TaskNotFoundError`, `Task not found`.
+pub(super) fn error_from_text(text: &str) -> Option<A2aError> {
+    let tail = text.rsplit(['/', '#', ':']).next().unwrap_or(text);
+    let key: String = tail
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_uppercase())
+        .collect();
+    let key = key.strip_suffix("ERROR").unwrap_or(&key);
+    const NAMES: [&str; 9] = [
+        "TASK_NOT_FOUND",
+        "TASK_NOT_CANCELABLE",
+        "PUSH_NOTIFICATION_NOT_SUPPORTED",
+        "UNSUPPORTED_OPERATION",
+        "CONTENT_TYPE_NOT_SUPPORTED",
+        "INVALID_AGENT_RESPONSE",
+        "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+        "EXTENSION_SUPPORT_REQUIRED",
+        "VERSION_NOT_SUPPORTED",
+    ];
+    NAMES
+        .iter()
+        .find(|n| n.chars().filter(|c| *c != '_').eq(key.chars()))
+        .and_then(|n| error_from_reason(n))
+}
