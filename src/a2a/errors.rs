@@ -2,82 +2,54 @@
 //! decoder reads it, and the names an A2A error goes by (JSON-RPC code,
 //! ErrorInfo reason, RFC 9457 problem type or title).
 
-use super::json::{Cursor, JsonError, Kind, Result};
+use super::json::{Cursor, Kind, Result};
 use super::model::{A2aError, ErrorInfo};
-use super::wire::{members, number, string, type_error};
+use super::wire::{integer, members, nullable, objects, string, type_error, Int};
 
 /// A JSON-RPC `error` or a REST google.rpc.Status-like `error`: its code,
 /// and the A2A error a `details[].reason` (else the code) names.
 pub(super) fn error_obj(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<ErrorInfo>> {
-    match cur.peek()? {
-        Kind::Null => return cur.null().map(|()| None),
-        Kind::Object => {}
-        _ => return type_error(m, "an object"),
-    }
-    let mut code = None;
-    let mut by_reason = None;
-    let mut seen = (false, false);
-    members(cur, |cur, key| match key {
-        "code" => {
-            if std::mem::replace(&mut seen.0, true) {
-                return Err(JsonError::Duplicate("code"));
+    nullable(cur, |cur, kind| {
+        if kind != Kind::Object {
+            return type_error(m, "an object");
+        }
+        let mut code = None;
+        let mut by_reason = None;
+        members(cur, &["code", "details"], |cur, i| {
+            if i == 1 {
+                return details(cur, &mut by_reason);
             }
-            code = match cur.peek()? {
-                Kind::Null => {
-                    cur.null()?;
-                    None
-                }
-                Kind::Number => match number(cur, "code")?.as_i64() {
-                    Some(c) => Some(c),
-                    None => return type_error("code", "an integer"),
+            code = nullable(cur, |cur, kind| match kind {
+                Kind::Number => match integer(cur, "code", "an integer")? {
+                    Int::Negative(c) => Ok(c),
+                    Int::Unsigned(u) => {
+                        i64::try_from(u).or_else(|_| type_error("code", "an integer"))
+                    }
                 },
-                _ => return type_error("code", "an integer"),
-            };
+                _ => type_error("code", "an integer"),
+            })?;
             Ok(())
-        }
-        "details" => {
-            if std::mem::replace(&mut seen.1, true) {
-                return Err(JsonError::Duplicate("details"));
-            }
-            details(cur, &mut by_reason)
-        }
-        _ => cur.skip_value(),
-    })?;
-    let code = code.unwrap_or(0);
-    let error = by_reason
-        .or_else(|| error_from_code(code))
-        .unwrap_or(A2aError::Other);
-    Ok(Some(ErrorInfo { code, error }))
+        })?;
+        let code = code.unwrap_or(0);
+        let error = by_reason
+            .or_else(|| error_from_code(code))
+            .unwrap_or(A2aError::Other);
+        Ok(ErrorInfo { code, error })
+    })
 }
 
 /// `details[]`: the first entry whose `reason` names an A2A error.
 fn details(cur: &mut Cursor<'_>, by_reason: &mut Option<A2aError>) -> Result<()> {
-    match cur.peek()? {
-        Kind::Null => return cur.null(),
-        Kind::Array => cur.begin_array()?,
-        _ => return type_error("details", "an array"),
-    }
-    let mut first = true;
-    while cur.next_item(&mut first)? {
-        if cur.peek()? != Kind::Object {
-            return type_error("details", "an array of objects");
-        }
-        let mut seen = false;
-        members(cur, |cur, key| {
-            if key != "reason" {
-                return cur.skip_value();
-            }
-            if std::mem::replace(&mut seen, true) {
-                return Err(JsonError::Duplicate("reason"));
-            }
+    objects(cur, "details", |cur| {
+        members(cur, &["reason"], |cur, _| {
             if let Some(r) = string(cur, "reason")? {
                 if by_reason.is_none() {
                     *by_reason = error_from_reason(&r.value());
                 }
             }
             Ok(())
-        })?;
-    }
+        })
+    })?;
     Ok(())
 }
 

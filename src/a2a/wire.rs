@@ -112,17 +112,18 @@ fn member(key: &str) -> Option<usize> {
     })
 }
 
-/// Tracks which members an object has sent; a second one is an error.
+/// Tracks which of an object's (at most 32) read members it has sent; a
+/// second one is an error.
 struct Seen(u32);
 
 impl Seen {
-    fn once(&mut self, i: usize) -> Result<&'static str> {
+    fn once(&mut self, i: usize, name: &'static str) -> Result<&'static str> {
         let bit = 1 << i;
         if self.0 & bit != 0 {
-            return Err(JsonError::Duplicate(MEMBERS[i]));
+            return Err(JsonError::Duplicate(name));
         }
         self.0 |= bit;
-        Ok(MEMBERS[i])
+        Ok(name)
     }
 }
 
@@ -141,7 +142,7 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
             cur.skip_value()?;
             continue;
         };
-        let m = seen.once(i)?;
+        let m = seen.once(i, MEMBERS[i])?;
         match i {
             0 => o.jsonrpc = present(cur)?,
             1 => o.id = Some(rpc_id_value(cur, m)?),
@@ -196,22 +197,33 @@ fn present(cur: &mut Cursor<'_>) -> Result<bool> {
     Ok(true)
 }
 
+/// A member's value read by `f`, which gets the value's type; `null` is
+/// `None` (serde's reading of an `Option` member).
 #[inline]
-pub(super) fn string<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option<JStr<'a>>> {
+pub(super) fn nullable<'a, T>(
+    cur: &mut Cursor<'a>,
+    f: impl FnOnce(&mut Cursor<'a>, Kind) -> Result<T>,
+) -> Result<Option<T>> {
     match cur.peek()? {
         Kind::Null => cur.null().map(|()| None),
-        Kind::String => cur.string().map(Some),
-        _ => type_error(m, "a string"),
+        kind => f(cur, kind).map(Some),
     }
 }
 
 #[inline]
+pub(super) fn string<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option<JStr<'a>>> {
+    nullable(cur, |cur, kind| match kind {
+        Kind::String => cur.string(),
+        _ => type_error(m, "a string"),
+    })
+}
+
+#[inline]
 fn boolean(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<bool>> {
-    match cur.peek()? {
-        Kind::Null => cur.null().map(|()| None),
-        Kind::Bool => cur.bool().map(Some),
+    nullable(cur, |cur, kind| match kind {
+        Kind::Bool => cur.bool(),
         _ => type_error(m, "a boolean"),
-    }
+    })
 }
 
 /// A nested object of the union shape, converted by `f`, or `None` for
@@ -221,22 +233,59 @@ fn object<'a, T>(
     m: &'static str,
     f: impl FnOnce(&mut Obj<'a>) -> T,
 ) -> Result<Option<T>> {
-    match cur.peek()? {
-        Kind::Null => cur.null().map(|()| None),
+    nullable(cur, |cur, kind| match kind {
         Kind::Object => {
             let mut o = Obj::default();
             read_obj(cur, &mut o)?;
-            Ok(Some(f(&mut o)))
+            Ok(f(&mut o))
         }
         _ => type_error(m, "an object"),
+    })
+}
+
+/// An integer as serde_json classifies it: one that fits u64, else a
+/// negative one that fits i64. Floats are not integers (`want` names what
+/// was expected); numbers out of every range are not read.
+pub(super) enum Int {
+    Unsigned(u64),
+    Negative(i64),
+}
+
+/// The integer at the cursor (which is at a number).
+pub(super) fn integer(cur: &mut Cursor<'_>, m: &'static str, want: &'static str) -> Result<Int> {
+    let n: serde_json::Number = cur
+        .number()?
+        .parse()
+        .or_else(|_| type_error(m, "a number in range"))?;
+    match (n.as_u64(), n.as_i64()) {
+        (Some(u), _) => Ok(Int::Unsigned(u)),
+        (None, Some(i)) => Ok(Int::Negative(i)),
+        _ => type_error(m, want),
     }
 }
 
-/// A number as serde_json classifies it (integer that fits u64, negative
-/// integer that fits i64, or float), so every id and code reads alike.
-pub(super) fn number(cur: &mut Cursor<'_>, m: &'static str) -> Result<serde_json::Number> {
-    let raw = cur.number()?;
-    raw.parse().or_else(|_| type_error(m, "a number in range"))
+/// An array of objects, each read by `each` (the cursor at its `{`);
+/// `false` for `null`.
+pub(super) fn objects<'a>(
+    cur: &mut Cursor<'a>,
+    m: &'static str,
+    mut each: impl FnMut(&mut Cursor<'a>) -> Result<()>,
+) -> Result<bool> {
+    let read = nullable(cur, |cur, kind| match kind {
+        Kind::Array => {
+            cur.begin_array()?;
+            let mut first = true;
+            while cur.next_item(&mut first)? {
+                if cur.peek()? != Kind::Object {
+                    return type_error(m, "an array of objects");
+                }
+                each(cur)?;
+            }
+            Ok(())
+        }
+        _ => type_error(m, "an array"),
+    })?;
+    Ok(read.is_some())
 }
 
 /// An `id` value: `null`, a string, or a number, normalised exactly as the
@@ -266,60 +315,57 @@ fn tasks<'a>(
     cur: &mut Cursor<'a>,
     m: &'static str,
 ) -> Result<Option<std::result::Result<Vec<TaskSnapshot<'a>>, Malformed>>> {
-    match cur.peek()? {
-        Kind::Null => return cur.null().map(|()| None),
-        Kind::Array => cur.begin_array()?,
-        _ => return type_error(m, "an array"),
-    }
     let mut list = Ok(Vec::new());
-    let mut first = true;
-    while cur.next_item(&mut first)? {
-        let Some(task) = object(cur, m, decode::task)? else {
-            return type_error(m, "an array of objects");
-        };
+    let read = objects(cur, m, |cur| {
+        let mut o = Obj::default();
+        read_obj(cur, &mut o)?;
+        let task = decode::task(&mut o);
         if let Ok(v) = &mut list {
             match task {
                 Ok(task) => v.push(task),
                 Err(e) => list = Err(e),
             }
         }
-    }
-    Ok(Some(list))
+        Ok(())
+    })?;
+    Ok(read.then_some(list))
 }
 
-/// Reads the members of an object that are not the union shape: `f` gets
-/// each key and reads or skips its value.
+/// Reads an object that is not the union shape (the cursor at its `{`):
+/// `f` reads the value of each member named in `names` (by its index),
+/// the others are skipped, and a named member sent twice is an error.
 pub(super) fn members<'a>(
     cur: &mut Cursor<'a>,
-    mut f: impl FnMut(&mut Cursor<'a>, &str) -> Result<()>,
+    names: &[&'static str],
+    mut f: impl FnMut(&mut Cursor<'a>, usize) -> Result<()>,
 ) -> Result<()> {
     cur.begin_object()?;
+    let mut seen = Seen(0);
     let mut first = true;
     while let Some(key) = cur.next_key(&mut first)? {
-        f(cur, &key.value())?;
+        let key = key.value();
+        match names.iter().position(|n| *n == key) {
+            Some(i) => {
+                seen.once(i, names[i])?;
+                f(cur, i)?;
+            }
+            None => cur.skip_value()?,
+        }
     }
     Ok(())
 }
 
 /// `artifact`: only its id matters.
 fn artifact<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option<Option<JStr<'a>>>> {
-    match cur.peek()? {
-        Kind::Null => cur.null().map(|()| None),
-        Kind::Object => artifact_id(cur).map(Some),
+    nullable(cur, |cur, kind| match kind {
+        Kind::Object => artifact_id(cur),
         _ => type_error(m, "an object"),
-    }
+    })
 }
 
 fn artifact_id<'a>(cur: &mut Cursor<'a>) -> Result<Option<JStr<'a>>> {
     let mut id = None;
-    let mut seen = false;
-    members(cur, |cur, key| {
-        if key != "artifactId" {
-            return cur.skip_value();
-        }
-        if std::mem::replace(&mut seen, true) {
-            return Err(JsonError::Duplicate("artifactId"));
-        }
+    members(cur, &["artifactId"], |cur, _| {
         id = string(cur, "artifactId")?;
         Ok(())
     })?;
@@ -328,80 +374,53 @@ fn artifact_id<'a>(cur: &mut Cursor<'a>) -> Result<Option<JStr<'a>>> {
 
 /// `artifacts`: the ids of a task's artifacts.
 fn artifacts<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option<Vec<Text<'a>>>> {
-    match cur.peek()? {
-        Kind::Null => return cur.null().map(|()| None),
-        Kind::Array => cur.begin_array()?,
-        _ => return type_error(m, "an array"),
-    }
     let mut ids = Vec::new();
-    let mut first = true;
-    while cur.next_item(&mut first)? {
-        if cur.peek()? != Kind::Object {
-            return type_error(m, "an array of objects");
-        }
+    let read = objects(cur, m, |cur| {
         if let Some(id) = artifact_id(cur)? {
             ids.push(id.value());
         }
-    }
-    Ok(Some(ids))
+        Ok(())
+    })?;
+    Ok(read.then_some(ids))
 }
 
 /// `status`: a status object, a number, or (in odd bodies) a string.
 fn status<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option<StatusField<'a>>> {
-    Ok(Some(match cur.peek()? {
-        Kind::Null => return cur.null().map(|()| None),
-        Kind::Object => StatusField::Status(status_obj(cur)?),
-        Kind::String => {
-            cur.string()?;
-            StatusField::Text
-        }
-        Kind::Number => {
-            let n = number(cur, m)?;
-            match (n.as_u64(), n.as_i64()) {
-                (Some(u), _) => StatusField::Code(i64::try_from(u).unwrap_or(i64::MAX)),
-                (None, Some(i)) => StatusField::Code(i),
-                _ => return type_error(m, "a status object or integer"),
+    const WANT: &str = "a status object or integer";
+    nullable(cur, |cur, kind| {
+        Ok(match kind {
+            Kind::Object => StatusField::Status(status_obj(cur)?),
+            Kind::String => {
+                cur.string()?;
+                StatusField::Text
             }
-        }
-        _ => return type_error(m, "a status object or integer"),
-    }))
+            Kind::Number => match integer(cur, m, WANT)? {
+                Int::Unsigned(u) => StatusField::Code(i64::try_from(u).unwrap_or(i64::MAX)),
+                Int::Negative(i) => StatusField::Code(i),
+            },
+            _ => return type_error(m, WANT),
+        })
+    })
 }
 
 fn status_obj<'a>(cur: &mut Cursor<'a>) -> Result<Status<'a>> {
+    const WANT: &str = "a state name or integer";
     let mut state = None;
     let mut timestamp = None;
-    let mut seen = (false, false);
-    members(cur, |cur, key| match key {
-        "state" => {
-            if std::mem::replace(&mut seen.0, true) {
-                return Err(JsonError::Duplicate("state"));
-            }
-            state = match cur.peek()? {
-                Kind::Null => {
-                    cur.null()?;
-                    None
-                }
-                Kind::String => Some(state_from_str(&cur.string()?.value())),
-                Kind::Number => {
-                    let n = number(cur, "state")?;
-                    match (n.as_u64(), n.as_i64()) {
-                        (Some(u), _) => Some(state_from_number(u)),
-                        (None, Some(i)) => Some(StateValue::Undefined(i.to_string())),
-                        _ => return type_error("state", "a state name or integer"),
-                    }
-                }
-                _ => return type_error("state", "a state name or integer"),
-            };
-            Ok(())
-        }
-        "timestamp" => {
-            if std::mem::replace(&mut seen.1, true) {
-                return Err(JsonError::Duplicate("timestamp"));
-            }
+    members(cur, &["state", "timestamp"], |cur, i| {
+        if i == 1 {
             timestamp = string(cur, "timestamp")?.map(JStr::value);
-            Ok(())
+            return Ok(());
         }
-        _ => cur.skip_value(),
+        state = nullable(cur, |cur, kind| match kind {
+            Kind::String => Ok(state_from_str(&cur.string()?.value())),
+            Kind::Number => Ok(match integer(cur, "state", WANT)? {
+                Int::Unsigned(u) => state_from_number(u),
+                Int::Negative(i) => StateValue::Undefined(i.to_string()),
+            }),
+            _ => type_error("state", WANT),
+        })?;
+        Ok(())
     })?;
     Ok(Status {
         // 1.0 JSON omits fields at their default, and the default state is

@@ -57,36 +57,22 @@ impl Shared {
     /// Counts one exchange with `labels` and status class `code`.
     fn count(&self, labels: ExchangeLabels, code: &str, seconds: f64) {
         let m = &self.metrics;
-        let up = self.upstream.as_str();
+        let values = [self.upstream.as_str(), labels.binding, labels.method, code];
+        let count = || m.requests_total.with_label_values(&values);
+        let duration = || m.request_duration_seconds.with_label_values(&values[..3]);
         let Some(cache) = self.series.get(usize::from(labels.slot)) else {
             // Not cacheable: look the series up each time.
-            m.requests_total
-                .with_label_values(&[up, labels.binding, labels.method, code])
-                .inc();
-            m.request_duration_seconds
-                .with_label_values(&[up, labels.binding, labels.method])
-                .observe(seconds);
+            count().inc();
+            duration().observe(seconds);
             return;
         };
         let series = cache.get_or_init(|| Series {
             counts: Default::default(),
-            duration: m.request_duration_seconds.with_label_values(&[
-                up,
-                labels.binding,
-                labels.method,
-            ]),
+            duration: duration(),
         });
         match CODES.iter().position(|c| *c == code) {
-            Some(i) => series.counts[i]
-                .get_or_init(|| {
-                    m.requests_total
-                        .with_label_values(&[up, labels.binding, labels.method, code])
-                })
-                .inc(),
-            None => m
-                .requests_total
-                .with_label_values(&[up, labels.binding, labels.method, code])
-                .inc(),
+            Some(i) => series.counts[i].get_or_init(count).inc(),
+            None => count().inc(),
         }
         series.duration.observe(seconds);
     }
