@@ -3,12 +3,13 @@
 //! findings go to the audit log, the tracing log and the metrics.
 //!
 //! Ordering is the causal clock: every message goes through one FIFO
-//! channel, sent at the moment the proxy forwards the bytes, so the
+//! queue, sent at the moment the proxy forwards the bytes, so the
 //! analysis thread sees a request completed after a terminal frame passed
 //! only if it really was.
 
 mod card;
 mod observer;
+mod queue;
 mod worker;
 
 pub use card::CardOnly;

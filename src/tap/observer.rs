@@ -3,12 +3,12 @@
 //! without ever waiting for it.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 
+use super::queue::{queue, Sender};
 use super::worker::{AnalysisHandle, Budget, Msg, Worker};
 use crate::a2a::classify::classify;
 use crate::engine::{EngineConfig, SkipReason};
@@ -58,7 +58,7 @@ impl Tap {
         metrics: Arc<Metrics>,
         audit: AuditLog,
     ) -> std::io::Result<(Tap, AnalysisHandle)> {
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = queue();
         let budget = Arc::new(Budget {
             in_flight: AtomicUsize::new(0),
             limit: cfg.queue_bytes,
@@ -256,8 +256,7 @@ struct Observer {
 
 impl Observer {
     fn send(&self, msg: Msg) {
-        // The analysis thread ends only after every observer is gone.
-        let _ = self.shared.tx.send(msg);
+        self.shared.tx.send(msg);
     }
 
     /// Classifies the request, once, and opens the exchange with the

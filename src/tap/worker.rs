@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -12,6 +11,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http::HeaderValue;
 
+use super::queue::{Receiver, Sender};
 use crate::a2a::model::{Binding, Exchange, TaskState};
 use crate::engine::{EngineConfig, ExchangeEngine, Sink, SkipReason};
 use crate::findings::{Finding, Policy};
@@ -71,9 +71,11 @@ fn header_text(v: Option<&HeaderValue>) -> Option<&str> {
 
 /// How often the registry is ticked (stalls, TTL, gauges).
 const TICK: Duration = Duration::from_secs(1);
-/// After a message, the thread naps this long between drains...
-const NAP: Duration = Duration::from_millis(1);
-/// ...for this long, before it parks on the channel again.
+/// After a message, the thread naps this long between drains (a longer
+/// nap means fewer, larger drains: less preemption of the forwarding
+/// threads, at most this much delay in judging)...
+const NAP: Duration = Duration::from_millis(4);
+/// ...for this long, before it parks on the queue again.
 const BUSY_SPELL: Duration = Duration::from_millis(200);
 
 /// Bytes in flight to the analysis thread; over the budget, data is dropped
@@ -103,14 +105,14 @@ impl Budget {
 /// message sent before the observers were dropped.
 pub struct AnalysisHandle {
     pub(crate) thread: Option<JoinHandle<()>>,
-    pub(crate) tx: std::sync::mpsc::Sender<Msg>,
+    pub(crate) tx: Sender<Msg>,
 }
 
 impl AnalysisHandle {
     /// Waits until the analysis thread has judged every message sent before
     /// this call, then ends it. Call after the proxy has drained.
     pub fn join(mut self) {
-        let _ = self.tx.send(Msg::Shutdown);
+        self.tx.send(Msg::Shutdown);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -166,8 +168,11 @@ pub(crate) struct Worker {
     begun: IdMap<Seq>,
     /// Sum of `Live::held` over `live`.
     held: usize,
-    /// When the messages being handled were taken from the channel.
+    /// When the messages being handled were taken from the queue.
     clock: Instant,
+    /// Bytes judged since the budget was last given them back (once per
+    /// drain: one shared atomic update instead of one per piece).
+    returned: usize,
 }
 
 impl Worker {
@@ -196,53 +201,45 @@ impl Worker {
             begun: IdMap::default(),
             held: 0,
             clock: Instant::now(),
+            returned: 0,
         }
     }
 
-    /// Runs until every sender is gone; ticks the registry every second.
+    /// Runs until shut down (or every sender is gone); ticks the registry
+    /// every second.
     pub(crate) fn run(mut self, rx: Receiver<Msg>) {
         let mut last_tick = Instant::now();
         let mut last_busy = Instant::now();
+        let mut batch = Vec::new();
         'run: loop {
-            // Drain what is queued, in order.
-            let mut drained = false;
+            // Judge what is queued, in order.
             self.clock = Instant::now();
-            loop {
-                match rx.try_recv() {
-                    Ok(Msg::Shutdown) => break 'run,
-                    Ok(msg) => {
-                        drained = true;
-                        self.handle(msg);
-                    }
-                    Err(TryRecvError::Empty) => break,
-                    Err(TryRecvError::Disconnected) => break 'run,
+            rx.take(&mut batch);
+            let drained = !batch.is_empty();
+            for msg in batch.drain(..) {
+                if matches!(msg, Msg::Shutdown) {
+                    break 'run;
                 }
+                self.handle(msg);
             }
+            self.budget.give_back(std::mem::take(&mut self.returned));
             let now = Instant::now();
             if drained {
                 last_busy = now;
+            } else if rx.senders_gone() {
+                break;
             }
             if now.duration_since(last_tick) >= TICK {
                 last_tick = now;
                 self.tick();
             }
             if now.duration_since(last_busy) < BUSY_SPELL {
-                // Under traffic, nap instead of parking on the channel: a
-                // parked receiver makes every send a futex wake-up, a
-                // syscall on the forwarding path for each piece of a body.
+                // Under traffic, nap instead of parking: a parked receiver
+                // makes a send a wake-up, a syscall on the forwarding path.
                 std::thread::sleep(NAP);
-                continue;
-            }
-            // Idle: park until a message or the next tick.
-            match rx.recv_timeout(TICK) {
-                Ok(Msg::Shutdown) => break,
-                Ok(msg) => {
-                    last_busy = Instant::now();
-                    self.clock = last_busy;
-                    self.handle(msg);
-                }
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => break,
+            } else {
+                // Idle: park until a message or the next tick.
+                rx.wait(TICK);
             }
         }
         // Exchanges still open at exit were cut by shutdown: not judged.
@@ -284,7 +281,7 @@ impl Worker {
                 }
             }
             Msg::Data { id, data, at } => {
-                self.budget.give_back(data.len());
+                self.returned += data.len();
                 self.data(id, &data, at.unwrap_or(self.clock));
             }
             Msg::Lost { id } => {

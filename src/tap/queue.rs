@@ -1,0 +1,177 @@
+//! The one FIFO from the observers to the analysis thread. Senders append
+//! under a short lock (no allocation once the buffers have grown, no
+//! wake-up unless the thread is parked); the analysis thread takes all that
+//! is queued at once, swapping buffers, so each drain costs one lock.
+
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+/// A drained buffer bigger than this many messages is not kept for reuse
+/// (a burst must not pin its memory for the process's life).
+const KEEP_CAPACITY: usize = 1 << 16;
+
+struct Queue<T> {
+    state: Mutex<State<T>>,
+    queued: Condvar,
+}
+
+struct State<T> {
+    items: Vec<T>,
+    /// The receiver is waiting on `queued`: the next send must wake it.
+    parked: bool,
+}
+
+impl<T> Queue<T> {
+    /// The state; a panic elsewhere while holding the lock leaves a
+    /// consistent `Vec`, so poisoning is ignored rather than spread.
+    fn lock(&self) -> MutexGuard<'_, State<T>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The sending side; clones share the queue.
+pub(crate) struct Sender<T>(Arc<Queue<T>>);
+
+/// The receiving side (one).
+pub(crate) struct Receiver<T>(Arc<Queue<T>>);
+
+/// A new, empty queue.
+pub(crate) fn queue<T>() -> (Sender<T>, Receiver<T>) {
+    let q = Arc::new(Queue {
+        state: Mutex::new(State {
+            items: Vec::new(),
+            parked: false,
+        }),
+        queued: Condvar::new(),
+    });
+    (Sender(q.clone()), Receiver(q))
+}
+
+// === impl Sender ===
+
+impl<T> Clone for Sender<T> {
+    fn clone(&self) -> Self {
+        Sender(self.0.clone())
+    }
+}
+
+impl<T> Sender<T> {
+    /// Appends `item`; never waits for the receiver.
+    pub(crate) fn send(&self, item: T) {
+        let mut state = self.0.lock();
+        state.items.push(item);
+        let wake = std::mem::take(&mut state.parked);
+        drop(state);
+        if wake {
+            self.0.queued.notify_one();
+        }
+    }
+}
+
+// === impl Receiver ===
+
+impl<T> Receiver<T> {
+    /// Moves everything queued, in order, into `into` (which must be
+    /// empty; its capacity is handed to the senders for reuse).
+    pub(crate) fn take(&self, into: &mut Vec<T>) {
+        debug_assert!(into.is_empty());
+        if into.capacity() > KEEP_CAPACITY {
+            *into = Vec::new();
+        }
+        std::mem::swap(&mut self.0.lock().items, into);
+    }
+
+    /// Parks until something is queued or `timeout` passes.
+    pub(crate) fn wait(&self, timeout: Duration) {
+        let mut state = self.0.lock();
+        if !state.items.is_empty() {
+            return;
+        }
+        state.parked = true;
+        let (mut state, _) = self
+            .0
+            .queued
+            .wait_timeout_while(state, timeout, |s| s.items.is_empty())
+            .unwrap_or_else(PoisonError::into_inner);
+        state.parked = false;
+    }
+
+    /// Whether every sender has been dropped.
+    pub(crate) fn senders_gone(&self) -> bool {
+        Arc::strong_count(&self.0) == 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    #[test]
+    fn items_come_out_in_the_order_they_were_sent_from_all_threads() {
+        let (tx, rx) = queue::<(usize, usize)>();
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let tx = tx.clone();
+                std::thread::spawn(move || (0..10_000).for_each(|i| tx.send((t, i))))
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().expect("sender"));
+        let (mut all, mut batch) = (Vec::new(), Vec::new());
+        rx.take(&mut batch);
+        all.append(&mut batch);
+        assert_eq!(all.len(), 40_000);
+        // Each sender's items keep their order.
+        let mut next = [0usize; 4];
+        for (t, i) in all {
+            assert_eq!(i, next[t], "sender {t}");
+            next[t] += 1;
+        }
+    }
+
+    #[test]
+    fn a_parked_receiver_wakes_for_a_send_and_not_before() {
+        let (tx, rx) = queue::<u32>();
+        let sender = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            tx.send(7);
+        });
+        let started = Instant::now();
+        rx.wait(Duration::from_secs(30));
+        let waited = started.elapsed();
+        let mut got = Vec::new();
+        rx.take(&mut got);
+        assert_eq!(got, [7]);
+        assert!(waited >= Duration::from_millis(40), "{waited:?}");
+        assert!(waited < Duration::from_secs(10), "{waited:?}");
+        sender.join().expect("sender");
+        assert!(rx.senders_gone());
+    }
+
+    #[test]
+    fn waiting_on_an_empty_queue_times_out() {
+        let (tx, rx) = queue::<u32>();
+        let started = Instant::now();
+        rx.wait(Duration::from_millis(20));
+        assert!(started.elapsed() >= Duration::from_millis(20));
+        let mut got = Vec::new();
+        rx.take(&mut got);
+        assert!(got.is_empty());
+        assert!(!rx.senders_gone());
+        drop(tx);
+        assert!(rx.senders_gone());
+    }
+
+    #[test]
+    fn an_oversized_buffer_is_not_kept() {
+        let (tx, rx) = queue::<u8>();
+        let mut big = Vec::with_capacity(KEEP_CAPACITY + 1);
+        rx.take(&mut big);
+        // The senders append to a fresh buffer, never the oversized one.
+        assert!(rx.0.lock().items.capacity() <= KEEP_CAPACITY);
+        tx.send(1);
+        let mut got = Vec::new();
+        rx.take(&mut got);
+        assert_eq!(got, [1]);
+    }
+}
