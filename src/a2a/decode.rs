@@ -20,7 +20,7 @@
 //! problems: from the `type`/`title` text); otherwise `Other`.
 
 use super::errors::error_from_text;
-use super::json::{Cursor, JStr, JsonError, Kind};
+use super::json::{Cursor, JStr, JsonError, Kind, Stop};
 use super::model::{
     A2aError, ArtifactUpdate, Decoded, ErrorInfo, Event, Malformed, MessageEvent, Payload, RpcId,
     StatusUpdate, TaskSnapshot, Text,
@@ -34,13 +34,13 @@ pub fn decode(data: &[u8]) -> Result<Decoded<'_>, Malformed> {
     if cur.peek() != Ok(Kind::Object) {
         return Err(match cur.skip_value().and_then(|()| cur.end()) {
             Ok(()) => bad("JSON value is not an object"),
-            Err(e) => json_error(e),
+            Err(Stop) => json_error(cur.take_error()),
         });
     }
     let mut top = Obj::default();
-    read_obj(&mut cur, &mut top)
-        .and_then(|()| cur.end())
-        .map_err(json_error)?;
+    if read_obj(&mut cur, &mut top).and_then(|()| cur.end()) == Err(Stop) {
+        return Err(json_error(cur.take_error()));
+    }
     if top.jsonrpc || top.result.is_some() {
         let rpc_id = Some(top.id.take().unwrap_or(RpcId::Null));
         let payload = match (top.result.take(), top.error.take()) {

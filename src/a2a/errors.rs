@@ -4,14 +4,14 @@
 
 use super::json::{Cursor, Kind, Result};
 use super::model::{A2aError, ErrorInfo};
-use super::wire::{integer, members, nullable, objects, string, type_error, Int};
+use super::wire::{integer, members, nullable, objects, string, Int};
 
 /// A JSON-RPC `error` or a REST google.rpc.Status-like `error`: its code,
 /// and the A2A error a `details[].reason` (else the code) names.
 pub(super) fn error_obj(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<ErrorInfo>> {
     nullable(cur, |cur, kind| {
         if kind != Kind::Object {
-            return type_error(m, "an object");
+            return cur.type_error(m, "an object");
         }
         let mut code = None;
         let mut by_reason = None;
@@ -22,11 +22,12 @@ pub(super) fn error_obj(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<
             code = nullable(cur, |cur, kind| match kind {
                 Kind::Number => match integer(cur, "code", "an integer")? {
                     Int::Negative(c) => Ok(c),
-                    Int::Unsigned(u) => {
-                        i64::try_from(u).or_else(|_| type_error("code", "an integer"))
-                    }
+                    Int::Unsigned(u) => match i64::try_from(u) {
+                        Ok(c) => Ok(c),
+                        Err(_) => cur.type_error("code", "an integer"),
+                    },
                 },
-                _ => type_error("code", "an integer"),
+                _ => cur.type_error("code", "an integer"),
             })?;
             Ok(())
         })?;

@@ -117,10 +117,10 @@ fn member(key: &str) -> Option<usize> {
 struct Seen(u32);
 
 impl Seen {
-    fn once(&mut self, i: usize, name: &'static str) -> Result<&'static str> {
+    fn once(&mut self, cur: &mut Cursor<'_>, i: usize, name: &'static str) -> Result<&'static str> {
         let bit = 1 << i;
         if self.0 & bit != 0 {
-            return Err(JsonError::Duplicate(name));
+            return cur.fail(JsonError::Duplicate(name));
         }
         self.0 |= bit;
         Ok(name)
@@ -142,7 +142,7 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
             cur.skip_value()?;
             continue;
         };
-        let m = seen.once(i, MEMBERS[i])?;
+        let m = seen.once(cur, i, MEMBERS[i])?;
         match i {
             0 => o.jsonrpc = present(cur)?,
             1 => o.id = Some(rpc_id_value(cur, m)?),
@@ -180,11 +180,6 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
     Ok(())
 }
 
-#[inline]
-pub(super) fn type_error<T>(member: &'static str, want: &'static str) -> Result<T> {
-    Err(JsonError::Type { member, want })
-}
-
 /// Whether a member of any type is there (`null` counts as absent); the
 /// value is skipped.
 #[inline]
@@ -214,7 +209,7 @@ pub(super) fn nullable<'a, T>(
 pub(super) fn string<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option<JStr<'a>>> {
     nullable(cur, |cur, kind| match kind {
         Kind::String => cur.string(),
-        _ => type_error(m, "a string"),
+        _ => cur.type_error(m, "a string"),
     })
 }
 
@@ -222,7 +217,7 @@ pub(super) fn string<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option
 fn boolean(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<bool>> {
     nullable(cur, |cur, kind| match kind {
         Kind::Bool => cur.bool(),
-        _ => type_error(m, "a boolean"),
+        _ => cur.type_error(m, "a boolean"),
     })
 }
 
@@ -239,7 +234,7 @@ fn object<'a, T>(
             read_obj(cur, &mut o)?;
             Ok(f(&mut o))
         }
-        _ => type_error(m, "an object"),
+        _ => cur.type_error(m, "an object"),
     })
 }
 
@@ -253,14 +248,13 @@ pub(super) enum Int {
 
 /// The integer at the cursor (which is at a number).
 pub(super) fn integer(cur: &mut Cursor<'_>, m: &'static str, want: &'static str) -> Result<Int> {
-    let n: serde_json::Number = cur
-        .number()?
-        .parse()
-        .or_else(|_| type_error(m, "a number in range"))?;
+    let Ok(n) = cur.number()?.parse::<serde_json::Number>() else {
+        return cur.type_error(m, "a number in range");
+    };
     match (n.as_u64(), n.as_i64()) {
         (Some(u), _) => Ok(Int::Unsigned(u)),
         (None, Some(i)) => Ok(Int::Negative(i)),
-        _ => type_error(m, want),
+        _ => cur.type_error(m, want),
     }
 }
 
@@ -277,13 +271,13 @@ pub(super) fn objects<'a>(
             let mut first = true;
             while cur.next_item(&mut first)? {
                 if cur.peek()? != Kind::Object {
-                    return type_error(m, "an array of objects");
+                    return cur.type_error(m, "an array of objects");
                 }
                 each(cur)?;
             }
             Ok(())
         }
-        _ => type_error(m, "an array"),
+        _ => cur.type_error(m, "an array"),
     })?;
     Ok(read.is_some())
 }
@@ -303,10 +297,10 @@ fn rpc_id_value<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<RpcId<'a>> 
             let mut de = serde_json::Deserializer::from_str(raw);
             match rpc_id(&mut de) {
                 Ok(Some(id)) => Ok(id),
-                _ => type_error(m, "a JSON-RPC id"),
+                _ => cur.type_error(m, "a JSON-RPC id"),
             }
         }
-        _ => type_error(m, "a JSON-RPC id (string, number or null)"),
+        _ => cur.type_error(m, "a JSON-RPC id (string, number or null)"),
     }
 }
 
@@ -346,7 +340,7 @@ pub(super) fn members<'a>(
         let key = key.value();
         match names.iter().position(|n| *n == key) {
             Some(i) => {
-                seen.once(i, names[i])?;
+                seen.once(cur, i, names[i])?;
                 f(cur, i)?;
             }
             None => cur.skip_value()?,
@@ -359,7 +353,7 @@ pub(super) fn members<'a>(
 fn artifact<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option<Option<JStr<'a>>>> {
     nullable(cur, |cur, kind| match kind {
         Kind::Object => artifact_id(cur),
-        _ => type_error(m, "an object"),
+        _ => cur.type_error(m, "an object"),
     })
 }
 
@@ -398,7 +392,7 @@ fn status<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option<StatusFiel
                 Int::Unsigned(u) => StatusField::Code(i64::try_from(u).unwrap_or(i64::MAX)),
                 Int::Negative(i) => StatusField::Code(i),
             },
-            _ => return type_error(m, WANT),
+            _ => return cur.type_error(m, WANT),
         })
     })
 }
@@ -418,7 +412,7 @@ fn status_obj<'a>(cur: &mut Cursor<'a>) -> Result<Status<'a>> {
                 Int::Unsigned(u) => state_from_number(u),
                 Int::Negative(i) => StateValue::Undefined(i.to_string()),
             }),
-            _ => type_error("state", WANT),
+            _ => cur.type_error("state", WANT),
         })?;
         Ok(())
     })?;

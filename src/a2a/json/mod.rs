@@ -37,7 +37,13 @@ impl fmt::Display for JsonError {
     }
 }
 
-pub(crate) type Result<T> = std::result::Result<T, JsonError>;
+/// The cursor stopped at an error, which it holds (`Cursor::take_error`).
+/// Zero-sized, so a `Result` costs no more than its value to move: the
+/// decoder returns one from every token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stop;
+
+pub(crate) type Result<T> = std::result::Result<T, Stop>;
 
 /// A JSON string as it appears between its quotes.
 #[derive(Debug, Clone, Copy)]
@@ -80,6 +86,8 @@ pub(crate) struct Cursor<'a> {
     text: &'a str,
     pos: usize,
     depth: u32,
+    /// Why the cursor stopped, once it has.
+    error: Option<JsonError>,
 }
 
 impl<'a> Cursor<'a> {
@@ -88,6 +96,7 @@ impl<'a> Cursor<'a> {
             text,
             pos: 0,
             depth: 0,
+            error: None,
         }
     }
 
@@ -96,8 +105,29 @@ impl<'a> Cursor<'a> {
         self.text.as_bytes()
     }
 
-    fn err<T>(&self, what: &'static str) -> Result<T> {
-        Err(JsonError::Syntax { what, at: self.pos })
+    /// Stops at a syntax error at the current position.
+    fn err<T>(&mut self, what: &'static str) -> Result<T> {
+        self.fail(JsonError::Syntax { what, at: self.pos })
+    }
+
+    /// Stops with `error`.
+    #[cold]
+    pub(crate) fn fail<T>(&mut self, error: JsonError) -> Result<T> {
+        self.error = Some(error);
+        Err(Stop)
+    }
+
+    /// Stops: `member` holds valid JSON of the wrong type.
+    pub(crate) fn type_error<T>(&mut self, member: &'static str, want: &'static str) -> Result<T> {
+        self.fail(JsonError::Type { member, want })
+    }
+
+    /// Why the cursor stopped (after a `Stop`).
+    pub(crate) fn take_error(&mut self) -> JsonError {
+        self.error.take().unwrap_or(JsonError::Syntax {
+            what: "stopped",
+            at: self.pos,
+        })
     }
 
     #[inline]
