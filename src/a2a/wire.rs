@@ -83,6 +83,7 @@ const MEMBERS: [&str; 23] = [
 ];
 
 /// The index of a member in `MEMBERS`.
+#[inline(always)]
 fn member(key: &str) -> Option<usize> {
     Some(match key {
         "jsonrpc" => 0,
@@ -134,9 +135,11 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
     let mut seen = Seen(0);
     let mut first = true;
     while let Some(key) = cur.next_key(&mut first)? {
-        let found = match key.raw() {
-            Some(raw) => member(raw),
-            None => member(&key.value()),
+        // A member name is matched as sent; an escaped one (never one of
+        // the names, as sent) is matched by its value.
+        let found = match member(key.as_sent()) {
+            None if key.escaped() => member(&key.value()),
+            found => found,
         };
         let Some(i) = found else {
             cur.skip_value()?;
@@ -223,6 +226,7 @@ fn boolean(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<bool>> {
 
 /// A nested object of the union shape, converted by `f`, or `None` for
 /// `null`.
+#[inline(never)]
 fn object<'a, T>(
     cur: &mut Cursor<'a>,
     m: &'static str,

@@ -45,24 +45,31 @@ pub(crate) struct Stop;
 
 pub(crate) type Result<T> = std::result::Result<T, Stop>;
 
-/// A JSON string as it appears between its quotes.
+/// A JSON string as it appears between its quotes (validated). Two words,
+/// so results carrying one come back in registers; whether it has escapes
+/// is asked of the text, which is short and seldom escaped.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct JStr<'a> {
     raw: &'a str,
-    escaped: bool,
 }
 
 impl<'a> JStr<'a> {
-    /// The text as sent, when it has no escapes (so it is the value).
+    /// The text as sent, which is the value unless it has escapes.
     #[inline]
-    pub(crate) fn raw(self) -> Option<&'a str> {
-        (!self.escaped).then_some(self.raw)
+    pub(crate) fn as_sent(self) -> &'a str {
+        self.raw
+    }
+
+    /// Whether the text has escapes (so the value differs from it).
+    #[inline]
+    pub(crate) fn escaped(self) -> bool {
+        self.raw.as_bytes().contains(&b'\\')
     }
 
     /// The value without escapes (lone surrogates become U+FFFD),
     /// borrowed when there were none.
     pub(crate) fn value(self) -> std::borrow::Cow<'a, str> {
-        if self.escaped {
+        if self.escaped() {
             std::borrow::Cow::Owned(unescape(self.raw))
         } else {
             std::borrow::Cow::Borrowed(self.raw)
@@ -133,6 +140,11 @@ impl<'a> Cursor<'a> {
     #[inline]
     fn skip_ws(&mut self) {
         let b = self.bytes();
+        // Compact JSON has none: every other byte that may follow is above
+        // the space.
+        if b.get(self.pos).is_some_and(|&c| c > b' ') {
+            return;
+        }
         while let Some(c) = b.get(self.pos) {
             if !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
                 break;
@@ -225,6 +237,10 @@ impl<'a> Cursor<'a> {
             return self.err("expected a member name");
         }
         let key = self.string_body()?;
+        if self.bytes().get(self.pos) == Some(&b':') {
+            self.pos += 1;
+            return Ok(key);
+        }
         if !self.eat(b':') {
             return self.err("expected ':'");
         }
@@ -279,29 +295,25 @@ impl<'a> Cursor<'a> {
         let b = self.bytes();
         let start = self.pos + 1;
         let mut i = start;
-        let mut escaped = false;
         loop {
             i = find_special(b, i);
             match b.get(i) {
                 Some(b'"') => break,
-                Some(b'\\') => {
-                    escaped = true;
-                    match b.get(i + 1) {
-                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
-                        Some(b'u') => {
-                            let hex = b.get(i + 2..i + 6).unwrap_or_default();
-                            if hex.len() != 4 || !hex.iter().all(u8::is_ascii_hexdigit) {
-                                self.pos = i;
-                                return self.err("invalid \\u escape");
-                            }
-                            i += 6;
-                        }
-                        _ => {
+                Some(b'\\') => match b.get(i + 1) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                    Some(b'u') => {
+                        let hex = b.get(i + 2..i + 6).unwrap_or_default();
+                        if hex.len() != 4 || !hex.iter().all(u8::is_ascii_hexdigit) {
                             self.pos = i;
-                            return self.err("invalid escape");
+                            return self.err("invalid \\u escape");
                         }
+                        i += 6;
                     }
-                }
+                    _ => {
+                        self.pos = i;
+                        return self.err("invalid escape");
+                    }
+                },
                 Some(_) => {
                     self.pos = i;
                     return self.err("control character in string");
@@ -315,7 +327,7 @@ impl<'a> Cursor<'a> {
         self.pos = i + 1;
         // Quotes and backslashes are ASCII: both ends are char boundaries.
         let raw = self.text.get(start..i).unwrap_or_default();
-        Ok(JStr { raw, escaped })
+        Ok(JStr { raw })
     }
 
     /// A number value's text, validated against the JSON grammar.
