@@ -9,7 +9,7 @@ use std::time::Instant;
 use bytes::{Bytes, BytesMut};
 
 use super::queue::{queue, Sender};
-use super::worker::{AnalysisHandle, Budget, Msg, Worker};
+use super::worker::{AnalysisHandle, Budget, Msg, ResponseHead, Worker};
 use crate::a2a::classify::classify;
 use crate::engine::{EngineConfig, SkipReason};
 use crate::findings::Policy;
@@ -339,9 +339,11 @@ impl ExchangeObserver for Observer {
         }
         self.send(Msg::Head {
             id: self.id,
-            status: head.status.as_u16(),
-            content_type,
-            content_encoding: head.headers.get(http::header::CONTENT_ENCODING).cloned(),
+            head: Box::new(ResponseHead {
+                status: head.status.as_u16(),
+                content_type,
+                content_encoding: head.headers.get(http::header::CONTENT_ENCODING).cloned(),
+            }),
         });
     }
 

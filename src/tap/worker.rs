@@ -38,11 +38,11 @@ pub(crate) enum Msg {
         id: u64,
         reason: SkipReason,
     },
+    /// The response head (boxed: once per exchange, and it would double
+    /// the size of every message).
     Head {
         id: u64,
-        status: u16,
-        content_type: Option<HeaderValue>,
-        content_encoding: Option<HeaderValue>,
+        head: Box<ResponseHead>,
     },
     Data {
         id: u64,
@@ -63,6 +63,13 @@ pub(crate) enum Msg {
     },
     /// The proxy has drained: judge what came before, then stop.
     Shutdown,
+}
+
+/// What the engine reads of a response head.
+pub(crate) struct ResponseHead {
+    pub status: u16,
+    pub content_type: Option<HeaderValue>,
+    pub content_encoding: Option<HeaderValue>,
 }
 
 fn header_text(v: Option<&HeaderValue>) -> Option<&str> {
@@ -262,17 +269,12 @@ impl Worker {
                 self.begun.remove(&id);
                 self.skipped(reason);
             }
-            Msg::Head {
-                id,
-                status,
-                content_type,
-                content_encoding,
-            } => {
+            Msg::Head { id, head } => {
                 if let Some(live) = self.live.get_mut(&id) {
                     live.engine.response_head(
-                        status,
-                        header_text(content_type.as_ref()),
-                        header_text(content_encoding.as_ref()),
+                        head.status,
+                        header_text(head.content_type.as_ref()),
+                        header_text(head.content_encoding.as_ref()),
                     );
                     if let Some(r) = live.engine.skipped() {
                         self.forget(id);

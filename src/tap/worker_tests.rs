@@ -7,7 +7,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use http::HeaderValue;
 
-use super::{Budget, Msg, Worker};
+use super::{Budget, Msg, ResponseHead, Worker};
 use crate::a2a::model::{Binding, Exchange, Operation, RpcId, Version};
 use crate::engine::EngineConfig;
 use crate::findings::Policy;
@@ -88,9 +88,11 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
         w,
         Msg::Head {
             id: 1,
-            status: 200,
-            content_type: Some(HeaderValue::from_static("text/event-stream")),
-            content_encoding: None,
+            head: Box::new(ResponseHead {
+                status: 200,
+                content_type: Some(HeaderValue::from_static("text/event-stream")),
+                content_encoding: None,
+            }),
         },
     );
     send(
@@ -140,9 +142,11 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
         w,
         Msg::Head {
             id: 2,
-            status: 200,
-            content_type: Some(HeaderValue::from_static("application/json")),
-            content_encoding: None,
+            head: Box::new(ResponseHead {
+                status: 200,
+                content_type: Some(HeaderValue::from_static("application/json")),
+                content_encoding: None,
+            }),
         },
     );
     send(w, Msg::Data { id: 2, data: Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"result":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_CANCELED"}}}"#), at: Some(at) });
@@ -189,9 +193,11 @@ fn bodies_held_whole_share_the_analysis_budget() {
         });
         w.handle(Msg::Head {
             id,
-            status: 200,
-            content_type: Some(HeaderValue::from_static("application/json")),
-            content_encoding: None,
+            head: Box::new(ResponseHead {
+                status: 200,
+                content_type: Some(HeaderValue::from_static("application/json")),
+                content_encoding: None,
+            }),
         });
     }
     let piece = Bytes::from(vec![b' '; 1500]);
