@@ -134,7 +134,7 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
     cur.begin_object()?;
     let mut seen = Seen(0);
     let mut first = true;
-    while let Some(key) = cur.next_key(&mut first)? {
+    while let Some(key) = cur.next_key(&mut first) {
         // A member name is matched as sent; an escaped one (never one of
         // the names, as sent) is matched by its value.
         let found = match member(key.as_sent()) {
@@ -180,7 +180,7 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
             _ => o.title = string(cur, m)?,
         }
     }
-    Ok(())
+    cur.check()
 }
 
 /// Whether a member of any type is there (`null` counts as absent); the
@@ -340,7 +340,7 @@ pub(super) fn members<'a>(
     cur.begin_object()?;
     let mut seen = Seen(0);
     let mut first = true;
-    while let Some(key) = cur.next_key(&mut first)? {
+    while let Some(key) = cur.next_key(&mut first) {
         let key = key.value();
         match names.iter().position(|n| *n == key) {
             Some(i) => {
@@ -350,7 +350,7 @@ pub(super) fn members<'a>(
             None => cur.skip_value()?,
         }
     }
-    Ok(())
+    cur.check()
 }
 
 /// `artifact`: only its id matters.

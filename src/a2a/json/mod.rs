@@ -208,26 +208,37 @@ impl<'a> Cursor<'a> {
         self.nest()
     }
 
-    /// The next key of the object being read, or `None` after its `}`.
-    /// `first` starts true for each object.
+    /// The next key of the object being read, or `None` after its `}` or
+    /// at an error: after the loop, `check` tells which. (An option of two
+    /// words comes back in registers; a result of one would not.) `first`
+    /// starts true for each object.
     #[inline]
-    pub(crate) fn next_key(&mut self, first: &mut bool) -> Result<Option<JStr<'a>>> {
+    pub(crate) fn next_key(&mut self, first: &mut bool) -> Option<JStr<'a>> {
         self.skip_ws();
         match self.bytes().get(self.pos) {
             Some(b'}') => {
                 self.pos += 1;
                 self.depth -= 1;
-                return Ok(None);
+                return None;
             }
             Some(b',') if !*first => {
                 self.pos += 1;
                 self.skip_ws();
             }
             _ if *first => {}
-            _ => return self.err("expected ',' or '}'"),
+            _ => return self.err("expected ',' or '}'").ok(),
         }
         *first = false;
-        self.key().map(Some)
+        self.key().ok()
+    }
+
+    /// Err when the cursor has stopped at an error.
+    #[inline]
+    pub(crate) fn check(&self) -> Result<()> {
+        match self.error {
+            None => Ok(()),
+            Some(_) => Err(Stop),
+        }
     }
 
     /// A member name and its colon.
