@@ -43,13 +43,15 @@ pub fn decode(data: &[u8]) -> Result<Decoded<'_>, Malformed> {
     }
     if top.jsonrpc || top.result.is_some() {
         let rpc_id = Some(top.id.take().unwrap_or(RpcId::Null));
-        let payload = match (top.result.take(), top.error.take()) {
-            (Some(result), None) => result?,
-            (None, Some(err)) => Payload::Error(err),
-            (Some(_), Some(_)) => return Err(bad("JSON-RPC response with both result and error")),
-            (None, None) => return Err(bad("JSON-RPC response without result or error")),
+        return match (top.result.take(), top.error.take()) {
+            (Some(result), None) => result.map(|payload| Decoded { rpc_id, payload }),
+            (None, Some(err)) => Ok(Decoded {
+                rpc_id,
+                payload: Payload::Error(err),
+            }),
+            (Some(_), Some(_)) => Err(bad("JSON-RPC response with both result and error")),
+            (None, None) => Err(bad("JSON-RPC response without result or error")),
         };
-        return Ok(Decoded { rpc_id, payload });
     }
     if let Some(err) = top.error.take() {
         return Ok(Decoded {
@@ -108,7 +110,7 @@ pub(super) fn payload<'a>(o: &mut Obj<'a>) -> Result<Payload<'a>, Malformed> {
         ));
     }
     let event = if let Some(wrapped) = o.wrapper.take() {
-        wrapped?
+        return wrapped.map(Payload::Event);
     } else if let Some(tasks) = o.tasks.take() {
         return Ok(Payload::TaskList(tasks?));
     } else if o.task_id.is_some() && matches!(o.status, Some(StatusField::Status(_))) {

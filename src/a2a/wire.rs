@@ -149,20 +149,19 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
         match i {
             0 => o.jsonrpc = present(cur)?,
             1 => o.id = Some(rpc_id_value(cur, m)?),
-            2 => o.result = object(cur, m, decode::payload)?,
+            2 => {
+                object(cur, m, &mut o.result, decode::payload)?;
+            }
             3 => o.error = errors::error_obj(cur, m)?,
             4 => o.kind = string(cur, m)?,
             5..=8 => {
-                let wrapped = object(cur, m, |w| match i {
+                let wrapped = object(cur, m, &mut o.wrapper, |w| match i {
                     5 => decode::task(w).map(Event::Task),
                     6 => Ok(Event::Message(decode::message(w))),
                     7 => decode::status_update(w).map(Event::StatusUpdate),
                     _ => decode::artifact_update(w).map(Event::ArtifactUpdate),
                 })?;
-                if wrapped.is_some() {
-                    o.wrappers += 1;
-                    o.wrapper = wrapped;
-                }
+                o.wrappers += u8::from(wrapped);
             }
             9 => o.tasks = tasks(cur, m)?,
             10 => o.status = status(cur, m)?,
@@ -224,22 +223,26 @@ fn boolean(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<bool>> {
     })
 }
 
-/// A nested object of the union shape, converted by `f`, or `None` for
-/// `null`.
+/// A nested object of the union shape, converted by `f` straight into
+/// `slot` (the conversions are large: no result carries them); false, and
+/// `slot` untouched, for `null`.
 #[inline(never)]
 fn object<'a, T>(
     cur: &mut Cursor<'a>,
     m: &'static str,
+    slot: &mut Option<T>,
     f: impl FnOnce(&mut Obj<'a>) -> T,
-) -> Result<Option<T>> {
-    nullable(cur, |cur, kind| match kind {
+) -> Result<bool> {
+    match cur.peek()? {
+        Kind::Null => cur.null().map(|()| false),
         Kind::Object => {
             let mut o = Obj::default();
             read_obj(cur, &mut o)?;
-            Ok(f(&mut o))
+            *slot = Some(f(&mut o));
+            Ok(true)
         }
         _ => cur.type_error(m, "an object"),
-    })
+    }
 }
 
 /// An integer as serde_json classifies it: one that fits u64, else a
