@@ -177,6 +177,8 @@ pub(crate) struct Worker {
     held: usize,
     /// When the messages being handled were taken from the queue.
     clock: Instant,
+    /// `clock` on the registry's clock.
+    clock_ms: Millis,
     /// Bytes judged since the budget was last given them back (once per
     /// drain: one shared atomic update instead of one per piece).
     returned: usize,
@@ -208,6 +210,7 @@ impl Worker {
             begun: IdMap::default(),
             held: 0,
             clock: Instant::now(),
+            clock_ms: 0,
             returned: 0,
         }
     }
@@ -221,6 +224,7 @@ impl Worker {
         'run: loop {
             // Judge what is queued, in order.
             self.clock = Instant::now();
+            self.clock_ms = self.now(self.clock);
             rx.take(&mut batch);
             let drained = !batch.is_empty();
             for msg in batch.drain(..) {
@@ -284,7 +288,7 @@ impl Worker {
             }
             Msg::Data { id, data, at } => {
                 self.returned += data.len();
-                self.data(id, &data, at.unwrap_or(self.clock));
+                self.data(id, &data, at);
             }
             Msg::Lost { id } => {
                 if self.forget(id).is_some() {
@@ -313,8 +317,11 @@ impl Worker {
         );
     }
 
-    fn data(&mut self, id: u64, data: &[u8], at: Instant) {
-        let now = self.now(at);
+    /// A response piece; `at` is when it passed, when the observer timed it
+    /// (else it is timed by the drain that took it).
+    fn data(&mut self, id: u64, data: &[u8], at: Option<Instant>) {
+        let now = at.map_or(self.clock_ms, |at| self.now(at));
+        let at = at.unwrap_or(self.clock);
         let Some(live) = self.live.get_mut(&id) else {
             return;
         };
