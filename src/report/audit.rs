@@ -170,16 +170,19 @@ impl Sink {
 
     /// Writes records as they come; after each batch (whatever was queued)
     /// it flushes, so a record reaches the file within a batch's time.
+    /// The reopen flag is read at every message: the wake-up that follows a
+    /// SIGHUP may arrive in the middle of a batch, and must not be taken
+    /// without the reopen it announces.
     fn run(&mut self, rx: mpsc::Receiver<Msg>, reopen: &AtomicBool) {
         self.open();
         while let Ok(first) = rx.recv() {
-            if reopen.swap(false, Ordering::AcqRel) {
-                self.flush();
-                self.out = None;
-                self.open();
-            }
             let mut next = Some(first);
             while let Some(msg) = next {
+                if reopen.swap(false, Ordering::AcqRel) {
+                    self.flush();
+                    self.out = None;
+                    self.open();
+                }
                 if let Msg::Record(r) = msg {
                     self.write(&r);
                 }
