@@ -81,8 +81,8 @@ const TICK: Duration = Duration::from_secs(1);
 /// After a message, the thread naps this long between drains. Longer naps
 /// mean fewer wake-ups but longer drains, and a drain that holds a core
 /// delays the forwarding thread that wanted it: at 4 ms, one-connection
-/// p99 rose by ~0.15 ms over the pass-through, at 1 ms by ~0.03 ms, for
-/// the same throughput at saturation...
+/// SSE p99 was 0.12–0.21 ms above the pass-through's, at 1 ms up to
+/// 0.06 ms, for the same throughput at saturation (BENCHMARKS.md)...
 const NAP: Duration = Duration::from_millis(1);
 /// ...for this long, before it parks on the queue again.
 const BUSY_SPELL: Duration = Duration::from_millis(200);
