@@ -248,10 +248,6 @@ impl<'a> Cursor<'a> {
             return self.err("expected a member name");
         }
         let key = self.string_body()?;
-        if self.bytes().get(self.pos) == Some(&b':') {
-            self.pos += 1;
-            return Ok(key);
-        }
         if !self.eat(b':') {
             return self.err("expected ':'");
         }
