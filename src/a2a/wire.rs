@@ -430,3 +430,19 @@ fn status_obj<'a>(cur: &mut Cursor<'a>) -> Result<Status<'a>> {
         timestamp,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{member, MEMBERS};
+
+    #[test]
+    fn the_member_match_and_the_member_list_agree() {
+        // `member` is a match for speed; `MEMBERS` names the duplicate bits.
+        for (i, name) in MEMBERS.iter().enumerate() {
+            assert_eq!(member(name), Some(i), "{name}");
+        }
+        for other in ["", "Id", "taskid", "artifactId", "parts ", "results"] {
+            assert_eq!(member(other), None, "{other:?}");
+        }
+    }
+}
