@@ -11,7 +11,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
 use crate::admin::{self, Readiness};
@@ -44,6 +44,9 @@ pub enum StartError {
     /// Metrics could not be registered.
     #[error(transparent)]
     Metrics(#[from] MetricsError),
+    /// A serving thread could not be started.
+    #[error("cannot start a serving thread: {source}")]
+    Thread { source: std::io::Error },
 }
 
 impl StartError {
@@ -51,7 +54,7 @@ impl StartError {
     pub fn exit_code(&self) -> i32 {
         match self {
             StartError::Missing(_) | StartError::Client(_) => 2,
-            StartError::Bind { .. } | StartError::Metrics(_) => 3,
+            StartError::Bind { .. } | StartError::Metrics(_) | StartError::Thread { .. } => 3,
         }
     }
 }
@@ -139,12 +142,24 @@ pub async fn start_with(
     let admin = local(&admin_listener, "admin", config.admin)?;
 
     metrics.init_upstream(&config.upstream_name());
-    let forwarder = Arc::new(Forwarder::new(
-        config,
-        &upstream,
-        metrics.clone(),
-        inspector,
-    )?);
+    // One forwarder (and upstream pool) per serving thread: a connection,
+    // its exchanges and their upstream connections stay on one thread.
+    let (drain, drain_rx) = watch::channel(false);
+    let (kill, kill_rx) = watch::channel(false);
+    let count = serving_threads();
+    let mut threads = Vec::with_capacity(count);
+    for i in 0..count {
+        let forwarder = Forwarder::new(config, &upstream, metrics.clone(), inspector.clone())?
+            .with_ids(i as u64 + 1, count as u64);
+        let conn = Conn {
+            forwarder: Arc::new(forwarder),
+            metrics: metrics.clone(),
+            upstream: config.upstream_name().into(),
+        };
+        let thread = ServingThread::start(i, conn, drain_rx.clone(), kill_rx.clone())
+            .map_err(|source| StartError::Thread { source })?;
+        threads.push(thread);
+    }
     let readiness = Arc::new(Readiness::default());
     let timeout = config.proxy.connect_timeout.0;
     let (host, port) = (upstream.host().to_string(), upstream.port());
@@ -167,17 +182,16 @@ pub async fn start_with(
         stop_admin_rx,
     ));
     let lifecycle = Lifecycle {
-        upstream: config.upstream_name(),
+        threads,
+        drain,
+        kill,
         max_connections: config.proxy.max_connections.clamp(1, u32::MAX as usize / 2),
         grace: config.proxy.grace_period.0,
     };
     let done = tokio::spawn({
         let readiness = readiness.clone();
-        let metrics = metrics.clone();
         async move {
-            lifecycle
-                .run(listener, forwarder, metrics, readiness, shutdown_rx)
-                .await;
+            lifecycle.run(listener, readiness, shutdown_rx).await;
             stop_probe.send_replace(true);
             stop_admin.send_replace(true);
             let _ = admin_task.await;
@@ -194,9 +208,19 @@ pub async fn start_with(
     })
 }
 
-/// Settings of the proxy port's accept loop and drain.
+/// Threads that serve caller connections: one per core.
+fn serving_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// The proxy port's accept loop and drain, and the threads it hands
+/// connections to.
 struct Lifecycle {
-    upstream: String,
+    threads: Vec<ServingThread>,
+    /// Raised at shutdown: connections finish their exchanges and close.
+    drain: watch::Sender<bool>,
+    /// Raised after the grace period: connections close at once.
+    kill: watch::Sender<bool>,
     max_connections: usize,
     grace: Duration,
 }
@@ -205,20 +229,24 @@ impl Lifecycle {
     async fn run(
         self,
         listener: TcpListener,
-        forwarder: Arc<Forwarder>,
-        metrics: Arc<Metrics>,
         readiness: Arc<Readiness>,
         mut shutdown: watch::Receiver<bool>,
     ) {
-        let mut builder = auto::Builder::new(TokioExecutor::new());
-        builder.http1().timer(TokioTimer::new());
-        let builder = Arc::new(builder);
-        let slots = Arc::new(Semaphore::new(self.max_connections));
-        let (drain, drain_rx) = watch::channel(false);
-        let (kill, kill_rx) = watch::channel(false);
-        let upstream: Arc<str> = self.upstream.into();
+        let Lifecycle {
+            mut threads,
+            drain,
+            kill,
+            max_connections,
+            grace,
+        } = self;
+        let slots = Arc::new(Semaphore::new(max_connections));
+        let mut next = 0usize;
 
         loop {
+            if threads.is_empty() {
+                tracing::error!("no serving thread left: stopping");
+                break;
+            }
             let permit = tokio::select! {
                 _ = raised(&mut shutdown) => break,
                 p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
@@ -235,45 +263,130 @@ impl Lifecycle {
                     }
                 },
             };
-            let conn = Conn {
-                builder: builder.clone(),
-                forwarder: forwarder.clone(),
-                metrics: metrics.clone(),
-                upstream: upstream.clone(),
+            let stream = match stream.into_std() {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot hand over an accepted connection");
+                    continue;
+                }
             };
-            let (drain_rx, kill_rx) = (drain_rx.clone(), kill_rx.clone());
-            tokio::spawn(async move {
-                conn.serve(stream, peer, drain_rx, kill_rx).await;
-                drop(permit);
-            });
+            let mut accepted = Accepted {
+                stream,
+                peer,
+                permit,
+            };
+            // Round robin; a thread that has stopped (it never should) is
+            // dropped and the next one takes the connection.
+            while !threads.is_empty() {
+                next = (next + 1) % threads.len();
+                match threads[next].tx.send(accepted) {
+                    Ok(()) => break,
+                    Err(mpsc::error::SendError(back)) => {
+                        tracing::error!("a serving thread has stopped");
+                        threads.remove(next);
+                        accepted = back;
+                    }
+                }
+            }
         }
 
         readiness.set_draining();
         drop(listener);
-        tracing::info!(grace = ?self.grace, "draining: no longer accepting");
+        tracing::info!(?grace, "draining: no longer accepting");
         drain.send_replace(true);
-        let all = self.max_connections as u32;
-        let drained = tokio::time::timeout(self.grace, slots.acquire_many(all)).await;
+        let all = max_connections as u32;
+        let drained = tokio::time::timeout(grace, slots.acquire_many(all)).await;
         if drained.is_err() {
             tracing::warn!("grace period over: closing the remaining connections");
             kill.send_replace(true);
             let _ = tokio::time::timeout(CLOSE_WAIT, slots.acquire_many(all)).await;
         }
+        for t in threads {
+            t.stop().await;
+        }
         tracing::info!("stopped");
     }
 }
 
-/// One caller connection's context.
+/// An accepted caller connection on its way to a serving thread.
+struct Accepted {
+    stream: std::net::TcpStream,
+    peer: SocketAddr,
+    permit: OwnedSemaphorePermit,
+}
+
+/// A thread with its own single-threaded runtime that serves the
+/// connections handed to it: each connection, its exchanges and their
+/// upstream connections run on one thread, so no wake-up crosses threads.
+struct ServingThread {
+    tx: mpsc::UnboundedSender<Accepted>,
+    done: oneshot::Receiver<()>,
+}
+
+impl ServingThread {
+    fn start(
+        index: usize,
+        conn: Conn,
+        drain: watch::Receiver<bool>,
+        kill: watch::Receiver<bool>,
+    ) -> std::io::Result<ServingThread> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let (tx, mut rx) = mpsc::unbounded_channel::<Accepted>();
+        let (done_tx, done) = oneshot::channel();
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder.http1().timer(TokioTimer::new());
+        let conn = Arc::new(ServingConn { builder, conn });
+        std::thread::Builder::new()
+            .name(format!("a2a-tap-serve-{index}"))
+            .spawn(move || {
+                runtime.block_on(async move {
+                    while let Some(a) = rx.recv().await {
+                        let stream = match TcpStream::from_std(a.stream) {
+                            Ok(s) => s,
+                            Err(e) => {
+                                tracing::warn!(error = %e, "cannot serve an accepted connection");
+                                continue;
+                            }
+                        };
+                        let (conn, drain, kill) = (conn.clone(), drain.clone(), kill.clone());
+                        tokio::spawn(async move {
+                            conn.serve(stream, a.peer, drain, kill).await;
+                            drop(a.permit);
+                        });
+                    }
+                });
+                drop(runtime);
+                let _ = done_tx.send(());
+            })?;
+        Ok(ServingThread { tx, done })
+    }
+
+    /// Lets the thread end once its connections have (call after the
+    /// drain), and waits for it.
+    async fn stop(self) {
+        drop(self.tx);
+        let _ = self.done.await;
+    }
+}
+
+/// What a serving thread serves connections with.
+struct ServingConn {
+    builder: auto::Builder<TokioExecutor>,
+    conn: Conn,
+}
+
+/// One serving thread's context for caller connections.
 struct Conn {
-    builder: Arc<auto::Builder<TokioExecutor>>,
     forwarder: Arc<Forwarder>,
     metrics: Arc<Metrics>,
     upstream: Arc<str>,
 }
 
-impl Conn {
+impl ServingConn {
     async fn serve(
-        self,
+        &self,
         stream: TcpStream,
         peer: SocketAddr,
         mut drain: watch::Receiver<bool>,
@@ -282,7 +395,7 @@ impl Conn {
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(error = %e, "set_nodelay failed");
         }
-        let forwarder = self.forwarder.clone();
+        let forwarder = self.conn.forwarder.clone();
         let service = service_fn(move |req| {
             let forwarder = forwarder.clone();
             async move { Ok::<_, Infallible>(forwarder.handle(req, peer).await) }
@@ -300,10 +413,12 @@ impl Conn {
             }
         };
         if let Err(e) = result {
-            self.connection_error(&*e, peer);
+            self.conn.connection_error(&*e, peer);
         }
     }
+}
 
+impl Conn {
     fn connection_error(
         &self,
         err: &(dyn std::error::Error + Send + Sync + 'static),

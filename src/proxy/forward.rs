@@ -48,6 +48,9 @@ pub struct Forwarder {
     shared: Arc<Shared>,
     inspector: Option<Arc<dyn Inspector>>,
     next_id: AtomicU64,
+    /// Request ids go up by this much (one forwarder per serving thread,
+    /// each with its own start, so ids never repeat across them).
+    id_stride: u64,
     max_request_body: u64,
     header_timeout: Duration,
     forwarded_headers: bool,
@@ -96,6 +99,7 @@ impl Forwarder {
             )),
             inspector,
             next_id: AtomicU64::new(1),
+            id_stride: 1,
             max_request_body: p.max_request_body,
             header_timeout: p.upstream_header_timeout.0,
             forwarded_headers: p.forwarded_headers,
@@ -107,9 +111,16 @@ impl Forwarder {
         })
     }
 
+    /// Numbers this forwarder's requests `first`, `first + stride`, ...
+    pub fn with_ids(mut self, first: u64, stride: u64) -> Forwarder {
+        self.next_id = AtomicU64::new(first);
+        self.id_stride = stride.max(1);
+        self
+    }
+
     /// Handles one exchange; never fails: errors become 413/502/504 answers.
     pub async fn handle(&self, req: Request<Incoming>, peer: SocketAddr) -> Response<ProxyBody> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let id = self.next_id.fetch_add(self.id_stride, Ordering::Relaxed);
         let span = tracing::debug_span!("exchange", request_id = id);
         self.forward(id, req, peer).instrument(span).await
     }

@@ -1,0 +1,112 @@
+//! Serving threads: caller connections are shared out among one thread per
+//! core, each exchange runs on its connection's thread from request to
+//! response end, and request ids stay unique across the threads.
+
+mod support;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http::{request, response, Request, Response, StatusCode};
+use http_body_util::BodyExt;
+
+use a2a_tap::proxy::{BodyEnd, ExchangeObserver, Inspector, ProxyError};
+use support::*;
+
+/// Where each exchange was seen: request id → the threads that saw it.
+#[derive(Default)]
+struct Threads(Mutex<HashMap<u64, HashSet<String>>>);
+
+impl Threads {
+    fn saw(&self, id: u64) {
+        let name = std::thread::current().name().unwrap_or("?").to_string();
+        if let Ok(mut m) = self.0.lock() {
+            m.entry(id).or_default().insert(name);
+        }
+    }
+}
+
+struct Recording(Arc<Threads>);
+
+struct Exchange {
+    id: u64,
+    threads: Arc<Threads>,
+}
+
+impl Inspector for Recording {
+    fn begin(&self, id: u64, _head: &request::Parts) -> Option<Arc<dyn ExchangeObserver>> {
+        self.0.saw(id);
+        Some(Arc::new(Exchange {
+            id,
+            threads: self.0.clone(),
+        }))
+    }
+}
+
+impl ExchangeObserver for Exchange {
+    fn request_data(&self, _data: &Bytes) {
+        self.threads.saw(self.id);
+    }
+    fn request_end(&self, _end: BodyEnd) {
+        self.threads.saw(self.id);
+    }
+    fn response_head(&self, _head: &response::Parts) {
+        self.threads.saw(self.id);
+    }
+    fn response_data(&self, _data: &Bytes) {
+        self.threads.saw(self.id);
+    }
+    fn response_end(&self, _end: BodyEnd) {
+        self.threads.saw(self.id);
+    }
+    fn upstream_failed(&self, _error: &ProxyError) {
+        self.threads.saw(self.id);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_are_shared_out_and_each_exchange_stays_on_one_thread() {
+    let up = upstream(|req| async move {
+        let body = req.into_body().collect().await.map(|b| b.to_bytes());
+        Response::new(full(body.unwrap_or_default()))
+    })
+    .await;
+    let threads = Arc::new(Threads::default());
+    let tap = proxy_with(config(up), Some(Arc::new(Recording(threads.clone())))).await;
+    let addr = tap.listen_addr();
+
+    // Eight caller connections at once, five exchanges on each.
+    let mut callers = Vec::new();
+    for c in 0..8 {
+        callers.push(tokio::spawn(async move {
+            let client = client();
+            for i in 0..5 {
+                let sent = format!("caller {c} exchange {i}");
+                let req = Request::post(format!("http://{addr}/echo"))
+                    .body(full(sent.clone()))
+                    .expect("request");
+                let (head, body) = send(&client, req).await;
+                assert_eq!((head.status, &body[..]), (StatusCode::OK, sent.as_bytes()));
+            }
+        }));
+    }
+    for c in callers {
+        within("caller", c).await.expect("caller finished");
+    }
+
+    let seen = threads.0.lock().expect("lock").clone();
+    assert_eq!(seen.len(), 40, "40 exchanges, 40 distinct request ids");
+    let mut used = HashSet::new();
+    for (id, names) in &seen {
+        assert_eq!(names.len(), 1, "exchange {id} crossed threads: {names:?}");
+        let name = names.iter().next().expect("one");
+        assert!(
+            name.starts_with("a2a-tap-serve-"),
+            "exchange {id} on {name}"
+        );
+        used.extend(names.iter().cloned());
+    }
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    assert_eq!(used.len(), cores.min(8), "serving threads used: {used:?}");
+}
