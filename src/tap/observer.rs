@@ -2,14 +2,14 @@
 //! request (bounded) and every response piece to the analysis thread,
 //! without ever waiting for it.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 
 use super::queue::{queue, Sender};
-use super::worker::{AnalysisHandle, Budget, Msg, ResponseHead, Worker};
+use super::worker::{AnalysisHandle, Msg, ResponseHead, Worker};
 use crate::a2a::classify::classify;
 use crate::engine::{EngineConfig, SkipReason};
 use crate::findings::Policy;
@@ -44,7 +44,6 @@ pub struct Tap {
 
 struct Shared {
     tx: Sender<Msg>,
-    budget: Arc<Budget>,
     max_request_bytes: usize,
     /// `a2a_streams_active{upstream}`, resolved once.
     streams_active: prometheus::IntGauge,
@@ -58,11 +57,7 @@ impl Tap {
         metrics: Arc<Metrics>,
         audit: AuditLog,
     ) -> std::io::Result<(Tap, AnalysisHandle)> {
-        let (tx, rx) = queue();
-        let budget = Arc::new(Budget {
-            in_flight: AtomicUsize::new(0),
-            limit: cfg.queue_bytes,
-        });
+        let (tx, rx) = queue(cfg.queue_bytes);
         let worker = Worker::new(
             Registry::new(cfg.registry),
             cfg.engine,
@@ -70,7 +65,7 @@ impl Tap {
             cfg.upstream.clone(),
             metrics.clone(),
             audit,
-            budget.clone(),
+            cfg.queue_bytes,
         );
         let thread = std::thread::Builder::new()
             .name("a2a-tap-analysis".into())
@@ -78,7 +73,6 @@ impl Tap {
         let handle_tx = tx.clone();
         let shared = Arc::new(Shared {
             tx,
-            budget,
             max_request_bytes: cfg.max_request_bytes,
             streams_active: metrics.streams_active.with_label_values(&[&cfg.upstream]),
             card_base: cfg.card_base,
@@ -351,15 +345,15 @@ impl ExchangeObserver for Observer {
         if self.lost.load(Ordering::Relaxed) {
             return;
         }
-        if self.shared.budget.try_take(data.len()) {
-            let first = !self.data_sent.load(Ordering::Relaxed)
-                && !self.data_sent.swap(true, Ordering::Relaxed);
-            self.send(Msg::Data {
-                id: self.id,
-                data: data.clone(),
-                at: first.then(Instant::now),
-            });
-        } else {
+        let first = !self.data_sent.load(Ordering::Relaxed)
+            && !self.data_sent.swap(true, Ordering::Relaxed);
+        let msg = Msg::Data {
+            id: self.id,
+            data: data.clone(),
+            at: first.then(Instant::now),
+        };
+        if !self.shared.tx.send_bytes(msg, data.len()) {
+            // Over the analysis budget: this exchange goes unjudged.
             self.lost.store(true, Ordering::Relaxed);
             self.send(Msg::Lost { id: self.id });
         }

@@ -1,7 +1,9 @@
 //! The one FIFO from the observers to the analysis thread. Senders append
 //! under a short lock (no allocation once the buffers have grown, no
 //! wake-up unless the thread is parked); the analysis thread takes all that
-//! is queued at once, swapping buffers, so each drain costs one lock.
+//! is queued at once, swapping buffers, so each drain costs one lock. The
+//! same lock keeps the byte budget: bytes sent and not yet given back by
+//! the receiver are bounded, with no second shared counter to update.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -13,10 +15,14 @@ const KEEP_CAPACITY: usize = 1 << 16;
 struct Queue<T> {
     state: Mutex<State<T>>,
     queued: Condvar,
+    /// Most bytes in flight.
+    limit: usize,
 }
 
 struct State<T> {
     items: Vec<T>,
+    /// Bytes sent and not yet given back.
+    in_flight: usize,
     /// The receiver is waiting on `queued`: the next send must wake it.
     parked: bool,
 }
@@ -35,14 +41,16 @@ pub(crate) struct Sender<T>(Arc<Queue<T>>);
 /// The receiving side (one).
 pub(crate) struct Receiver<T>(Arc<Queue<T>>);
 
-/// A new, empty queue.
-pub(crate) fn queue<T>() -> (Sender<T>, Receiver<T>) {
+/// A new, empty queue allowing `limit` bytes in flight.
+pub(crate) fn queue<T>(limit: usize) -> (Sender<T>, Receiver<T>) {
     let q = Arc::new(Queue {
         state: Mutex::new(State {
             items: Vec::new(),
+            in_flight: 0,
             parked: false,
         }),
         queued: Condvar::new(),
+        limit,
     });
     (Sender(q.clone()), Receiver(q))
 }
@@ -60,6 +68,24 @@ impl<T> Sender<T> {
     pub(crate) fn send(&self, item: T) {
         let mut state = self.0.lock();
         state.items.push(item);
+        self.wake(state);
+    }
+
+    /// Appends `item`, which carries `bytes` of the budget, unless that
+    /// would put more than the limit in flight: then nothing is queued and
+    /// the answer is false. Never waits for the receiver.
+    pub(crate) fn send_bytes(&self, item: T, bytes: usize) -> bool {
+        let mut state = self.0.lock();
+        match state.in_flight.checked_add(bytes) {
+            Some(n) if n <= self.0.limit => state.in_flight = n,
+            _ => return false,
+        }
+        state.items.push(item);
+        self.wake(state);
+        true
+    }
+
+    fn wake(&self, mut state: MutexGuard<'_, State<T>>) {
         let wake = std::mem::take(&mut state.parked);
         drop(state);
         if wake {
@@ -79,6 +105,14 @@ impl<T> Receiver<T> {
             *into = Vec::new();
         }
         std::mem::swap(&mut self.0.lock().items, into);
+    }
+
+    /// Gives back `bytes` of the budget (what was judged).
+    pub(crate) fn give_back(&self, bytes: usize) {
+        if bytes > 0 {
+            let mut state = self.0.lock();
+            state.in_flight = state.in_flight.saturating_sub(bytes);
+        }
     }
 
     /// Parks until something is queued or `timeout` passes.
@@ -109,7 +143,7 @@ mod tests {
 
     #[test]
     fn items_come_out_in_the_order_they_were_sent_from_all_threads() {
-        let (tx, rx) = queue::<(usize, usize)>();
+        let (tx, rx) = queue::<(usize, usize)>(usize::MAX);
         let threads: Vec<_> = (0..4)
             .map(|t| {
                 let tx = tx.clone();
@@ -130,8 +164,25 @@ mod tests {
     }
 
     #[test]
+    fn bytes_past_the_budget_are_refused_until_given_back() {
+        let (tx, rx) = queue::<u32>(100);
+        assert!(tx.send_bytes(1, 60));
+        assert!(!tx.send_bytes(2, 41), "61..=101 is over");
+        assert!(tx.send_bytes(3, 40), "exactly the limit");
+        tx.send(4); // weightless
+        assert!(!tx.send_bytes(5, 1));
+        let mut got = Vec::new();
+        rx.take(&mut got);
+        assert_eq!(got, [1, 3, 4], "a refused item is not queued");
+        assert!(!tx.send_bytes(6, 1), "taken is not given back");
+        rx.give_back(60);
+        assert!(tx.send_bytes(7, 60));
+        assert!(!tx.send_bytes(8, usize::MAX), "no overflow");
+    }
+
+    #[test]
     fn a_parked_receiver_wakes_for_a_send_and_not_before() {
-        let (tx, rx) = queue::<u32>();
+        let (tx, rx) = queue::<u32>(usize::MAX);
         let sender = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(50));
             tx.send(7);
@@ -150,7 +201,7 @@ mod tests {
 
     #[test]
     fn waiting_on_an_empty_queue_times_out() {
-        let (tx, rx) = queue::<u32>();
+        let (tx, rx) = queue::<u32>(usize::MAX);
         let started = Instant::now();
         rx.wait(Duration::from_millis(20));
         assert!(started.elapsed() >= Duration::from_millis(20));
@@ -164,7 +215,7 @@ mod tests {
 
     #[test]
     fn an_oversized_buffer_is_not_kept() {
-        let (tx, rx) = queue::<u8>();
+        let (tx, rx) = queue::<u8>(usize::MAX);
         let mut big = Vec::with_capacity(KEEP_CAPACITY + 1);
         rx.take(&mut big);
         // The senders append to a fresh buffer, never the oversized one.

@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -87,29 +86,6 @@ const NAP: Duration = Duration::from_millis(1);
 /// ...for this long, before it parks on the queue again.
 const BUSY_SPELL: Duration = Duration::from_millis(200);
 
-/// Bytes in flight to the analysis thread; over the budget, data is dropped
-/// and its exchange left unjudged.
-pub(crate) struct Budget {
-    pub in_flight: AtomicUsize,
-    pub limit: usize,
-}
-
-impl Budget {
-    pub(crate) fn try_take(&self, n: usize) -> bool {
-        let prev = self.in_flight.fetch_add(n, Ordering::AcqRel);
-        if prev + n > self.limit {
-            self.in_flight.fetch_sub(n, Ordering::AcqRel);
-            false
-        } else {
-            true
-        }
-    }
-
-    pub(crate) fn give_back(&self, n: usize) {
-        self.in_flight.fetch_sub(n, Ordering::AcqRel);
-    }
-}
-
 /// Joins the analysis thread at shutdown, after it has judged every
 /// message sent before the observers were dropped.
 pub struct AnalysisHandle {
@@ -168,7 +144,8 @@ pub(crate) struct Worker {
     upstream: String,
     metrics: Arc<Metrics>,
     audit: AuditLog,
-    budget: Arc<Budget>,
+    /// Bytes queued for, or held by, analysis (`[analysis] queue_bytes`).
+    budget: usize,
     epoch: Instant,
     handles: Handles,
     /// Exchanges being judged; messages for any other id are ignored.
@@ -181,8 +158,8 @@ pub(crate) struct Worker {
     clock: Instant,
     /// `clock` on the registry's clock.
     clock_ms: Millis,
-    /// Bytes judged since the budget was last given them back (once per
-    /// drain: one shared atomic update instead of one per piece).
+    /// Bytes judged since the queue's budget was last given them back
+    /// (once per drain: one lock instead of one per piece).
     returned: usize,
 }
 
@@ -195,7 +172,7 @@ impl Worker {
         upstream: String,
         metrics: Arc<Metrics>,
         audit: AuditLog,
-        budget: Arc<Budget>,
+        budget: usize,
     ) -> Worker {
         let handles = Handles::new(&metrics, &upstream);
         Worker {
@@ -235,7 +212,7 @@ impl Worker {
                 }
                 self.handle(msg);
             }
-            self.budget.give_back(std::mem::take(&mut self.returned));
+            rx.give_back(std::mem::take(&mut self.returned));
             let now = Instant::now();
             if drained {
                 last_busy = now;
@@ -336,7 +313,7 @@ impl Worker {
         let skipped = live.engine.skipped().or_else(|| {
             // Bodies held whole across every exchange share the analysis
             // budget: past it, this one goes unjudged rather than grow.
-            (self.held > self.budget.limit).then_some(SkipReason::Overload)
+            (self.held > self.budget).then_some(SkipReason::Overload)
         });
         if let Some(r) = skipped {
             // Judging stopped here (body over the limit, corrupt encoding,

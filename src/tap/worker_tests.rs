@@ -1,13 +1,12 @@
 //! The analysis thread's causal order, driven message by message.
 
-use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
 use http::HeaderValue;
 
-use super::{Budget, Msg, ResponseHead, Worker};
+use super::{Msg, ResponseHead, Worker};
 use crate::a2a::model::{Binding, Exchange, Operation, RpcId, Version};
 use crate::engine::EngineConfig;
 use crate::findings::Policy;
@@ -32,10 +31,6 @@ fn worker_with_budget(limit: usize) -> (Worker, Arc<Metrics>, std::path::PathBuf
         metrics.audit_records_dropped_total.clone(),
     )
     .expect("audit");
-    let budget = Arc::new(Budget {
-        in_flight: AtomicUsize::new(0),
-        limit,
-    });
     let w = Worker::new(
         Registry::new(RegistryConfig::default()),
         EngineConfig::default(),
@@ -43,7 +38,7 @@ fn worker_with_budget(limit: usize) -> (Worker, Arc<Metrics>, std::path::PathBuf
         "up".into(),
         metrics.clone(),
         audit,
-        budget,
+        limit,
     );
     (w, metrics, path)
 }
