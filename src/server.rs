@@ -1,6 +1,7 @@
 //! Listeners and lifecycle: the proxy port (HTTP/1.1 and h2c on one port),
-//! the admin port, the upstream probe, and graceful shutdown (readiness
-//! false, stop accepting, drain up to the grace period, then close).
+//! whose connections are served by one thread per core, the admin port, the
+//! upstream probe, and graceful shutdown (readiness false, stop accepting,
+//! drain up to the grace period, then close).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
