@@ -153,12 +153,15 @@ pub async fn start_with(
         let forwarder = Forwarder::new(config, &upstream, metrics.clone(), inspector.clone())?
             .with_ids(i as u64 + 1, count as u64);
         let conn = Conn {
+            builder: caller_builder(),
             forwarder: Arc::new(forwarder),
             metrics: metrics.clone(),
             upstream: config.upstream_name().into(),
+            drain: drain_rx.clone(),
+            kill: kill_rx.clone(),
         };
-        let thread = ServingThread::start(i, conn, drain_rx.clone(), kill_rx.clone())
-            .map_err(|source| StartError::Thread { source })?;
+        let thread =
+            ServingThread::start(i, conn).map_err(|source| StartError::Thread { source })?;
         threads.push(thread);
     }
     let readiness = Arc::new(Readiness::default());
@@ -325,20 +328,13 @@ struct ServingThread {
 }
 
 impl ServingThread {
-    fn start(
-        index: usize,
-        conn: Conn,
-        drain: watch::Receiver<bool>,
-        kill: watch::Receiver<bool>,
-    ) -> std::io::Result<ServingThread> {
+    fn start(index: usize, conn: Conn) -> std::io::Result<ServingThread> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
         let (tx, mut rx) = mpsc::unbounded_channel::<Accepted>();
         let (done_tx, done) = oneshot::channel();
-        let mut builder = auto::Builder::new(TokioExecutor::new());
-        builder.http1().timer(TokioTimer::new());
-        let conn = Arc::new(ServingConn { builder, conn });
+        let conn = Arc::new(conn);
         std::thread::Builder::new()
             .name(format!("a2a-tap-serve-{index}"))
             .spawn(move || {
@@ -351,9 +347,9 @@ impl ServingThread {
                                 continue;
                             }
                         };
-                        let (conn, drain, kill) = (conn.clone(), drain.clone(), kill.clone());
+                        let conn = conn.clone();
                         tokio::spawn(async move {
-                            conn.serve(stream, a.peer, drain, kill).await;
+                            conn.serve(stream, a.peer).await;
                             drop(a.permit);
                         });
                     }
@@ -372,31 +368,32 @@ impl ServingThread {
     }
 }
 
-/// What a serving thread serves connections with.
-struct ServingConn {
-    builder: auto::Builder<TokioExecutor>,
-    conn: Conn,
+/// The HTTP/1.1 and h2c server settings for caller connections.
+fn caller_builder() -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder.http1().timer(TokioTimer::new());
+    builder
 }
 
 /// One serving thread's context for caller connections.
 struct Conn {
+    builder: auto::Builder<TokioExecutor>,
     forwarder: Arc<Forwarder>,
     metrics: Arc<Metrics>,
     upstream: Arc<str>,
+    /// Raised at shutdown: finish the exchange in progress, then close.
+    drain: watch::Receiver<bool>,
+    /// Raised after the grace period: close at once.
+    kill: watch::Receiver<bool>,
 }
 
-impl ServingConn {
-    async fn serve(
-        &self,
-        stream: TcpStream,
-        peer: SocketAddr,
-        mut drain: watch::Receiver<bool>,
-        mut kill: watch::Receiver<bool>,
-    ) {
+impl Conn {
+    async fn serve(&self, stream: TcpStream, peer: SocketAddr) {
+        let (mut drain, mut kill) = (self.drain.clone(), self.kill.clone());
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(error = %e, "set_nodelay failed");
         }
-        let forwarder = self.conn.forwarder.clone();
+        let forwarder = self.forwarder.clone();
         let service = service_fn(move |req| {
             let forwarder = forwarder.clone();
             async move { Ok::<_, Infallible>(forwarder.handle(req, peer).await) }
@@ -414,12 +411,10 @@ impl ServingConn {
             }
         };
         if let Err(e) = result {
-            self.conn.connection_error(&*e, peer);
+            self.connection_error(&*e, peer);
         }
     }
-}
 
-impl Conn {
     fn connection_error(
         &self,
         err: &(dyn std::error::Error + Send + Sync + 'static),

@@ -144,7 +144,8 @@ pub(crate) struct Worker {
     upstream: String,
     metrics: Arc<Metrics>,
     audit: AuditLog,
-    /// Bytes queued for, or held by, analysis (`[analysis] queue_bytes`).
+    /// Most bytes the engines may hold across exchanges (`[analysis]
+    /// queue_bytes`, the limit the queue also puts on bytes in flight).
     budget: usize,
     epoch: Instant,
     handles: Handles,
