@@ -1,6 +1,7 @@
 //! The whole engine (SSE framing + decoding + lifecycle reduction) on a
-//! realistic stream of ~300-byte artifact frames, against a plain
-//! `serde_json::from_slice::<Value>` of the same frames' data.
+//! realistic stream of ~300-byte artifact frames (chunks of eight artifacts
+//! taking turns, or of one), against a plain `serde_json::from_slice::<Value>`
+//! of the same frames' data.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 
@@ -11,21 +12,23 @@ use a2a_tap::lifecycle::{End, Registry, RegistryConfig};
 
 const FRAMES: usize = 1000;
 
-fn artifact_frame(i: usize) -> String {
+fn artifact_frame(i: usize, artifacts: usize) -> String {
     format!(
         "data: {{\"jsonrpc\":\"2.0\",\"id\":42,\"result\":{{\"artifactUpdate\":{{\"taskId\":\"3f6c1c52-8a7e-4c1e-9d2b-5a1f0e7c9b11\",\"contextId\":\"8d2e4b7a-1c3f-4e5d-a6b7-c8d9e0f1a2b3\",\"artifact\":{{\"artifactId\":\"report-{:04}\",\"parts\":[{{\"text\":\"The quarterly figures show a steady rise in throughput across all regions; chunk {:04} continues.\"}}]}},\"append\":{}}}}}}}\n\n",
-        i % 8,
+        i % artifacts,
         i,
-        // Each of the 8 artifacts opens with a replacing chunk, then appends.
-        i >= 8
+        // Each artifact opens with a replacing chunk, then appends.
+        i >= artifacts
     )
 }
 
-fn stream() -> (Vec<u8>, Vec<Vec<u8>>) {
+/// A task's stream: its snapshot, then chunks of `artifacts` artifacts
+/// taking turns (one: an agent streaming its answer).
+fn stream(artifacts: usize) -> (Vec<u8>, Vec<Vec<u8>>) {
     let mut body = String::new();
     body.push_str("data: {\"jsonrpc\":\"2.0\",\"id\":42,\"result\":{\"task\":{\"id\":\"3f6c1c52-8a7e-4c1e-9d2b-5a1f0e7c9b11\",\"contextId\":\"8d2e4b7a-1c3f-4e5d-a6b7-c8d9e0f1a2b3\",\"status\":{\"state\":\"TASK_STATE_WORKING\"}}}}\n\n");
     for i in 0..FRAMES {
-        body.push_str(&artifact_frame(i));
+        body.push_str(&artifact_frame(i, artifacts));
     }
     let data = body
         .split("\n\n")
@@ -48,7 +51,8 @@ fn exchange() -> Exchange {
 }
 
 fn bench(c: &mut Criterion) {
-    let (body, data) = stream();
+    let (body, data) = stream(8);
+    let (one, _) = stream(1);
     let per_frame = body.len() / (FRAMES + 1);
     eprintln!(
         "stream: {} bytes, {} frames, ~{per_frame} bytes/frame",
@@ -66,6 +70,20 @@ fn bench(c: &mut Criterion) {
             let mut e = ExchangeEngine::new(exchange(), seq, EngineConfig::default());
             e.response_head(200, Some("text/event-stream"), None);
             for piece in body.chunks(16 * 1024) {
+                e.response_data(piece, &mut reg, 0, &mut findings);
+            }
+            e.response_end(End::ClientGone, &mut reg, 0, &mut findings);
+            assert!(findings.is_empty(), "{findings:?}");
+        })
+    });
+    g.bench_function("frame+decode+reduce, 16KiB pieces, one artifact", |b| {
+        let mut reg = Registry::new(RegistryConfig::default());
+        let mut findings: Vec<Finding> = Vec::new();
+        b.iter(|| {
+            let seq = reg.open_exchange();
+            let mut e = ExchangeEngine::new(exchange(), seq, EngineConfig::default());
+            e.response_head(200, Some("text/event-stream"), None);
+            for piece in one.chunks(16 * 1024) {
                 e.response_data(piece, &mut reg, 0, &mut findings);
             }
             e.response_end(End::ClientGone, &mut reg, 0, &mut findings);

@@ -20,7 +20,7 @@
 //! problems: from the `type`/`title` text); otherwise `Other`.
 
 use super::errors::error_from_text;
-use super::json::{Cursor, JStr, JsonError, Kind, Stop};
+use super::json::{Cursor, JStr, JsonError, Kind, Skipped, Stop};
 use super::model::{
     A2aError, ArtifactUpdate, Decoded, ErrorInfo, Event, Malformed, MessageEvent, Payload, RpcId,
     StatusUpdate, TaskSnapshot, Text,
@@ -31,6 +31,24 @@ use super::wire::{read_obj, Obj, StatusField};
 pub fn decode(data: &[u8]) -> Result<Decoded<'_>, Malformed> {
     let text = std::str::from_utf8(data).map_err(|e| bad(format!("not valid UTF-8: {e}")))?;
     let mut cur = Cursor::new(text);
+    decode_text(&mut cur)
+}
+
+/// `decode`, noting in `skipped` where in `data` the longest strings
+/// without escapes that it skipped lie: the decoding does not depend on
+/// their content.
+pub(crate) fn decode_noting_skipped<'a>(
+    data: &'a [u8],
+    skipped: &mut Skipped,
+) -> Result<Decoded<'a>, Malformed> {
+    let text = std::str::from_utf8(data).map_err(|e| bad(format!("not valid UTF-8: {e}")))?;
+    let mut cur = Cursor::noting_skipped(text);
+    let decoded = decode_text(&mut cur);
+    *skipped = cur.skipped();
+    decoded
+}
+
+fn decode_text<'a>(cur: &mut Cursor<'a>) -> Result<Decoded<'a>, Malformed> {
     if cur.peek() != Ok(Kind::Object) {
         return Err(match cur.skip_value().and_then(|()| cur.end()) {
             Ok(()) => bad("JSON value is not an object"),
@@ -38,7 +56,7 @@ pub fn decode(data: &[u8]) -> Result<Decoded<'_>, Malformed> {
         });
     }
     let mut top = Obj::default();
-    if read_obj(&mut cur, &mut top).and_then(|()| cur.end()) == Err(Stop) {
+    if read_obj(cur, &mut top).and_then(|()| cur.end()) == Err(Stop) {
         return Err(json_error(cur.take_error()));
     }
     if top.jsonrpc || top.result.is_some() {

@@ -6,6 +6,7 @@ pub mod classify;
 pub mod decode;
 mod errors;
 mod json;
+pub mod last_frame;
 pub mod model;
 mod routes;
 mod spelling;

@@ -5,6 +5,7 @@
 pub mod inflate;
 
 use crate::a2a::decode::decode;
+use crate::a2a::last_frame::LastFrame;
 use crate::a2a::model::{Decoded, Exchange, Malformed, Operation, Payload};
 use crate::findings::Finding;
 use crate::lifecycle::{End, Millis, Outcome, Reducer, Registry, Seq};
@@ -80,6 +81,8 @@ enum Body {
     Stream {
         framer: Framer,
         index: u64,
+        /// Boxed: it is most of a stream's state, and no other body's.
+        last: Box<LastFrame>,
     },
     /// A JSON body, gathered up to the limit and judged at its end.
     Whole {
@@ -126,7 +129,7 @@ impl ExchangeEngine {
     /// partial SSE event), for the driver's global bound.
     pub fn held_bytes(&self) -> usize {
         match &self.body {
-            Body::Stream { framer, .. } => framer.buffered_capacity(),
+            Body::Stream { framer, last, .. } => framer.buffered_capacity() + last.held_bytes(),
             Body::Whole { buf } => buf.capacity(),
             _ => 0,
         }
@@ -171,6 +174,7 @@ impl ExchangeEngine {
             Body::Stream {
                 framer: Framer::new(self.cfg.max_event_bytes),
                 index: 0,
+                last: Box::default(),
             }
         } else if success || content_type.is_some_and(is_json) {
             Body::Whole { buf: Vec::new() }
@@ -195,9 +199,13 @@ impl ExchangeEngine {
             scratch,
         } = self;
         let result = match body {
-            Body::Stream { framer, index } => inflate.push(piece, &mut |plain| {
+            Body::Stream {
+                framer,
+                index,
+                last,
+            } => inflate.push(piece, &mut |plain| {
                 framer.push(plain, &mut |frame| {
-                    on_frame(reducer, frame, index, reg, now, cfg, scratch, sink)
+                    on_frame(reducer, last, frame, index, reg, now, cfg, scratch, sink)
                 })
             }),
             Body::Whole { buf } => {
@@ -272,6 +280,7 @@ impl ExchangeEngine {
 #[allow(clippy::too_many_arguments)]
 fn on_frame(
     reducer: &mut Reducer,
+    last: &mut LastFrame,
     frame: Frame<'_>,
     index: &mut u64,
     reg: &mut Registry,
@@ -285,15 +294,15 @@ fn on_frame(
     scratch.clear();
     let data: &[u8] = match frame {
         Frame::Event(ev) => {
-            match decode(ev.data) {
+            last.decode(ev.data, |decoded| match decoded {
                 Ok(d) => {
-                    if let Some(l) = label(&d) {
+                    if let Some(l) = label(d) {
                         sink.event(l);
                     }
-                    reducer.on_decoded(Some(i), &d, reg, now, scratch);
+                    reducer.on_decoded(Some(i), d, reg, now, scratch);
                 }
-                Err(m) => reducer.on_malformed(Some(i), &m, scratch),
-            }
+                Err(m) => reducer.on_malformed(Some(i), m, scratch),
+            });
             ev.data
         }
         Frame::Oversized { start, end } => {

@@ -77,6 +77,12 @@ impl<'a> JStr<'a> {
     }
 }
 
+/// Whether `b` could be the inside of a string without escapes: no quote,
+/// backslash or control character.
+pub(crate) fn plain_run(b: &[u8]) -> bool {
+    find_special(b, 0) == b.len()
+}
+
 /// The type of the value the cursor is at, by its first byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -95,6 +101,50 @@ pub(crate) struct Cursor<'a> {
     depth: u32,
     /// Why the cursor stopped, once it has.
     error: Option<JsonError>,
+    /// The longest strings without escapes that `skip_value` skipped, when
+    /// asked for (`noting_skipped`).
+    skipped: Option<Skipped>,
+}
+
+/// Where the longest strings without escapes that `skip_value` skipped lie
+/// (at most four, each between its quotes; empty strings are not noted).
+/// What the decoder reads does not depend on their content.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Skipped([(u32, u32); 4]);
+
+impl Skipped {
+    /// Notes the string between `start` and `end` if it is longer than the
+    /// shortest one noted.
+    #[inline]
+    fn note(&mut self, start: usize, end: usize) {
+        let (Ok(start), Ok(end)) = (u32::try_from(start), u32::try_from(end)) else {
+            return;
+        };
+        let len = |(s, e): (u32, u32)| e - s;
+        let mut at = 0;
+        for i in 1..self.0.len() {
+            if len(self.0[i]) < len(self.0[at]) {
+                at = i;
+            }
+        }
+        if end - start > len(self.0[at]) {
+            self.0[at] = (start, end);
+        }
+    }
+
+    /// The noted string that holds the bytes from `from` to `to`, if one
+    /// does: where it lies.
+    pub(crate) fn around(&self, from: usize, to: usize) -> Option<(usize, usize)> {
+        self.0
+            .iter()
+            .map(|&(s, e)| (s as usize, e as usize))
+            .find(|&(s, e)| s < e && s <= from && to <= e)
+    }
+
+    /// Whether no string was noted.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.iter().all(|&(s, e)| s == e)
+    }
 }
 
 impl<'a> Cursor<'a> {
@@ -104,7 +154,23 @@ impl<'a> Cursor<'a> {
             pos: 0,
             depth: 0,
             error: None,
+            skipped: None,
         }
+    }
+
+    /// A cursor that notes where the longest strings without escapes that
+    /// `skip_value` skips lie (`skipped`).
+    pub(crate) fn noting_skipped(text: &'a str) -> Cursor<'a> {
+        Cursor {
+            skipped: Some(Skipped::default()),
+            ..Cursor::new(text)
+        }
+    }
+
+    /// Where the longest strings without escapes that were skipped lie
+    /// (nothing, unless the cursor was made `noting_skipped`).
+    pub(crate) fn skipped(&self) -> Skipped {
+        self.skipped.unwrap_or_default()
     }
 
     #[inline]
@@ -299,16 +365,27 @@ impl<'a> Cursor<'a> {
     /// control characters, leaves the cursor after the closing quote.
     #[inline(always)]
     fn string_body(&mut self) -> Result<JStr<'a>> {
+        self.string_scan().map(|(s, _)| s)
+    }
+
+    /// `string_body`, and whether the string has no escapes.
+    #[inline(always)]
+    fn string_scan(&mut self) -> Result<(JStr<'a>, bool)> {
         let b = self.bytes();
         let start = self.pos + 1;
         let mut i = start;
+        let mut plain = true;
         loop {
             i = find_special(b, i);
             match b.get(i) {
                 Some(b'"') => break,
                 Some(b'\\') => match b.get(i + 1) {
-                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
+                        plain = false;
+                        i += 2;
+                    }
                     Some(b'u') => {
+                        plain = false;
                         let hex = b.get(i + 2..i + 6).unwrap_or_default();
                         if hex.len() != 4 || !hex.iter().all(u8::is_ascii_hexdigit) {
                             self.pos = i;
@@ -334,7 +411,7 @@ impl<'a> Cursor<'a> {
         self.pos = i + 1;
         // Quotes and backslashes are ASCII: both ends are char boundaries.
         let raw = self.text.get(start..i).unwrap_or_default();
-        Ok(JStr { raw })
+        Ok((JStr { raw }, plain))
     }
 
     /// A number value's text, validated against the JSON grammar.
@@ -404,6 +481,18 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// Skips a string, noting where it lies if it has no escapes.
+    #[inline(never)]
+    fn skip_string_noting(&mut self) -> Result<()> {
+        let (s, plain) = self.string_scan()?;
+        if let (Some(skipped), true) = (&mut self.skipped, plain) {
+            // After the closing quote, one byte.
+            let end = self.pos - 1;
+            skipped.note(end - s.as_sent().len(), end);
+        }
+        Ok(())
+    }
+
     /// Skips one value of any type, validating it, without recursion and
     /// at any depth (the nesting limit is for what the decoder reads).
     pub(crate) fn skip_value(&mut self) -> Result<()> {
@@ -431,7 +520,11 @@ impl<'a> Cursor<'a> {
                     }
                 }
                 Kind::String => {
-                    self.string_body()?;
+                    if self.skipped.is_some() {
+                        self.skip_string_noting()?;
+                    } else {
+                        self.string_body()?;
+                    }
                 }
                 Kind::Number => {
                     self.number()?;

@@ -1,0 +1,243 @@
+//! A stream's last content frame, kept with its decoding. An agent streams
+//! an artifact (or messages) as frames that differ from one another only in
+//! the text of their parts, which the decoder skips unread. A frame that
+//! differs from the kept one only inside one of the longest strings the
+//! decoder skipped there, both versions of that string free of escapes,
+//! decodes to the same result: that result is reused instead of decoding
+//! again.
+//!
+//! Why that holds: the bytes before and after the string are identical, the
+//! string still opens and closes at the same quotes (nothing in between is
+//! a quote, a backslash or a control character), and the whole frame is
+//! valid UTF-8; so the cursor takes the same path through both frames, and
+//! what it reads does not include the skipped string's content.
+
+use super::decode::{decode, decode_noting_skipped};
+use super::json::{plain_run, Skipped};
+use super::model::{ArtifactUpdate, Decoded, Event, Malformed, MessageEvent, Payload, RpcId, Text};
+
+/// Frames longer than this are not kept (the copy is held per stream).
+pub const KEEP_MAX: usize = 2048;
+
+/// Most frames decoded without looking for a kept one, after kept frames
+/// went unused (e.g. chunks of several artifacts taking turns).
+const MOST_REST: u32 = 64;
+
+/// The last content frame of one stream and its decoding.
+#[derive(Default)]
+pub struct LastFrame {
+    data: Vec<u8>,
+    /// Where the longest skipped strings lie in `data`.
+    skipped: Skipped,
+    decoded: Option<Decoded<'static>>,
+    /// Whether the kept decoding has been reused.
+    reused: bool,
+    /// Kept frames replaced in a row without being reused.
+    unused: u32,
+    /// Frames left to decode without looking for a kept one...
+    rest: u32,
+    /// ...and how many the last such pause was (doubling while kept frames
+    /// go unused, none after a reuse).
+    pause: u32,
+}
+
+impl LastFrame {
+    /// Decodes `data` (or reuses the kept decoding, when that is the
+    /// result) and hands the result to `judge`.
+    pub fn decode<R>(
+        &mut self,
+        data: &[u8],
+        judge: impl FnOnce(Result<&Decoded<'_>, &Malformed>) -> R,
+    ) -> R {
+        if self.rest > 0 {
+            self.rest -= 1;
+            return judge(decode(data).as_ref());
+        }
+        if let Some(kept) = &self.decoded {
+            if same_but_skipped(&self.data, &self.skipped, data) {
+                self.reused = true;
+                (self.unused, self.pause) = (0, 0);
+                return judge(Ok(kept));
+            }
+        }
+        let mut skipped = Skipped::default();
+        let decoded = decode_noting_skipped(data, &mut skipped);
+        if let Ok(d) = &decoded {
+            self.keep(data, d, skipped);
+        }
+        judge(decoded.as_ref())
+    }
+
+    /// Bytes held for the kept frame.
+    pub fn held_bytes(&self) -> usize {
+        self.data.capacity()
+    }
+
+    /// Keeps an artifact update or message frame (the ones with parts) in
+    /// place of the kept one; another kind of frame leaves that in place.
+    /// The second kept frame in a row to be replaced unused starts a pause
+    /// instead (the first chunk of an artifact differs in `append` from
+    /// the next ones, which are alike).
+    fn keep(&mut self, data: &[u8], d: &Decoded<'_>, skipped: Skipped) {
+        let Payload::Event(Event::ArtifactUpdate(_) | Event::Message(_)) = &d.payload else {
+            return;
+        };
+        if self.decoded.is_some() && !self.reused {
+            self.unused += 1;
+            if self.unused >= 2 {
+                self.pause = (self.pause * 2).clamp(1, MOST_REST);
+                (self.rest, self.unused) = (self.pause, 0);
+                self.decoded = None;
+                return;
+            }
+        }
+        if skipped.is_empty() || data.len() > KEEP_MAX {
+            self.decoded = None;
+            return;
+        }
+        self.data.clear();
+        self.data.extend_from_slice(data);
+        self.skipped = skipped;
+        self.reused = false;
+        own_into(d, &mut self.decoded);
+    }
+}
+
+/// Whether `new` is `old` with only the content of one skipped string
+/// changed, into another run of plain string characters, and is valid
+/// UTF-8.
+fn same_but_skipped(old: &[u8], skipped: &Skipped, new: &[u8]) -> bool {
+    let head = common_prefix(old, new);
+    if head == old.len() && head == new.len() {
+        return true;
+    }
+    // The common tail may not reach back into the common head.
+    let most = old.len().min(new.len()) - head;
+    let tail = common_suffix(old, new, most);
+    let Some((start, end)) = skipped.around(head, old.len() - tail) else {
+        return false;
+    };
+    // Around the string, `new` is `old`: valid UTF-8 up to its opening
+    // quote and from its closing one (ASCII, so char boundaries). Only the
+    // string's new content is left to check.
+    let content = &new[start..new.len() - (old.len() - end)];
+    plain_run(&new[head..new.len() - tail]) && std::str::from_utf8(content).is_ok()
+}
+
+/// How many leading bytes `a` and `b` share.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while let (Some(x), Some(y)) = (a.get(i..i + 16), b.get(i..i + 16)) {
+        if x != y {
+            break;
+        }
+        i += 16;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
+}
+
+/// How many trailing bytes `a` and `b` share, at most `most`.
+fn common_suffix(a: &[u8], b: &[u8], most: usize) -> usize {
+    let (mut a, mut b) = (a, b);
+    let mut n = 0;
+    while n + 16 <= most {
+        let (Some((a_rest, x)), Some((b_rest, y))) =
+            (a.split_last_chunk::<16>(), b.split_last_chunk::<16>())
+        else {
+            break;
+        };
+        if x != y {
+            break;
+        }
+        (a, b) = (a_rest, b_rest);
+        n += 16;
+    }
+    while n < most && a.last().is_some() && a.last() == b.last() {
+        a = &a[..a.len() - 1];
+        b = &b[..b.len() - 1];
+        n += 1;
+    }
+    n
+}
+
+/// Copies an artifact update or message frame's decoding into `slot`,
+/// reusing the strings it holds.
+fn own_into(d: &Decoded<'_>, slot: &mut Option<Decoded<'static>>) {
+    let kept = slot.get_or_insert_with(|| Decoded {
+        rpc_id: None,
+        payload: Payload::Event(Event::Message(MessageEvent {
+            message_id: None,
+            task_id: None,
+            context_id: None,
+        })),
+    });
+    set_id(&mut kept.rpc_id, d.rpc_id.as_ref());
+    match (&d.payload, &mut kept.payload) {
+        (Payload::Event(Event::ArtifactUpdate(a)), Payload::Event(Event::ArtifactUpdate(k))) => {
+            set(&mut k.task_id, &a.task_id);
+            set_opt(&mut k.context_id, a.context_id.as_deref());
+            set(&mut k.artifact_id, &a.artifact_id);
+            k.append = a.append;
+            k.last_chunk = a.last_chunk;
+        }
+        (Payload::Event(Event::ArtifactUpdate(a)), other) => {
+            *other = Payload::Event(Event::ArtifactUpdate(ArtifactUpdate {
+                task_id: owned(&a.task_id),
+                context_id: a.context_id.as_deref().map(owned),
+                artifact_id: owned(&a.artifact_id),
+                append: a.append,
+                last_chunk: a.last_chunk,
+            }));
+        }
+        (Payload::Event(Event::Message(m)), Payload::Event(Event::Message(k))) => {
+            set_opt(&mut k.message_id, m.message_id.as_deref());
+            set_opt(&mut k.task_id, m.task_id.as_deref());
+            set_opt(&mut k.context_id, m.context_id.as_deref());
+        }
+        (Payload::Event(Event::Message(m)), other) => {
+            *other = Payload::Event(Event::Message(MessageEvent {
+                message_id: m.message_id.as_deref().map(owned),
+                task_id: m.task_id.as_deref().map(owned),
+                context_id: m.context_id.as_deref().map(owned),
+            }));
+        }
+        _ => *slot = None,
+    }
+}
+
+fn owned(s: &str) -> Text<'static> {
+    Text::Owned(s.to_owned())
+}
+
+/// Sets `t` to `s`, reusing its buffer.
+fn set(t: &mut Text<'static>, s: &str) {
+    match t {
+        Text::Owned(buf) => {
+            buf.clear();
+            buf.push_str(s);
+        }
+        Text::Borrowed(_) => *t = owned(s),
+    }
+}
+
+fn set_opt(t: &mut Option<Text<'static>>, s: Option<&str>) {
+    match (t.as_mut(), s) {
+        (Some(t), Some(s)) => set(t, s),
+        (_, s) => *t = s.map(owned),
+    }
+}
+
+fn set_id(id: &mut Option<RpcId<'static>>, from: Option<&RpcId<'_>>) {
+    match (id.as_mut(), from) {
+        (Some(RpcId::Number(t)), Some(RpcId::Number(s)))
+        | (Some(RpcId::String(t)), Some(RpcId::String(s))) => set(t, s),
+        (_, from) => *id = from.cloned().map(RpcId::into_owned),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,251 @@
+use proptest::prelude::*;
+
+use super::*;
+use crate::a2a::decode::decode;
+
+fn chunk(text: &str, append: bool) -> Vec<u8> {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"artifactUpdate":{{"taskId":"t-1","contextId":"c-1","append":{append},"artifact":{{"artifactId":"a-1","parts":[{{"text":"{text}"}}]}}}}}}}}"#
+    )
+    .into_bytes()
+}
+
+fn status(state: &str) -> Vec<u8> {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"statusUpdate":{{"taskId":"t-1","contextId":"c-1","status":{{"state":"{state}"}}}}}}}}"#
+    )
+    .into_bytes()
+}
+
+/// Judges `data` through `last` and checks the result is what a fresh
+/// decode gives; returns whether the kept decoding was reused.
+fn judge(last: &mut LastFrame, data: &[u8]) -> bool {
+    let reused = last.rest == 0
+        && last.decoded.is_some()
+        && same_but_skipped(&last.data, &last.skipped, data);
+    let fresh = decode(data);
+    last.decode(data, |got| {
+        assert_eq!(got, fresh.as_ref(), "{}", String::from_utf8_lossy(data))
+    });
+    reused
+}
+
+#[test]
+fn a_frame_that_differs_only_in_skipped_text_reuses_the_kept_decoding() {
+    let mut last = LastFrame::default();
+    assert!(!judge(&mut last, &chunk("The quarterly figures", true)));
+    assert!(judge(&mut last, &chunk("show a steady rise", true)));
+    assert!(judge(&mut last, &chunk("", true)));
+    assert!(judge(
+        &mut last,
+        &chunk("in throughput, caf\u{e9} \u{1F600}", true)
+    ));
+    // The very same frame again.
+    assert!(judge(&mut last, &chunk("The quarterly figures", true)));
+}
+
+#[test]
+fn a_difference_outside_the_skipped_string_decodes_again() {
+    let mut last = LastFrame::default();
+    judge(&mut last, &chunk("one", false));
+    // `append` changed: decoded afresh, and the new decoding is kept.
+    assert!(!judge(&mut last, &chunk("two", true)));
+    assert!(judge(&mut last, &chunk("three", true)));
+    let other_task = String::from_utf8(chunk("four", true))
+        .unwrap()
+        .replace("t-1", "t-2");
+    assert!(!judge(&mut last, other_task.as_bytes()));
+    let other_artifact = String::from_utf8(chunk("five", true))
+        .unwrap()
+        .replace("a-1", "a-22");
+    assert!(!judge(&mut last, other_artifact.as_bytes()));
+    let extra_member = String::from_utf8(chunk("six", true))
+        .unwrap()
+        .replace(r#""text":"six""#, r#""text":"six","lastChunk":true"#);
+    assert!(!judge(&mut last, extra_member.as_bytes()));
+}
+
+#[test]
+fn a_new_text_that_is_not_a_plain_run_decodes_again() {
+    let mut last = LastFrame::default();
+    judge(&mut last, &chunk("plain words", true));
+    for text in [
+        r#"an \"escaped\" quote"#,
+        r"a \n newline",
+        "raw \u{1} control",
+        r"bad \x escape",
+    ] {
+        assert!(!judge(&mut last, &chunk(text, true)), "{text}");
+    }
+    // A raw quote ends the string early: not JSON any more, and said so.
+    let broken = chunk(r#"a " quote"#, true);
+    assert!(!judge(&mut last, &broken));
+    assert!(decode(&broken).is_err());
+    // Invalid UTF-8 where the text was.
+    let mut bad = chunk("xx", true);
+    let at = bad.windows(2).position(|w| w == b"xx").unwrap();
+    bad[at] = 0xFF;
+    assert!(!judge(&mut last, &bad));
+    assert!(decode(&bad).is_err());
+}
+
+#[test]
+fn a_kept_text_with_escapes_is_never_the_skipped_string() {
+    let mut last = LastFrame::default();
+    judge(
+        &mut last,
+        &chunk(r#"he said \"no\" and left, a long line"#, true),
+    );
+    // The longest skipped string had escapes: the next longest ("2.0") is
+    // the one noted, so a text change decodes again.
+    assert!(!judge(
+        &mut last,
+        &chunk(r#"he said \"no\" and left, a long lime"#, true)
+    ));
+}
+
+#[test]
+fn only_frames_with_parts_are_kept_and_other_frames_leave_them() {
+    let mut last = LastFrame::default();
+    judge(&mut last, &status("TASK_STATE_WORKING"));
+    assert!(last.decoded.is_none(), "a status update is not kept");
+    judge(&mut last, &chunk("one", true));
+    assert!(!judge(&mut last, &status("TASK_STATE_WORKING")));
+    assert!(judge(&mut last, &chunk("two", true)));
+    let long = "x".repeat(KEEP_MAX);
+    judge(&mut last, &chunk(&long, true));
+    assert!(
+        last.data.len() <= KEEP_MAX,
+        "a frame over the limit is not kept"
+    );
+    assert!(last.held_bytes() >= last.data.len());
+}
+
+#[test]
+fn common_prefix_and_suffix_count_every_byte() {
+    let a = b"0123456789abcdefghijklmnopqrstuvwxyz0123456789";
+    for cut in 0..a.len() {
+        let mut b = a.to_vec();
+        b[cut] = b'#';
+        assert_eq!(common_prefix(a, &b), cut);
+        assert_eq!(common_suffix(a, &b, a.len()), a.len() - cut - 1);
+        assert_eq!(
+            common_suffix(a, &b, 3.min(a.len() - cut - 1)),
+            3.min(a.len() - cut - 1)
+        );
+    }
+    assert_eq!(common_prefix(a, a), a.len());
+    assert_eq!(common_suffix(a, a, 10), 10);
+    assert_eq!(common_prefix(b"abc", b"abcdef"), 3);
+    assert_eq!(common_suffix(b"def", b"abcdef", 3), 3);
+}
+
+/// Bytes that matter to JSON, to UTF-8, and plain ones.
+fn edit_byte() -> impl Strategy<Value = u8> {
+    prop_oneof![
+        Just(b'"'),
+        Just(b'\\'),
+        Just(b'\n'),
+        Just(b'}'),
+        Just(b','),
+        Just(b'a'),
+        Just(b' '),
+        Just(0xC3),
+        Just(0xA9),
+        Just(0xFF),
+        any::<u8>(),
+    ]
+}
+
+fn base() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        ("[a-z ]{0,40}", any::<bool>()).prop_map(|(t, a)| chunk(&t, a)),
+        "[a-z ]{0,40}".prop_map(|t| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":"r","result":{{"message":{{"messageId":"m-1","role":"ROLE_AGENT","parts":[{{"text":"{t}"}}],"metadata":{{"k":"a longer value here"}}}}}}}}"#
+            )
+            .into_bytes()
+        }),
+        "[A-Z_]{0,20}".prop_map(|s| status(&s)),
+    ]
+}
+
+/// A frame with a run of bytes replaced (often inside the text).
+fn edited() -> impl Strategy<Value = Vec<u8>> {
+    (
+        base(),
+        any::<prop::sample::Index>(),
+        0usize..6,
+        prop::collection::vec(edit_byte(), 0..6),
+    )
+        .prop_map(|(mut f, at, cut, with)| {
+            let at = at.index(f.len() + 1);
+            let end = (at + cut).min(f.len());
+            f.splice(at..end, with);
+            f
+        })
+}
+
+proptest! {
+    #[test]
+    fn every_result_is_what_a_fresh_decode_gives(
+        frames in prop::collection::vec(prop_oneof![base(), edited()], 1..12)
+    ) {
+        let mut last = LastFrame::default();
+        for f in &frames {
+            judge(&mut last, f);
+        }
+    }
+}
+
+#[test]
+fn chunks_of_artifacts_taking_turns_pause_the_looking_and_a_reuse_ends_the_pause() {
+    let turns = |i: usize| {
+        String::from_utf8(chunk("same text", true))
+            .unwrap()
+            .replace("a-1", &format!("a-{}", i % 4))
+            .into_bytes()
+    };
+    let mut last = LastFrame::default();
+    let mut reused = 0;
+    for i in 0..400 {
+        reused += usize::from(judge(&mut last, &turns(i)));
+    }
+    assert_eq!(reused, 0);
+    assert_eq!(last.pause, MOST_REST, "the pause doubled to its most");
+    // One artifact again: once the pause is over, its chunks are reused.
+    let mut from = None;
+    for i in 0..2 * MOST_REST as usize {
+        if judge(&mut last, &chunk(&format!("word {i}"), true)) {
+            from.get_or_insert(i);
+        }
+    }
+    assert!(
+        from.is_some_and(|i| i <= MOST_REST as usize + 2),
+        "{from:?}"
+    );
+    assert_eq!(last.pause, 0);
+}
+
+proptest! {
+    #[test]
+    fn any_bytes_in_place_of_the_text_are_judged_as_a_fresh_decode_judges_them(
+        text in "[a-z \u{e9}\u{1F600}]{1,30}",
+        edits in prop::collection::vec(
+            (any::<prop::sample::Index>(), 0usize..4, prop::collection::vec(edit_byte(), 0..5)),
+            1..6,
+        ),
+    ) {
+        let mut last = LastFrame::default();
+        let kept = chunk(&text, true);
+        judge(&mut last, &kept);
+        let at = kept.windows(text.len()).position(|w| w == text.as_bytes()).unwrap();
+        for (i, cut, with) in edits {
+            let mut f = kept.clone();
+            let from = at + i.index(text.len() + 1);
+            let to = (from + cut).min(at + text.len());
+            f.splice(from..to, with);
+            judge(&mut last, &f);
+        }
+    }
+}
