@@ -7,8 +7,9 @@
 #   DURATION=20s CONNS=128 ROUNDS=5 scripts/bench.sh
 #   LIGHT_CONNS=0 scripts/bench.sh   # only the saturating workloads
 #
-# Targets take turns within each round and the median round is reported, so
-# background load on a shared machine hits them all alike.
+# Targets take turns within each round (in reverse order every other round)
+# and the median round is reported, so background load on a shared machine
+# hits them all alike; validation's cost is also given round by round.
 #
 # To compare another proxy setup, add a start_* function and a line in TARGETS.
 set -euo pipefail
@@ -170,11 +171,19 @@ echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 echo "wrk: $THREADS threads, $CONNS keep-alive connections ($LIGHT_CONNS for the light-load rows), $DURATION per run, median of $ROUNDS rounds; POST JSON-RPC body"
 echo
 printf '%-22s %-10s %12s %10s %10s  %s\n' workload target "requests/s" "p50 ms" "p99 ms" notes
+COSTS=()
 for w in "${WORKLOADS[@]}"; do
   IFS='|' read -r wname wpath wconns <<<"$w"
   for t in "${TARGETS[@]}"; do : >"$WORK/${t%|*}.runs"; done
-  for _ in $(seq 1 "$ROUNDS"); do
-    for t in "${TARGETS[@]}"; do
+  for round in $(seq 1 "$ROUNDS"); do
+    # Every other round runs the targets in reverse order, so that no
+    # target always follows the same one.
+    order=("${TARGETS[@]}")
+    if ((round % 2 == 0)); then
+      order=()
+      for ((i = ${#TARGETS[@]} - 1; i >= 0; i--)); do order+=("${TARGETS[i]}"); done
+    fi
+    for t in "${order[@]}"; do
       run_wrk "${t#*|}$wpath" "$wconns" >>"$WORK/${t%|*}.runs"
     done
   done
@@ -186,7 +195,15 @@ for w in "${WORKLOADS[@]}"; do
     notes=$(awk '{$1=$2=$3=""; print}' "$runs" | sort -u | xargs)
     printf '%-22s %-10s %12s %10s %10s  %s\n' "$wname" "${t%|*}" "$rps" "$p50" "$p99" "$notes"
   done
+  # What validation costs, round by round: a2a-tap and tap-plain run one
+  # after the other in each round, so the pair shares the machine's mood.
+  costs=$(paste -d' ' <(awk '{print $1}' "$WORK/a2a-tap.runs") <(awk '{print $1}' "$WORK/tap-plain.runs") |
+    awk '{printf "%.1f\n", 100 * (1 - $1 / $2)}')
+  COSTS+=("$wname: $(xargs <<<"$costs" | sed 's/ /, /g') % (median $(median <<<"$costs") %)")
 done
+echo
+echo "validation cost by round, 1 - a2a-tap / tap-plain requests/s:"
+printf '  %s\n' "${COSTS[@]}"
 echo
 echo "a2a-tap RSS: now $(rss_kb "$TAP_PID" VmRSS) kB, peak $(rss_kb "$TAP_PID" VmHWM) kB"
 echo "(a2a-tap validates; tap-plain is the same binary with validate = false)"
