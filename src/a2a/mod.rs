@@ -1,6 +1,7 @@
 //! A2A knowledge: which exchange a request is (`classify`), and what a body
 //! or frame says, normalised from 0.3 and 1.0 into one vocabulary (`decode`,
-//! `model`).
+//! `model`); a stream's frames that differ only in skipped text share one
+//! decoding (`last_frame`).
 
 pub mod classify;
 pub mod decode;
