@@ -124,13 +124,15 @@ fn same_but_skipped(old: &[u8], skipped: &Skipped, new: &[u8]) -> bool {
     plain_run(&new[head..new.len() - tail]) && std::str::from_utf8(content).is_ok()
 }
 
-/// How many leading bytes `a` and `b` share.
+/// How many leading bytes `a` and `b` share (sixteen at a time, compared
+/// as one integer).
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let n = a.len().min(b.len());
     let mut i = 0;
-    while let (Some(x), Some(y)) = (a.get(i..i + 16), b.get(i..i + 16)) {
-        if x != y {
-            break;
+    while i + 16 <= n {
+        let diff = word(&a[i..]) ^ word(&b[i..]);
+        if diff != 0 {
+            return i + (diff.trailing_zeros() / 8) as usize;
         }
         i += 16;
     }
@@ -142,26 +144,28 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 
 /// How many trailing bytes `a` and `b` share, at most `most`.
 fn common_suffix(a: &[u8], b: &[u8], most: usize) -> usize {
-    let (mut a, mut b) = (a, b);
+    let (la, lb) = (a.len(), b.len());
     let mut n = 0;
     while n + 16 <= most {
-        let (Some((a_rest, x)), Some((b_rest, y))) =
-            (a.split_last_chunk::<16>(), b.split_last_chunk::<16>())
-        else {
-            break;
-        };
-        if x != y {
-            break;
+        let diff = word(&a[la - n - 16..]) ^ word(&b[lb - n - 16..]);
+        if diff != 0 {
+            return n + (diff.leading_zeros() / 8) as usize;
         }
-        (a, b) = (a_rest, b_rest);
         n += 16;
     }
-    while n < most && a.last().is_some() && a.last() == b.last() {
-        a = &a[..a.len() - 1];
-        b = &b[..b.len() - 1];
+    while n < most && a[la - n - 1] == b[lb - n - 1] {
         n += 1;
     }
     n
+}
+
+/// The first sixteen bytes of `b` (which has them) as one integer, the
+/// first byte lowest.
+#[inline(always)]
+fn word(b: &[u8]) -> u128 {
+    let mut w = [0u8; 16];
+    w.copy_from_slice(&b[..16]);
+    u128::from_le_bytes(w)
 }
 
 /// Copies an artifact update or message frame's decoding into `slot`,
