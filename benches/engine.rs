@@ -50,6 +50,19 @@ fn exchange() -> Exchange {
     }
 }
 
+/// Judges one exchange's stream, given in `pieces`, which must be clean.
+fn judge_clean<'a>(pieces: impl Iterator<Item = &'a [u8]>, reg: &mut Registry) {
+    let mut findings: Vec<Finding> = Vec::new();
+    let seq = reg.open_exchange();
+    let mut e = ExchangeEngine::new(exchange(), seq, EngineConfig::default());
+    e.response_head(200, Some("text/event-stream"), None);
+    for piece in pieces {
+        e.response_data(piece, reg, 0, &mut findings);
+    }
+    e.response_end(End::ClientGone, reg, 0, &mut findings);
+    assert!(findings.is_empty(), "{findings:?}");
+}
+
 fn bench(c: &mut Criterion) {
     let (body, data) = stream(8);
     let (one, _) = stream(1);
@@ -64,45 +77,16 @@ fn bench(c: &mut Criterion) {
     // The proxy sees whatever pieces TCP gives; 16 KiB reads are typical.
     g.bench_function("frame+decode+reduce, 16KiB pieces", |b| {
         let mut reg = Registry::new(RegistryConfig::default());
-        let mut findings: Vec<Finding> = Vec::new();
-        b.iter(|| {
-            let seq = reg.open_exchange();
-            let mut e = ExchangeEngine::new(exchange(), seq, EngineConfig::default());
-            e.response_head(200, Some("text/event-stream"), None);
-            for piece in body.chunks(16 * 1024) {
-                e.response_data(piece, &mut reg, 0, &mut findings);
-            }
-            e.response_end(End::ClientGone, &mut reg, 0, &mut findings);
-            assert!(findings.is_empty(), "{findings:?}");
-        })
+        b.iter(|| judge_clean(body.chunks(16 * 1024), &mut reg))
     });
     g.bench_function("frame+decode+reduce, 16KiB pieces, one artifact", |b| {
         let mut reg = Registry::new(RegistryConfig::default());
-        let mut findings: Vec<Finding> = Vec::new();
-        b.iter(|| {
-            let seq = reg.open_exchange();
-            let mut e = ExchangeEngine::new(exchange(), seq, EngineConfig::default());
-            e.response_head(200, Some("text/event-stream"), None);
-            for piece in one.chunks(16 * 1024) {
-                e.response_data(piece, &mut reg, 0, &mut findings);
-            }
-            e.response_end(End::ClientGone, &mut reg, 0, &mut findings);
-            assert!(findings.is_empty(), "{findings:?}");
-        })
+        b.iter(|| judge_clean(one.chunks(16 * 1024), &mut reg))
     });
     g.bench_function("frame+decode+reduce, one piece per line", |b| {
         let pieces: Vec<&[u8]> = body.split_inclusive(|b| *b == b'\n').collect();
         let mut reg = Registry::new(RegistryConfig::default());
-        let mut findings: Vec<Finding> = Vec::new();
-        b.iter(|| {
-            let seq = reg.open_exchange();
-            let mut e = ExchangeEngine::new(exchange(), seq, EngineConfig::default());
-            e.response_head(200, Some("text/event-stream"), None);
-            for piece in &pieces {
-                e.response_data(piece, &mut reg, 0, &mut findings);
-            }
-            e.response_end(End::ClientGone, &mut reg, 0, &mut findings);
-        })
+        b.iter(|| judge_clean(pieces.iter().copied(), &mut reg))
     });
     g.bench_function("serde_json::Value of each frame's data (baseline)", |b| {
         b.iter(|| {

@@ -13,6 +13,8 @@
 # shared out among both processes (scripts/bench.sh measures that).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
 
 if (($# != 2)); then
   echo "usage: $0 BINARY_A BINARY_B" >&2
@@ -44,36 +46,22 @@ trap cleanup EXIT
 
 cargo build --release --example bench_upstream 2>&1 | tail -1
 
-wait_port() { # port
-  for _ in $(seq 1 200); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-    sleep 0.05
-  done
-  echo "nothing listening on 127.0.0.1:$1" >&2
-  return 1
-}
-
 start_tap() { # binary port config
   local cfg=()
   [[ -n $3 ]] && cfg=(--config "$3")
   RUST_LOG=warn "$1" "${cfg[@]}" --listen "127.0.0.1:$2" --admin "127.0.0.1:$(($2 + 1))" \
     --upstream "http://127.0.0.1:$UP_PORT" --audit-log /dev/null >/dev/null 2>"$WORK/tap-$2.log" &
   PIDS+=($!)
-  wait_port "$2"
+  wait_port "127.0.0.1:$2"
 }
 
 target/release/examples/bench_upstream "127.0.0.1:$UP_PORT" 2>/dev/null &
 PIDS+=($!)
-wait_port "$UP_PORT"
+wait_port "127.0.0.1:$UP_PORT"
 start_tap "$BIN_A" "$A_PORT" "${CONFIG_A:-}"
 start_tap "$BIN_B" "$B_PORT" "${CONFIG_B:-}"
 
-cat >"$WORK/post.lua" <<'LUA'
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Accept"] = "text/event-stream"
-wrk.body = '{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"role":"ROLE_USER","messageId":"m-1","parts":[{"text":"book a flight"}]}}}'
-LUA
+write_post_lua "$WORK/post.lua"
 
 rps() { awk '/^Requests\/sec:/ {print $2}' "$1"; }
 echo "A = $BIN_A, B = $BIN_B; $WORKLOAD, $CONNS connections each, $DURATION rounds"

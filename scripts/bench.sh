@@ -14,6 +14,8 @@
 # To compare another proxy setup, add a start_* function and a line in TARGETS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
 
 DURATION=${DURATION:-10s}
 ROUNDS=${ROUNDS:-3}
@@ -50,15 +52,6 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 cargo build --release --bin a2a-tap --example bench_upstream 2>&1 | tail -1
 TAP_BIN=target/release/a2a-tap
 UP_BIN=target/release/examples/bench_upstream
-
-wait_port() { # host:port
-  for _ in $(seq 1 200); do
-    if (exec 3<>"/dev/tcp/${1%:*}/${1#*:}") 2>/dev/null; then return 0; fi
-    sleep 0.05
-  done
-  echo "nothing listening on $1" >&2
-  return 1
-}
 
 # --- targets: each start_* prints the base URL to load -----------------------
 start_upstream() {
@@ -136,12 +129,7 @@ if ((LIGHT_CONNS > 0)); then # LIGHT_CONNS=0 skips them
   )
 fi
 
-cat >"$WORK/post.lua" <<'LUA'
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Accept"] = "text/event-stream"
-wrk.body = '{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"role":"ROLE_USER","messageId":"m-1","parts":[{"text":"book a flight"}]}}}'
-LUA
+write_post_lua "$WORK/post.lua"
 
 start_upstream
 start_nginx

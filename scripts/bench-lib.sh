@@ -1,0 +1,20 @@
+# Shared by the load scripts (sourced, not run): waiting for a listener and
+# the request every wrk run posts.
+
+wait_port() { # host:port
+  for _ in $(seq 1 200); do
+    if (exec 3<>"/dev/tcp/${1%:*}/${1#*:}") 2>/dev/null; then return 0; fi
+    sleep 0.05
+  done
+  echo "nothing listening on $1" >&2
+  return 1
+}
+
+write_post_lua() { # file: a wrk script POSTing a JSON-RPC SendStreamingMessage
+  cat >"$1" <<'LUA'
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "text/event-stream"
+wrk.body = '{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"role":"ROLE_USER","messageId":"m-1","parts":[{"text":"book a flight"}]}}}'
+LUA
+}
