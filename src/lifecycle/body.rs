@@ -4,7 +4,7 @@
 use super::reducer::Reducer;
 use super::registry::Registry;
 use super::Millis;
-use crate::a2a::model::{Decoded, Event, Operation, Payload, TaskState};
+use crate::a2a::model::{Decoded, Event, Operation, Payload, TaskSnapshot, TaskState};
 use crate::findings::{Finding, Kind};
 
 /// The payload shape a plain (non-SSE) success answer must have.
@@ -59,16 +59,7 @@ impl Reducer {
             Payload::Error(_) => return,
             Payload::TaskList(list) if expect == Expect::TaskList => {
                 for t in list {
-                    self.task_status(
-                        &t.id,
-                        t.context_id.as_deref(),
-                        &t.status,
-                        None,
-                        true,
-                        reg,
-                        now,
-                        out,
-                    );
+                    self.snapshot_status(t, reg, now, out);
                 }
                 return;
             }
@@ -102,17 +93,7 @@ impl Reducer {
         };
         self.task_id = Some(t.id.to_string());
         self.context_id = t.context_id.as_deref().map(str::to_owned);
-        let state = self.task_status(
-            &t.id,
-            t.context_id.as_deref(),
-            &t.status,
-            None,
-            true,
-            reg,
-            now,
-            out,
-        );
-        let Some(s) = state else {
+        let Some(s) = self.snapshot_status(t, reg, now, out) else {
             return;
         };
         self.state = Some(s);
@@ -126,5 +107,17 @@ impl Reducer {
             );
             out.push(self.finding(Kind::BlockingReturnedActive, None, detail));
         }
+    }
+
+    /// A Task snapshot in a body: its status judged, its context checked.
+    fn snapshot_status(
+        &self,
+        t: &TaskSnapshot,
+        reg: &mut Registry,
+        now: Millis,
+        out: &mut Vec<Finding>,
+    ) -> Option<TaskState> {
+        let ctx = t.context_id.as_deref();
+        self.task_status(&t.id, ctx, &t.status, None, true, reg, now, out)
     }
 }
