@@ -29,9 +29,7 @@ use super::wire::{read_obj, Obj, StatusField};
 
 /// Decodes one JSON body or SSE event's data.
 pub fn decode(data: &[u8]) -> Result<Decoded<'_>, Malformed> {
-    let text = std::str::from_utf8(data).map_err(|e| bad(format!("not valid UTF-8: {e}")))?;
-    let mut cur = Cursor::new(text);
-    decode_text(&mut cur)
+    decode_text(&mut Cursor::new(utf8(data)?))
 }
 
 /// `decode`, noting in `skipped` where in `data` the longest strings
@@ -41,11 +39,16 @@ pub(crate) fn decode_noting_skipped<'a>(
     data: &'a [u8],
     skipped: &mut Skipped,
 ) -> Result<Decoded<'a>, Malformed> {
-    let text = std::str::from_utf8(data).map_err(|e| bad(format!("not valid UTF-8: {e}")))?;
-    let mut cur = Cursor::noting_skipped(text);
+    let mut cur = Cursor::noting_skipped(utf8(data)?);
     let decoded = decode_text(&mut cur);
     *skipped = cur.skipped();
     decoded
+}
+
+/// JSON is UTF-8 (RFC 8259 §8.1).
+#[inline]
+fn utf8(data: &[u8]) -> Result<&str, Malformed> {
+    std::str::from_utf8(data).map_err(|e| bad(format!("not valid UTF-8: {e}")))
 }
 
 fn decode_text<'a>(cur: &mut Cursor<'a>) -> Result<Decoded<'a>, Malformed> {
