@@ -246,6 +246,52 @@ async fn upstream_dying_mid_stream_while_working_is_truncation() {
     assert_eq!(outcome(&scrape, "client_gone"), Some(0.0), "{scrape}");
 }
 
+#[tokio::test]
+async fn a_finding_on_an_open_stream_is_reported_before_the_stream_ends() {
+    let (up, p) = setup("").await;
+    // The second frame is for another task; the stream then stays open.
+    let mut r = Reply::sse(&frames(
+        1,
+        &[
+            task("t-1", "c", "TASK_STATE_SUBMITTED"),
+            status("t-2", "c", "TASK_STATE_WORKING"),
+            status("t-1", "c", "TASK_STATE_COMPLETED"),
+        ],
+    ));
+    let hold = Hold::after(2);
+    r.hold = Some(hold.clone());
+    up.push(r);
+    let (mut caller, mut got) = p
+        .post_until("/", V1, &stream_req(1), "TASK_STATE_WORKING")
+        .await;
+    // Judged as it passed, not held back until the end.
+    let recs = p.wait_records(1).await;
+    assert_eq!(kinds(&recs), ["task_id_mismatch"], "{recs:#?}");
+    assert_eq!(recs[0]["task_id"], "t-1");
+    assert!(
+        recs[0]["evidence"].as_str().unwrap().contains("t-2"),
+        "{}",
+        recs[0]
+    );
+    hold.release.notify_one();
+    read_until_end_chunk(&mut caller, &mut got).await;
+    assert!(String::from_utf8_lossy(&got).contains("TASK_STATE_COMPLETED"));
+    let recs = settle(&up, &p).await;
+    assert_eq!(kinds(&recs), ["task_id_mismatch"], "{recs:#?}");
+}
+
+/// Reads until the chunked response's last chunk (bounded).
+async fn read_until_end_chunk(tcp: &mut tokio::net::TcpStream, got: &mut Vec<u8>) {
+    use tokio::io::AsyncReadExt;
+    let mut buf = vec![0u8; 8192];
+    while !got.ends_with(b"0\r\n\r\n") {
+        match tokio::time::timeout(std::time::Duration::from_secs(10), tcp.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => got.extend_from_slice(&buf[..n]),
+            other => panic!("the response never ended: {other:?}"),
+        }
+    }
+}
+
 /// Reads until the proxy closes the connection (bounded).
 async fn read_to_end(tcp: &mut tokio::net::TcpStream, got: &mut Vec<u8>) {
     use tokio::io::AsyncReadExt;

@@ -212,6 +212,12 @@ impl BodyObserver for ResponseTap {
         }
     }
 
+    fn pause(&mut self) {
+        if let Some(o) = &self.exchange.observer {
+            o.response_pause();
+        }
+    }
+
     fn end(&mut self, end: BodyEnd) {
         let ex = &self.exchange;
         match end {

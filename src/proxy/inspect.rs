@@ -66,6 +66,10 @@ pub trait ExchangeObserver: Send + Sync + 'static {
     fn response_head(&self, head: &response::Parts);
     /// A chunk of the response body, as received from the upstream.
     fn response_data(&self, data: &Bytes);
+    /// The response body has nothing more for now (what came since the last
+    /// pause is what one upstream read brought): a good moment to pass on
+    /// what was copied. Default: nothing.
+    fn response_pause(&self) {}
     /// The response body ended (exactly once; `Dropped` = the caller went away).
     fn response_end(&self, end: BodyEnd);
     /// The upstream leg failed before a response head (502/504 to the caller).

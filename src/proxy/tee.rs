@@ -1,6 +1,7 @@
 //! The tee point: a body wrapper that passes every frame through unchanged and
-//! at once, shows each data chunk to an observer, and reports the body's end
-//! exactly once (complete, failed, or dropped before the end).
+//! at once, shows each data chunk to an observer, tells it when the body has
+//! nothing more for now, and reports the body's end exactly once (complete,
+//! failed, or dropped before the end).
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -24,6 +25,10 @@ pub enum BodyEnd {
 pub trait BodyObserver: Send + 'static {
     /// Called with each data chunk, in order, before it is passed on.
     fn data(&mut self, chunk: &Bytes);
+    /// Called when the body has no frame ready (its reader is about to
+    /// wait): the chunks seen since the last pause are what one read of the
+    /// source brought. Default: nothing.
+    fn pause(&mut self) {}
     /// Called exactly once, when the body ends in any way.
     fn end(&mut self, end: BodyEnd);
 }
@@ -76,7 +81,11 @@ where
         let mut this = self.project();
         let polled = this.inner.as_mut().poll_frame(cx);
         match &polled {
-            Poll::Pending => {}
+            Poll::Pending => {
+                if let Some(observer) = this.observer.as_mut() {
+                    observer.pause();
+                }
+            }
             Poll::Ready(Some(Ok(frame))) => {
                 if let (Some(observer), Some(data)) = (this.observer.as_mut(), frame.data_ref()) {
                     observer.data(data);

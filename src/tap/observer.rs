@@ -1,6 +1,12 @@
 //! The proxy-side half of validation: one observer per exchange copies the
 //! request (bounded) and every response piece to the analysis thread,
 //! without ever waiting for it.
+//!
+//! A response's messages are handed over in batches: its head and pieces
+//! are held until the body pauses (what one upstream read brought goes in
+//! one hand-over), ends, or fills a batch. Each hand-over takes the queue's
+//! lock, which every serving thread and the analysis thread share; one per
+//! read instead of one per piece is what keeps the tee cheap for streams.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -101,6 +107,7 @@ impl Inspector for Tap {
                 body: Body::Empty,
                 over: false,
             }),
+            held: Mutex::new(Held::default()),
             opened: Instant::now(),
             labels: OnceLock::new(),
             lost: AtomicBool::new(false),
@@ -231,11 +238,24 @@ impl Body {
     }
 }
 
+/// Most response messages held before they are handed over (a stream whose
+/// body never pauses still reaches the analysis thread in batches this big).
+const HOLD_MAX: usize = 16;
+
+/// A response's messages not yet handed over, and the bytes they carry.
+#[derive(Default)]
+struct Held {
+    msgs: Vec<Msg>,
+    bytes: usize,
+}
+
 /// One exchange's observer.
 struct Observer {
     id: u64,
     shared: Arc<Shared>,
     request: Mutex<Request>,
+    /// Response messages waiting for the next hand-over.
+    held: Mutex<Held>,
     opened: Instant,
     /// Set when the request is classified as A2A.
     labels: OnceLock<ExchangeLabels>,
@@ -281,6 +301,47 @@ impl Observer {
         });
     }
 
+    /// Holds a response message for the next hand-over, handing over now if
+    /// the batch is full.
+    fn hold(&self, msg: Msg, bytes: usize) {
+        let Ok(mut held) = self.held.lock() else {
+            return;
+        };
+        if held.msgs.capacity() == 0 {
+            held.msgs.reserve_exact(HOLD_MAX);
+        }
+        held.msgs.push(msg);
+        held.bytes += bytes;
+        if held.msgs.len() >= HOLD_MAX {
+            self.hand_over(&mut held);
+        }
+    }
+
+    /// Hands the held messages to the analysis thread in one go. Pieces
+    /// over the analysis budget are not queued: the exchange goes unjudged,
+    /// its first lost piece standing in their place so that the analysis
+    /// thread stops judging it before its end arrives.
+    fn hand_over(&self, held: &mut Held) {
+        if held.msgs.is_empty() || self.shared.tx.send_all(&mut held.msgs, held.bytes) {
+            held.bytes = 0;
+            return;
+        }
+        self.lost.store(true, Ordering::Relaxed);
+        let id = self.id;
+        let mut first = true;
+        held.msgs.retain_mut(|msg| match msg {
+            Msg::Data { .. } if first => {
+                first = false;
+                *msg = Msg::Lost { id };
+                true
+            }
+            Msg::Data { .. } => false,
+            _ => true,
+        });
+        held.bytes = 0;
+        self.shared.tx.send_all(&mut held.msgs, 0);
+    }
+
     fn finish(&self, end: End) {
         if self.ended.swap(true, Ordering::AcqRel) {
             return;
@@ -288,11 +349,18 @@ impl Observer {
         if self.stream.load(Ordering::Acquire) {
             self.shared.streams_active.dec();
         }
-        self.send(Msg::End {
+        let end = Msg::End {
             id: self.id,
             end,
             at: Instant::now(),
-        });
+        };
+        match self.held.lock() {
+            Ok(mut held) => {
+                held.msgs.push(end);
+                self.hand_over(&mut held);
+            }
+            Err(_) => self.send(end),
+        }
     }
 }
 
@@ -331,14 +399,18 @@ impl ExchangeObserver for Observer {
             self.stream.store(true, Ordering::Release);
             self.shared.streams_active.inc();
         }
-        self.send(Msg::Head {
-            id: self.id,
-            head: Box::new(ResponseHead {
-                status: head.status.as_u16(),
-                content_type,
-                content_encoding: head.headers.get(http::header::CONTENT_ENCODING).cloned(),
-            }),
-        });
+        let head = ResponseHead {
+            status: head.status.as_u16(),
+            content_type,
+            content_encoding: head.headers.get(http::header::CONTENT_ENCODING).cloned(),
+        };
+        self.hold(
+            Msg::Head {
+                id: self.id,
+                head: Box::new(head),
+            },
+            0,
+        );
     }
 
     fn response_data(&self, data: &Bytes) {
@@ -352,10 +424,12 @@ impl ExchangeObserver for Observer {
             data: data.clone(),
             at: first.then(Instant::now),
         };
-        if !self.shared.tx.send_bytes(msg, data.len()) {
-            // Over the analysis budget: this exchange goes unjudged.
-            self.lost.store(true, Ordering::Relaxed);
-            self.send(Msg::Lost { id: self.id });
+        self.hold(msg, data.len());
+    }
+
+    fn response_pause(&self) {
+        if let Ok(mut held) = self.held.lock() {
+            self.hand_over(&mut held);
         }
     }
 

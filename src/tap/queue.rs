@@ -71,16 +71,18 @@ impl<T> Sender<T> {
         self.wake(state);
     }
 
-    /// Appends `item`, which carries `bytes` of the budget, unless that
-    /// would put more than the limit in flight: then nothing is queued and
-    /// the answer is false. Never waits for the receiver.
-    pub(crate) fn send_bytes(&self, item: T, bytes: usize) -> bool {
+    /// Appends every item of `items`, in order, in one hand-over, if the
+    /// `bytes` they carry fit in the budget: then `items` is left empty (its
+    /// capacity kept) and the answer is true. Otherwise nothing is queued,
+    /// `items` is untouched and the answer is false. Never waits for the
+    /// receiver.
+    pub(crate) fn send_all(&self, items: &mut Vec<T>, bytes: usize) -> bool {
         let mut state = self.0.lock();
         match state.in_flight.checked_add(bytes) {
             Some(n) if n <= self.0.limit => state.in_flight = n,
             _ => return false,
         }
-        state.items.push(item);
+        state.items.append(items);
         self.wake(state);
         true
     }
@@ -166,18 +168,48 @@ mod tests {
     #[test]
     fn bytes_past_the_budget_are_refused_until_given_back() {
         let (tx, rx) = queue::<u32>(100);
-        assert!(tx.send_bytes(1, 60));
-        assert!(!tx.send_bytes(2, 41), "61..=101 is over");
-        assert!(tx.send_bytes(3, 40), "exactly the limit");
-        tx.send(4); // weightless
-        assert!(!tx.send_bytes(5, 1));
+        assert!(tx.send_all(&mut vec![1, 2], 60));
+        let mut refused = vec![3];
+        assert!(!tx.send_all(&mut refused, 41), "61..=101 is over");
+        assert_eq!(refused, [3], "a refused batch is left to its sender");
+        let mut exact = vec![4, 5];
+        assert!(tx.send_all(&mut exact, 40), "exactly the limit");
+        assert!(exact.is_empty());
+        tx.send(6); // weightless
+        assert!(!tx.send_all(&mut vec![7], 1));
         let mut got = Vec::new();
         rx.take(&mut got);
-        assert_eq!(got, [1, 3, 4], "a refused item is not queued");
-        assert!(!tx.send_bytes(6, 1), "taken is not given back");
+        assert_eq!(got, [1, 2, 4, 5, 6], "a refused batch is not queued");
+        assert!(!tx.send_all(&mut vec![8], 1), "taken is not given back");
         rx.give_back(60);
-        assert!(tx.send_bytes(7, 60));
-        assert!(!tx.send_bytes(8, usize::MAX), "no overflow");
+        assert!(tx.send_all(&mut vec![9], 60));
+        assert!(!tx.send_all(&mut vec![10], usize::MAX), "no overflow");
+    }
+
+    #[test]
+    fn a_batch_is_not_interleaved_with_other_senders() {
+        let (tx, rx) = queue::<(usize, usize)>(usize::MAX);
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let tx = tx.clone();
+                std::thread::spawn(move || {
+                    for b in 0..1_000 {
+                        let mut batch: Vec<_> = (0..5).map(|i| (t, b * 5 + i)).collect();
+                        assert!(tx.send_all(&mut batch, 0));
+                    }
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().expect("sender"));
+        let mut all = Vec::new();
+        rx.take(&mut all);
+        assert_eq!(all.len(), 20_000);
+        for batch in all.chunks(5) {
+            let (t, first) = batch[0];
+            assert_eq!(first % 5, 0, "a batch starts at its first item");
+            let expected: Vec<_> = (first..first + 5).map(|i| (t, i)).collect();
+            assert_eq!(batch, expected.as_slice());
+        }
     }
 
     #[test]

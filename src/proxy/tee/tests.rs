@@ -11,6 +11,8 @@ struct Seen {
     bytes: Vec<u8>,
     chunks: usize,
     ends: Vec<BodyEnd>,
+    /// Chunks seen at each pause.
+    pauses: Vec<usize>,
 }
 
 #[derive(Clone, Default)]
@@ -21,6 +23,11 @@ impl BodyObserver for Recorder {
         let mut seen = self.0.lock().expect("lock");
         seen.bytes.extend_from_slice(chunk);
         seen.chunks += 1;
+    }
+    fn pause(&mut self) {
+        let mut seen = self.0.lock().expect("lock");
+        let chunks = seen.chunks;
+        seen.pauses.push(chunks);
     }
     fn end(&mut self, end: BodyEnd) {
         self.0.lock().expect("lock").ends.push(end);
@@ -101,6 +108,21 @@ async fn complete_body_passes_every_frame_and_ends_once() {
     assert_eq!(bytes, out);
     assert_eq!(chunks, 3);
     assert_eq!(ends, vec![BodyEnd::Complete]);
+}
+
+#[tokio::test]
+async fn a_pause_is_reported_each_time_the_body_has_nothing_ready() {
+    let rec = Recorder::default();
+    // Pending before each item: before "a", before "b", before the end.
+    let script = Script::new(vec![data("a"), data("b")]);
+    let mut tee = TeeBody::new(script, rec.clone());
+    while tee.frame().await.is_some() {}
+    assert_eq!(rec.0.lock().expect("lock").pauses, [0, 1, 2]);
+    // A body that is always ready never pauses.
+    let rec = Recorder::default();
+    let mut tee = TeeBody::new(Full::new(Bytes::from_static(b"{}")), rec.clone());
+    while tee.frame().await.is_some() {}
+    assert!(rec.0.lock().expect("lock").pauses.is_empty());
 }
 
 #[tokio::test]
