@@ -307,9 +307,6 @@ impl Observer {
         let Ok(mut held) = self.held.lock() else {
             return;
         };
-        if held.msgs.capacity() == 0 {
-            held.msgs.reserve_exact(HOLD_MAX);
-        }
         held.msgs.push(msg);
         held.bytes += bytes;
         if held.msgs.len() >= HOLD_MAX {
