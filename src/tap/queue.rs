@@ -143,19 +143,26 @@ mod tests {
     use super::*;
     use std::time::Instant;
 
-    #[test]
-    fn items_come_out_in_the_order_they_were_sent_from_all_threads() {
+    /// Runs `send(tx, t)` on four threads (`t` = 0..4) and takes all they sent.
+    fn sent_by_four_threads(
+        send: impl Fn(&Sender<(usize, usize)>, usize) + Clone + Send + 'static,
+    ) -> Vec<(usize, usize)> {
         let (tx, rx) = queue::<(usize, usize)>(usize::MAX);
         let threads: Vec<_> = (0..4)
             .map(|t| {
-                let tx = tx.clone();
-                std::thread::spawn(move || (0..10_000).for_each(|i| tx.send((t, i))))
+                let (tx, send) = (tx.clone(), send.clone());
+                std::thread::spawn(move || send(&tx, t))
             })
             .collect();
         threads.into_iter().for_each(|t| t.join().expect("sender"));
-        let (mut all, mut batch) = (Vec::new(), Vec::new());
-        rx.take(&mut batch);
-        all.append(&mut batch);
+        let mut all = Vec::new();
+        rx.take(&mut all);
+        all
+    }
+
+    #[test]
+    fn items_come_out_in_the_order_they_were_sent_from_all_threads() {
+        let all = sent_by_four_threads(|tx, t| (0..10_000).for_each(|i| tx.send((t, i))));
         assert_eq!(all.len(), 40_000);
         // Each sender's items keep their order.
         let mut next = [0usize; 4];
@@ -188,21 +195,12 @@ mod tests {
 
     #[test]
     fn a_batch_is_not_interleaved_with_other_senders() {
-        let (tx, rx) = queue::<(usize, usize)>(usize::MAX);
-        let threads: Vec<_> = (0..4)
-            .map(|t| {
-                let tx = tx.clone();
-                std::thread::spawn(move || {
-                    for b in 0..1_000 {
-                        let mut batch: Vec<_> = (0..5).map(|i| (t, b * 5 + i)).collect();
-                        assert!(tx.send_all(&mut batch, 0));
-                    }
-                })
-            })
-            .collect();
-        threads.into_iter().for_each(|t| t.join().expect("sender"));
-        let mut all = Vec::new();
-        rx.take(&mut all);
+        let all = sent_by_four_threads(|tx, t| {
+            for b in 0..1_000 {
+                let mut batch: Vec<_> = (0..5).map(|i| (t, b * 5 + i)).collect();
+                assert!(tx.send_all(&mut batch, 0));
+            }
+        });
         assert_eq!(all.len(), 20_000);
         for batch in all.chunks(5) {
             let (t, first) = batch[0];
