@@ -5,8 +5,9 @@
 //! A response's messages are handed over in batches: its head and pieces
 //! are held until the body pauses (what one upstream read brought goes in
 //! one hand-over), ends, or fills a batch. Each hand-over takes the queue's
-//! lock, which every serving thread and the analysis thread share; one per
-//! read instead of one per piece is what keeps the tee cheap for streams.
+//! lock, which every serving thread and the analysis thread share: one per
+//! read instead of one per piece keeps that lock's traffic low (4 takes for
+//! a 20-event stream instead of 24).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
