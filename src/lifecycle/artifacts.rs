@@ -20,9 +20,16 @@ pub(crate) enum ArtifactState {
     Abandoned,
 }
 
-/// The artifacts of one stream.
+/// Artifacts kept in a list searched in order before any go to a map: a
+/// stream has one or a few, and comparing a short id with each costs less
+/// than hashing it (std's keyed SipHash) for every chunk.
+const LISTED: usize = 8;
+
+/// The artifacts of one stream: the first `LISTED` in a list, the rest in a
+/// map (ids come from peers: hashed with std's keyed hasher).
 #[derive(Debug, Default)]
 pub(crate) struct Artifacts {
+    list: Vec<(Box<str>, ArtifactState)>,
     map: HashMap<Box<str>, ArtifactState>,
     /// More than `MAX_ARTIFACTS` ids came: findings are no longer certain.
     overflowed: bool,
@@ -39,13 +46,27 @@ impl Artifacts {
     /// The state of `id`, if tracked.
     #[cfg(test)]
     pub(crate) fn state(&self, id: &str) -> Option<ArtifactState> {
-        self.map.get(id).copied()
+        let list = self
+            .list
+            .iter()
+            .find(|(k, _)| **k == *id)
+            .map(|(_, st)| *st);
+        list.or_else(|| self.map.get(id).copied())
+    }
+
+    /// Where `id` stands, to be changed in place.
+    fn get_mut(&mut self, id: &str) -> Option<&mut ArtifactState> {
+        match self.list.iter_mut().find(|(k, _)| **k == *id) {
+            Some((_, st)) => Some(st),
+            None if self.map.is_empty() => None,
+            None => self.map.get_mut(id),
+        }
     }
 
     /// A Task snapshot lists `id`: it exists, so appending to it is legal; an
     /// artifact already being streamed keeps its state.
     pub(crate) fn know(&mut self, id: &str) {
-        if !self.map.contains_key(id) {
+        if self.get_mut(id).is_none() {
             self.add(id, ArtifactState::Known);
         }
     }
@@ -59,7 +80,7 @@ impl Artifacts {
         } else {
             ArtifactState::Open
         };
-        match self.map.get_mut(id) {
+        match self.get_mut(id) {
             Some(st) => {
                 *st = next;
                 false
@@ -75,7 +96,8 @@ impl Artifacts {
     /// Returns their ids, sorted (empty when none, without allocating).
     pub(crate) fn close(&mut self) -> Vec<&str> {
         let mut out: Vec<&str> = Vec::new();
-        for (id, st) in self.map.iter_mut() {
+        let listed = self.list.iter_mut().map(|(id, st)| (&*id, st));
+        for (id, st) in listed.chain(self.map.iter_mut()) {
             if *st == ArtifactState::Open {
                 *st = ArtifactState::Abandoned;
                 out.push(id);
@@ -86,11 +108,13 @@ impl Artifacts {
     }
 
     fn add(&mut self, id: &str, st: ArtifactState) {
-        if self.map.len() >= MAX_ARTIFACTS {
+        if self.list.len() < LISTED {
+            self.list.push((id.into(), st));
+        } else if self.list.len() + self.map.len() >= MAX_ARTIFACTS {
             self.overflowed = true;
-            return;
+        } else {
+            self.map.insert(id.into(), st);
         }
-        self.map.insert(id.into(), st);
     }
 }
 
@@ -132,6 +156,36 @@ mod tests {
         assert!(!a.update("snap", true, true));
         a.know("x");
         assert_eq!(a.state("x"), Some(Open), "snapshot keeps a streamed state");
+    }
+
+    #[test]
+    fn listed_and_mapped_artifacts_are_judged_alike() {
+        let mut a = Artifacts::default();
+        let ids: Vec<String> = (0..LISTED + 4).map(|i| format!("a{i:02}")).collect();
+        for id in &ids {
+            assert!(!a.update(id, false, false));
+        }
+        assert!(!a.map.is_empty(), "past the list");
+        // Appends find both kinds; one of each completes.
+        for id in &ids {
+            assert!(!a.update(id, true, false), "{id} is open");
+        }
+        a.update(&ids[1], true, true);
+        a.update(&ids[LISTED + 1], true, true);
+        assert_eq!(a.state(&ids[LISTED + 1]), Some(Complete));
+        a.know(&ids[LISTED + 2]);
+        assert_eq!(
+            a.state(&ids[LISTED + 2]),
+            Some(Open),
+            "known keeps a streamed state"
+        );
+        assert!(a.update("new", true, false), "unknown append past the list");
+        let mut open: Vec<&str> = ids.iter().map(String::as_str).collect();
+        open.retain(|id| *id != ids[1] && *id != ids[LISTED + 1]);
+        open.push("new");
+        assert_eq!(a.close(), open);
+        assert_eq!(a.state(&ids[0]), Some(Abandoned));
+        assert_eq!(a.state(&ids[LISTED + 3]), Some(Abandoned));
     }
 
     #[test]
