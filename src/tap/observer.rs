@@ -10,7 +10,7 @@
 //! a 20-event stream instead of 24).
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
@@ -108,7 +108,7 @@ impl Inspector for Tap {
                 body: Body::Empty,
                 over: false,
             }),
-            held: Mutex::new(Held::default()),
+            held: Mutex::default(),
             opened: Instant::now(),
             labels: OnceLock::new(),
             lost: AtomicBool::new(false),
@@ -243,20 +243,13 @@ impl Body {
 /// body never pauses still reaches the analysis thread in batches this big).
 const HOLD_MAX: usize = 16;
 
-/// A response's messages not yet handed over, and the bytes they carry.
-#[derive(Default)]
-struct Held {
-    msgs: Vec<Msg>,
-    bytes: usize,
-}
-
 /// One exchange's observer.
 struct Observer {
     id: u64,
     shared: Arc<Shared>,
     request: Mutex<Request>,
     /// Response messages waiting for the next hand-over.
-    held: Mutex<Held>,
+    held: Mutex<Vec<Msg>>,
     opened: Instant,
     /// Set when the request is classified as A2A.
     labels: OnceLock<ExchangeLabels>,
@@ -302,15 +295,18 @@ impl Observer {
         });
     }
 
+    /// The held messages; a panic elsewhere while holding them leaves a
+    /// consistent `Vec`, so poisoning is ignored rather than spread.
+    fn held(&self) -> MutexGuard<'_, Vec<Msg>> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Holds a response message for the next hand-over, handing over now if
     /// the batch is full.
-    fn hold(&self, msg: Msg, bytes: usize) {
-        let Ok(mut held) = self.held.lock() else {
-            return;
-        };
-        held.msgs.push(msg);
-        held.bytes += bytes;
-        if held.msgs.len() >= HOLD_MAX {
+    fn hold(&self, msg: Msg) {
+        let mut held = self.held();
+        held.push(msg);
+        if held.len() >= HOLD_MAX {
             self.hand_over(&mut held);
         }
     }
@@ -319,15 +315,15 @@ impl Observer {
     /// over the analysis budget are not queued: the exchange goes unjudged,
     /// its first lost piece standing in their place so that the analysis
     /// thread stops judging it before its end arrives.
-    fn hand_over(&self, held: &mut Held) {
-        if held.msgs.is_empty() || self.shared.tx.send_all(&mut held.msgs, held.bytes) {
-            held.bytes = 0;
+    fn hand_over(&self, held: &mut Vec<Msg>) {
+        let bytes = held.iter().map(Msg::bytes).sum();
+        if held.is_empty() || self.shared.tx.send_all(held, bytes) {
             return;
         }
         self.lost.store(true, Ordering::Relaxed);
         let id = self.id;
         let mut first = true;
-        held.msgs.retain_mut(|msg| match msg {
+        held.retain_mut(|msg| match msg {
             Msg::Data { .. } if first => {
                 first = false;
                 *msg = Msg::Lost { id };
@@ -336,8 +332,7 @@ impl Observer {
             Msg::Data { .. } => false,
             _ => true,
         });
-        held.bytes = 0;
-        self.shared.tx.send_all(&mut held.msgs, 0);
+        self.shared.tx.send_all(held, 0);
     }
 
     fn finish(&self, end: End) {
@@ -352,13 +347,9 @@ impl Observer {
             end,
             at: Instant::now(),
         };
-        match self.held.lock() {
-            Ok(mut held) => {
-                held.msgs.push(end);
-                self.hand_over(&mut held);
-            }
-            Err(_) => self.send(end),
-        }
+        let mut held = self.held();
+        held.push(end);
+        self.hand_over(&mut held);
     }
 }
 
@@ -402,13 +393,10 @@ impl ExchangeObserver for Observer {
             content_type,
             content_encoding: head.headers.get(http::header::CONTENT_ENCODING).cloned(),
         };
-        self.hold(
-            Msg::Head {
-                id: self.id,
-                head: Box::new(head),
-            },
-            0,
-        );
+        self.hold(Msg::Head {
+            id: self.id,
+            head: Box::new(head),
+        });
     }
 
     fn response_data(&self, data: &Bytes) {
@@ -422,13 +410,11 @@ impl ExchangeObserver for Observer {
             data: data.clone(),
             at: first.then(Instant::now),
         };
-        self.hold(msg, data.len());
+        self.hold(msg);
     }
 
     fn response_pause(&self) {
-        if let Ok(mut held) = self.held.lock() {
-            self.hand_over(&mut held);
-        }
+        self.hand_over(&mut self.held());
     }
 
     fn response_end(&self, end: BodyEnd) {
