@@ -22,6 +22,15 @@ fn stream_req(id: i64) -> String {
     request(json!(id), "SendStreamingMessage", new_message())
 }
 
+/// A stream answer of `events`: the first two frames go at once, the rest
+/// and the end only once the returned hold is released.
+fn held_after_two(events: &[serde_json::Value]) -> (Reply, Hold) {
+    let hold = Hold::after(2);
+    let mut r = Reply::sse(&frames(1, events));
+    r.hold = Some(hold.clone());
+    (r, hold)
+}
+
 fn skipped(scrape: &str, reason: &str) -> Option<f64> {
     sample(
         scrape,
@@ -194,16 +203,11 @@ async fn corrupt_compressed_stream_is_skipped_without_a_finding() {
 #[tokio::test]
 async fn upstream_dying_mid_stream_while_working_is_truncation() {
     let (up, p) = setup("").await;
-    let mut r = Reply::sse(&frames(
-        1,
-        &[
-            task("t-1", "c", "TASK_STATE_SUBMITTED"),
-            status("t-1", "c", "TASK_STATE_WORKING"),
-        ],
-    ));
     // The frames go out, then (once the caller has them) the upstream dies.
-    let hold = Hold::after(2);
-    r.hold = Some(hold.clone());
+    let (mut r, hold) = held_after_two(&[
+        task("t-1", "c", "TASK_STATE_SUBMITTED"),
+        status("t-1", "c", "TASK_STATE_WORKING"),
+    ]);
     r.die = true;
     let sent = r.chunks.clone();
     up.push(r);
@@ -250,16 +254,11 @@ async fn upstream_dying_mid_stream_while_working_is_truncation() {
 async fn a_finding_on_an_open_stream_is_reported_before_the_stream_ends() {
     let (up, p) = setup("").await;
     // The second frame is for another task; the stream then stays open.
-    let mut r = Reply::sse(&frames(
-        1,
-        &[
-            task("t-1", "c", "TASK_STATE_SUBMITTED"),
-            status("t-2", "c", "TASK_STATE_WORKING"),
-            status("t-1", "c", "TASK_STATE_COMPLETED"),
-        ],
-    ));
-    let hold = Hold::after(2);
-    r.hold = Some(hold.clone());
+    let (r, hold) = held_after_two(&[
+        task("t-1", "c", "TASK_STATE_SUBMITTED"),
+        status("t-2", "c", "TASK_STATE_WORKING"),
+        status("t-1", "c", "TASK_STATE_COMPLETED"),
+    ]);
     up.push(r);
     let (mut caller, mut got) = p
         .post_until("/", V1, &stream_req(1), "TASK_STATE_WORKING")
@@ -308,16 +307,11 @@ async fn read_to_end(tcp: &mut tokio::net::TcpStream, got: &mut Vec<u8>) {
 #[tokio::test]
 async fn caller_hanging_up_mid_stream_is_not_truncation() {
     let (up, p) = setup("").await;
-    let hold = Hold::after(2);
-    let mut r = Reply::sse(&frames(
-        1,
-        &[
-            task("t-1", "c", "TASK_STATE_SUBMITTED"),
-            status("t-1", "c", "TASK_STATE_WORKING"),
-            status("t-1", "c", "TASK_STATE_COMPLETED"),
-        ],
-    ));
-    r.hold = Some(hold.clone());
+    let (r, hold) = held_after_two(&[
+        task("t-1", "c", "TASK_STATE_SUBMITTED"),
+        status("t-1", "c", "TASK_STATE_WORKING"),
+        status("t-1", "c", "TASK_STATE_COMPLETED"),
+    ]);
     up.push(r);
     let (caller, got) = p
         .post_until("/", V1, &stream_req(1), "TASK_STATE_WORKING")
