@@ -1,7 +1,8 @@
 //! The whole engine (SSE framing + decoding + lifecycle reduction) on a
 //! realistic stream of ~300-byte artifact frames (chunks of eight artifacts
 //! taking turns, or of one), against a plain `serde_json::from_slice::<Value>`
-//! of the same frames' data.
+//! of the same frames' data; and on the load script's task stream (20
+//! events, a new task each time), as the proxy's analysis thread judges it.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 
@@ -36,6 +37,33 @@ fn stream(artifacts: usize) -> (Vec<u8>, Vec<Vec<u8>>) {
         .map(|d| d.as_bytes().to_vec())
         .collect();
     (body.into_bytes(), data)
+}
+
+/// The load script's stream (`examples/bench_upstream.rs`) for task `n`,
+/// in one piece, with the exchange's JSON-RPC id (42): snapshot, working, 17 chunks of one artifact (the first
+/// replacing, the last closing it), completed.
+fn load_stream(n: usize) -> Vec<u8> {
+    let task = format!("tsk_{n:016x}");
+    let rpc =
+        |result: String| format!("data: {{\"jsonrpc\":\"2.0\",\"id\":42,\"result\":{result}}}\n\n");
+    let status = |state: &str| {
+        rpc(format!(
+            "{{\"statusUpdate\":{{\"taskId\":\"{task}\",\"contextId\":\"ctx_3\",\"status\":{{\"state\":\"{state}\",\"timestamp\":\"2026-01-01T00:00:00Z\"}}}}}}"
+        ))
+    };
+    let mut body = rpc(format!(
+        "{{\"task\":{{\"id\":\"{task}\",\"contextId\":\"ctx_3\",\"status\":{{\"state\":\"TASK_STATE_SUBMITTED\"}}}}}}"
+    ));
+    body.push_str(&status("TASK_STATE_WORKING"));
+    for i in 0..17 {
+        body.push_str(&rpc(format!(
+            "{{\"artifactUpdate\":{{\"taskId\":\"{task}\",\"contextId\":\"ctx_3\",\"append\":{},\"lastChunk\":{},\"artifact\":{{\"artifactId\":\"art_1\",\"parts\":[{{\"text\":\"chunk {i:02} of the generated itinerary, with enough words to look like model output ...\"}}]}}}}}}",
+            i > 0,
+            i == 16
+        )));
+    }
+    body.push_str(&status("TASK_STATE_COMPLETED"));
+    body.into_bytes()
 }
 
 fn exchange() -> Exchange {
@@ -94,6 +122,24 @@ fn bench(c: &mut Criterion) {
                 let v: serde_json::Value = serde_json::from_slice(d).expect("json");
                 black_box(v);
             }
+        })
+    });
+    g.finish();
+
+    // A new task per stream, as the load script sends; a task id comes
+    // round again only in a new registry (in the old one it completed).
+    let streams: Vec<Vec<u8>> = (0..4096).map(load_stream).collect();
+    let mut g = c.benchmark_group("engine");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("the load script's 20-event stream, a new task each", |b| {
+        let mut reg = Registry::new(RegistryConfig::default());
+        let mut i = 0;
+        b.iter(|| {
+            if i == streams.len() {
+                (reg, i) = (Registry::new(RegistryConfig::default()), 0);
+            }
+            judge_clean(std::iter::once(streams[i].as_slice()), &mut reg);
+            i += 1;
         })
     });
     g.finish();

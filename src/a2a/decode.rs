@@ -20,7 +20,7 @@
 //! problems: from the `type`/`title` text); otherwise `Other`.
 
 use super::errors::error_from_text;
-use super::json::{Cursor, JStr, JsonError, Kind, Skipped, Stop};
+use super::json::{Cursor, Flags, JStr, JsonError, Kind, Skipped, Stop};
 use super::model::{
     A2aError, ArtifactUpdate, Decoded, ErrorInfo, Event, Malformed, MessageEvent, Payload, RpcId,
     StatusUpdate, TaskSnapshot, Text,
@@ -33,15 +33,18 @@ pub fn decode(data: &[u8]) -> Result<Decoded<'_>, Malformed> {
 }
 
 /// `decode`, noting in `skipped` where in `data` the longest strings
-/// without escapes that it skipped lie: the decoding does not depend on
-/// their content.
+/// without escapes that it skipped lie (the decoding does not depend on
+/// their content), and in `flags` where the literals of the one artifact
+/// update's `append` and `lastChunk` lie.
 pub(crate) fn decode_noting_skipped<'a>(
     data: &'a [u8],
     skipped: &mut Skipped,
+    flags: &mut Flags,
 ) -> Result<Decoded<'a>, Malformed> {
     let mut cur = Cursor::noting_skipped(utf8(data)?);
     let decoded = decode_text(&mut cur);
     *skipped = cur.skipped();
+    *flags = cur.flags();
     decoded
 }
 
@@ -94,9 +97,11 @@ fn decode_text<'a>(cur: &mut Cursor<'a>) -> Result<Decoded<'a>, Malformed> {
             payload: Payload::Error(ErrorInfo { code: *code, error }),
         });
     }
+    let payload = payload(&mut top);
+    super::wire::note_update(cur, &top);
     Ok(Decoded {
         rpc_id: None,
-        payload: payload(&mut top)?,
+        payload: payload?,
     })
 }
 
@@ -196,6 +201,7 @@ pub(super) fn artifact_update<'a>(o: &mut Obj<'a>) -> Result<ArtifactUpdate<'a>,
     let task_id = text(o.task_id.take()).ok_or_else(|| bad("artifact update without taskId"))?;
     let artifact_id = text(o.artifact.take().flatten())
         .ok_or_else(|| bad("artifact update without artifact.artifactId"))?;
+    o.built_update = true;
     Ok(ArtifactUpdate {
         task_id,
         context_id: text(o.context_id.take()),

@@ -1,19 +1,22 @@
 //! A stream's last content frame, kept with its decoding. An agent streams
 //! an artifact (or messages) as frames that differ from one another only in
-//! the text of their parts, which the decoder skips unread. A frame that
-//! differs from the kept one only inside one of the longest strings the
-//! decoder skipped there, both versions of that string free of escapes,
-//! decodes to the same result: that result is reused instead of decoding
-//! again.
+//! the text of their parts, which the decoder skips unread, and in the
+//! artifact update's `append` and `lastChunk` flags. A frame that differs
+//! from the kept one only inside some of the longest strings the decoder
+//! skipped there (both versions of each free of escapes) and in the
+//! literals of those two flags decodes to the kept result with the flags
+//! it sets: that result is reused instead of decoding again.
 //!
-//! Why that holds: the bytes before and after the string are identical, the
-//! string still opens and closes at the same quotes (nothing in between is
-//! a quote, a backslash or a control character), and the whole frame is
-//! valid UTF-8; so the cursor takes the same path through both frames, and
-//! what it reads does not include the skipped string's content.
+//! Why that holds: between the changes the bytes are identical, each
+//! changed string still opens and closes at a quote with nothing in between
+//! that is a quote, a backslash or a control character, a changed flag is
+//! the other of `true` and `false`, and the whole frame is valid UTF-8; so
+//! the cursor takes the same path through both frames, reads nothing of
+//! the skipped strings' content, and reads the flags only as the flags of
+//! the one artifact update the decoding holds.
 
 use super::decode::{decode, decode_noting_skipped};
-use super::json::{plain_run, Skipped};
+use super::json::{plain_string_end, Flags, Skipped};
 use super::model::{ArtifactUpdate, Decoded, Event, Malformed, MessageEvent, Payload, RpcId, Text};
 
 /// Frames longer than this are not kept (the copy is held per stream).
@@ -27,8 +30,10 @@ const MOST_REST: u32 = 64;
 #[derive(Default)]
 pub struct LastFrame {
     data: Vec<u8>,
-    /// Where the longest skipped strings lie in `data`.
+    /// Where the longest skipped strings lie in `data`...
     skipped: Skipped,
+    /// ...and the artifact update's flags.
+    flags: Flags,
     decoded: Option<Decoded<'static>>,
     /// Whether the kept decoding has been reused.
     reused: bool,
@@ -53,17 +58,18 @@ impl LastFrame {
             self.rest -= 1;
             return judge(decode(data).as_ref());
         }
-        if let Some(kept) = &self.decoded {
-            if same_but_skipped(&self.data, &self.skipped, data) {
+        if let Some(kept) = &mut self.decoded {
+            if let Some(flips) = alike(&self.data, &self.skipped, &self.flags, data) {
                 self.reused = true;
                 (self.unused, self.pause) = (0, 0);
-                return judge(Ok(kept));
+                return flips.judge(kept, judge);
             }
         }
         let mut skipped = Skipped::default();
-        let decoded = decode_noting_skipped(data, &mut skipped);
+        let mut flags = Flags::default();
+        let decoded = decode_noting_skipped(data, &mut skipped, &mut flags);
         if let Ok(d) = &decoded {
-            self.keep(data, d, skipped);
+            self.keep(data, d, skipped, flags);
         }
         judge(decoded.as_ref())
     }
@@ -78,9 +84,11 @@ impl LastFrame {
     /// The second kept frame in a row to be replaced unused starts a pause
     /// instead (the first chunk of an artifact differs in `append` from
     /// the next ones, which are alike).
-    fn keep(&mut self, data: &[u8], d: &Decoded<'_>, skipped: Skipped) {
-        let Payload::Event(Event::ArtifactUpdate(_) | Event::Message(_)) = &d.payload else {
-            return;
+    fn keep(&mut self, data: &[u8], d: &Decoded<'_>, skipped: Skipped, flags: Flags) {
+        let flags = match &d.payload {
+            Payload::Event(Event::ArtifactUpdate(_)) => flags,
+            Payload::Event(Event::Message(_)) => Flags::default(),
+            _ => return,
         };
         if self.decoded.is_some() && !self.reused {
             self.unused += 1;
@@ -91,37 +99,87 @@ impl LastFrame {
                 return;
             }
         }
-        if skipped.is_empty() || data.len() > KEEP_MAX {
+        if (skipped.is_empty() && flags == Flags::default()) || data.len() > KEEP_MAX {
             self.decoded = None;
             return;
         }
         self.data.clear();
         self.data.extend_from_slice(data);
         self.skipped = skipped;
+        self.flags = flags;
         self.reused = false;
         own_into(d, &mut self.decoded);
     }
 }
 
-/// Whether `new` is `old` with only the content of one skipped string
-/// changed, into another run of plain string characters, and is valid
-/// UTF-8.
-fn same_but_skipped(old: &[u8], skipped: &Skipped, new: &[u8]) -> bool {
-    let head = common_prefix(old, new);
-    if head == old.len() && head == new.len() {
-        return true;
+/// New values of a kept artifact update's flags, where a frame swapped
+/// their literals.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Flips {
+    append: Option<bool>,
+    last_chunk: Option<bool>,
+}
+
+impl Flips {
+    /// Hands `judge` the kept decoding with these flags set, then sets them
+    /// back (the kept decoding stays that of the kept frame).
+    fn judge<R>(
+        &self,
+        kept: &mut Decoded<'static>,
+        judge: impl FnOnce(Result<&Decoded<'_>, &Malformed>) -> R,
+    ) -> R {
+        let Payload::Event(Event::ArtifactUpdate(update)) = &mut kept.payload else {
+            return judge(Ok(kept));
+        };
+        let was = (update.append, update.last_chunk);
+        update.append = self.append.unwrap_or(was.0);
+        update.last_chunk = self.last_chunk.unwrap_or(was.1);
+        let judged = judge(Ok(kept));
+        if let Payload::Event(Event::ArtifactUpdate(update)) = &mut kept.payload {
+            (update.append, update.last_chunk) = was;
+        }
+        judged
     }
-    // The common tail may not reach back into the common head.
-    let most = old.len().min(new.len()) - head;
-    let tail = common_suffix(old, new, most);
-    let Some((start, end)) = skipped.around(head, old.len() - tail) else {
-        return false;
-    };
-    // Around the string, `new` is `old`: valid UTF-8 up to its opening
-    // quote and from its closing one (ASCII, so char boundaries). Only the
-    // string's new content is left to check.
-    let content = &new[start..new.len() - (old.len() - end)];
-    plain_run(&new[head..new.len() - tail]) && std::str::from_utf8(content).is_ok()
+}
+
+/// Whether `new` is `old` but for the content of skipped strings, each
+/// changed into another run of plain string characters, and flag literals
+/// swapped for the other one, and is valid UTF-8: if so, the flags `new`
+/// swapped.
+fn alike(old: &[u8], skipped: &Skipped, flags: &Flags, new: &[u8]) -> Option<Flips> {
+    let mut flips = Flips::default();
+    let (mut i, mut j) = (0, 0);
+    loop {
+        let same = common_prefix(&old[i..], &new[j..]);
+        (i, j) = (i + same, j + same);
+        if i == old.len() && j == new.len() {
+            return Some(flips);
+        }
+        let at = u32::try_from(i).ok();
+        if let Some((start, end)) = skipped.around(i, i) {
+            // A skipped string changes from here: it must close at its
+            // first special character, and its content must be UTF-8 (the
+            // bytes around it are `old`'s, and quotes are ASCII).
+            let close = plain_string_end(new, j)?;
+            let from = j.checked_sub(i - start)?;
+            std::str::from_utf8(new.get(from..close)?).ok()?;
+            (i, j) = (end, close);
+        } else if at.is_some() && (at == flags.append || at == flags.last_chunk) {
+            let was = old[i] == b't';
+            let other: &[u8] = if was { b"false" } else { b"true" };
+            if !new[j..].starts_with(other) {
+                return None;
+            }
+            if at == flags.append {
+                flips.append = Some(!was);
+            } else {
+                flips.last_chunk = Some(!was);
+            }
+            (i, j) = (i + if was { 4 } else { 5 }, j + other.len());
+        } else {
+            return None;
+        }
+    }
 }
 
 /// How many leading bytes `a` and `b` share (sixteen at a time, compared
@@ -140,23 +198,6 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
         i += 1;
     }
     i
-}
-
-/// How many trailing bytes `a` and `b` share, at most `most`.
-fn common_suffix(a: &[u8], b: &[u8], most: usize) -> usize {
-    let (la, lb) = (a.len(), b.len());
-    let mut n = 0;
-    while n + 16 <= most {
-        let diff = word(&a[la - n - 16..]) ^ word(&b[lb - n - 16..]);
-        if diff != 0 {
-            return n + (diff.leading_zeros() / 8) as usize;
-        }
-        n += 16;
-    }
-    while n < most && a[la - n - 1] == b[lb - n - 1] {
-        n += 1;
-    }
-    n
 }
 
 /// The first sixteen bytes of `b` (which has them) as one integer, the

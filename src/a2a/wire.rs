@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use super::decode;
 use super::errors;
-use super::json::{Cursor, JStr, JsonError, Kind, Result};
+use super::json::{Cursor, Flags, JStr, JsonError, Kind, Result};
 use super::model::{
     ErrorInfo, Event, Malformed, Payload, RpcId, StateValue, Status, TaskSnapshot, Text,
 };
@@ -41,6 +41,10 @@ pub(crate) struct Obj<'a> {
     pub artifact_ids: Option<Vec<Text<'a>>>,
     pub append: Option<bool>,
     pub last_chunk: Option<bool>,
+    /// Where the `append` and `lastChunk` literals lie.
+    pub flags: Flags,
+    /// Set when an artifact update is built from this object.
+    pub built_update: bool,
     pub final_flag: Option<bool>,
     /// RFC 9457 problem members (`status` is in `StatusField::Code`).
     pub problem_type: Option<JStr<'a>>,
@@ -172,8 +176,14 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
             15 => o.parts = present(cur)?,
             16 => o.artifact = artifact(cur, m)?,
             17 => o.artifact_ids = artifacts(cur, m)?,
-            18 => o.append = boolean(cur, m)?,
-            19 => o.last_chunk = boolean(cur, m)?,
+            18 => {
+                o.append = boolean(cur, m)?;
+                o.flags.append = literal_at(cur, o.append);
+            }
+            19 => {
+                o.last_chunk = boolean(cur, m)?;
+                o.flags.last_chunk = literal_at(cur, o.last_chunk);
+            }
             20 => o.final_flag = boolean(cur, m)?,
             21 => o.problem_type = string(cur, m)?,
             _ => o.title = string(cur, m)?,
@@ -223,6 +233,19 @@ fn boolean(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<bool>> {
     })
 }
 
+/// Where the `true` or `false` literal just read as `value` began.
+fn literal_at(cur: &Cursor<'_>, value: Option<bool>) -> Option<u32> {
+    let len = if value? { 4 } else { 5 };
+    u32::try_from(cur.offset().checked_sub(len)?).ok()
+}
+
+/// Tells the cursor of the artifact update built from `o`, if one was.
+pub(super) fn note_update(cur: &mut Cursor<'_>, o: &Obj<'_>) {
+    if o.built_update {
+        cur.built_update(o.flags);
+    }
+}
+
 /// A nested object of the union shape, converted by `f` straight into
 /// `slot` (the conversions are large: no result carries them); false, and
 /// `slot` untouched, for `null`.
@@ -239,6 +262,7 @@ fn object<'a, T>(
             let mut o = Obj::default();
             read_obj(cur, &mut o)?;
             *slot = Some(f(&mut o));
+            note_update(cur, &o);
             Ok(true)
         }
         _ => cur.type_error(m, "an object"),

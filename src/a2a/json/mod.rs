@@ -77,10 +77,11 @@ impl<'a> JStr<'a> {
     }
 }
 
-/// Whether `b` could be the inside of a string without escapes: no quote,
-/// backslash or control character.
-pub(crate) fn plain_run(b: &[u8]) -> bool {
-    find_special(b, 0) == b.len()
+/// Where the string whose content goes on at `from` in `b` closes, if it
+/// has no escape or control character from there to its closing quote.
+pub(crate) fn plain_string_end(b: &[u8], from: usize) -> Option<usize> {
+    let end = find_special(b, from);
+    (b.get(end) == Some(&b'"')).then_some(end)
 }
 
 /// The type of the value the cursor is at, by its first byte.
@@ -104,6 +105,10 @@ pub(crate) struct Cursor<'a> {
     /// The longest strings without escapes that `skip_value` skipped, when
     /// asked for (`noting_skipped`).
     skipped: Option<Skipped>,
+    /// The flags of the artifact updates the decoder built from this text,
+    /// and how many it built (noted with `skipped`).
+    flags: Flags,
+    updates: u32,
 }
 
 /// Where the longest strings without escapes that `skip_value` skipped lie
@@ -147,6 +152,17 @@ impl Skipped {
     }
 }
 
+/// Where the `true`/`false` literals of an artifact update's `append` and
+/// `lastChunk` lie (the offset of their first byte; `None` when the member
+/// was absent or `null`). When the decoding built exactly one artifact
+/// update, the other literal in place of one of these changes that flag of
+/// the update and nothing else the decoder reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Flags {
+    pub append: Option<u32>,
+    pub last_chunk: Option<u32>,
+}
+
 impl<'a> Cursor<'a> {
     pub(crate) fn new(text: &'a str) -> Cursor<'a> {
         Cursor {
@@ -155,6 +171,8 @@ impl<'a> Cursor<'a> {
             depth: 0,
             error: None,
             skipped: None,
+            flags: Flags::default(),
+            updates: 0,
         }
     }
 
@@ -171,6 +189,31 @@ impl<'a> Cursor<'a> {
     /// (nothing, unless the cursor was made `noting_skipped`).
     pub(crate) fn skipped(&self) -> Skipped {
         self.skipped.unwrap_or_default()
+    }
+
+    /// Where the cursor is (an offset into the text).
+    pub(crate) fn offset(&self) -> usize {
+        self.pos
+    }
+
+    /// Notes that the decoder built an artifact update whose flags were
+    /// read at `flags`.
+    pub(crate) fn built_update(&mut self, flags: Flags) {
+        if self.skipped.is_some() {
+            self.flags = flags;
+            self.updates += 1;
+        }
+    }
+
+    /// The flags of the one artifact update the decoder built (none if it
+    /// built several, or none, or the cursor was not made
+    /// `noting_skipped`).
+    pub(crate) fn flags(&self) -> Flags {
+        if self.updates == 1 {
+            self.flags
+        } else {
+            Flags::default()
+        }
     }
 
     #[inline]

@@ -10,6 +10,31 @@ fn chunk(text: &str, append: bool) -> Vec<u8> {
     .into_bytes()
 }
 
+/// A 0.3 artifact update: its flags come after the artifact's text.
+fn kind_chunk(text: &str, append: bool, last: bool) -> Vec<u8> {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"kind":"artifact-update","taskId":"t-1","contextId":"c-1","artifact":{{"artifactId":"a-1","parts":[{{"kind":"text","text":"{text}"}}]}},"append":{append},"lastChunk":{last}}}}}"#
+    )
+    .into_bytes()
+}
+
+/// An `append` beside the update, not in it.
+fn outer_flag(text: &str, append: bool) -> Vec<u8> {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"append":{append},"artifactUpdate":{{"taskId":"t-1","artifact":{{"artifactId":"a-1","parts":[{{"text":"{text}"}}]}}}}}}}}"#
+    )
+    .into_bytes()
+}
+
+/// Two updates built, the first returned (the envelope's `result`), the
+/// second beside it.
+fn two_updates(text: &str, append: bool, beside: bool) -> Vec<u8> {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"artifactUpdate":{{"taskId":"t-1","append":{append},"artifact":{{"artifactId":"a-1","parts":[{{"text":"{text}"}}]}}}}}},"artifactUpdate":{{"taskId":"t-2","append":{beside},"artifact":{{"artifactId":"a-2"}}}}}}"#
+    )
+    .into_bytes()
+}
+
 fn status(state: &str) -> Vec<u8> {
     format!(
         r#"{{"jsonrpc":"2.0","id":1,"result":{{"statusUpdate":{{"taskId":"t-1","contextId":"c-1","status":{{"state":"{state}"}}}}}}}}"#
@@ -22,7 +47,7 @@ fn status(state: &str) -> Vec<u8> {
 fn judge(last: &mut LastFrame, data: &[u8]) -> bool {
     let reused = last.rest == 0
         && last.decoded.is_some()
-        && same_but_skipped(&last.data, &last.skipped, data);
+        && alike(&last.data, &last.skipped, &last.flags, data).is_some();
     let fresh = decode(data);
     last.decode(data, |got| {
         assert_eq!(got, fresh.as_ref(), "{}", String::from_utf8_lossy(data))
@@ -45,12 +70,50 @@ fn a_frame_that_differs_only_in_skipped_text_reuses_the_kept_decoding() {
 }
 
 #[test]
-fn a_difference_outside_the_skipped_string_decodes_again() {
+fn a_frame_that_swaps_the_updates_flags_reuses_the_kept_decoding_with_them() {
+    let mut last = LastFrame::default();
+    assert!(!judge(&mut last, &chunk("one", false)));
+    assert!(judge(&mut last, &chunk("two", true)));
+    assert!(judge(&mut last, &chunk("three", true)));
+    assert!(judge(&mut last, &chunk("one", false)), "kept as it was");
+    // Flags after the text, one or both swapped, the text changed or not.
+    let mut last = LastFrame::default();
+    assert!(!judge(&mut last, &kind_chunk("first", false, false)));
+    assert!(judge(&mut last, &kind_chunk("second", true, false)));
+    assert!(judge(&mut last, &kind_chunk("second", true, false)));
+    assert!(judge(&mut last, &kind_chunk("the last one", true, true)));
+    assert!(judge(&mut last, &kind_chunk("", false, true)));
+    assert!(judge(&mut last, &kind_chunk("first", false, false)));
+}
+
+#[test]
+fn a_flag_that_is_not_the_returned_updates_own_decodes_again() {
+    let mut last = LastFrame::default();
+    judge(&mut last, &outer_flag("one", false));
+    assert!(judge(&mut last, &outer_flag("two", false)));
+    assert!(!judge(&mut last, &outer_flag("two", true)));
+    let mut last = LastFrame::default();
+    judge(&mut last, &two_updates("one", false, false));
+    assert!(judge(&mut last, &two_updates("two", false, false)));
+    assert!(!judge(&mut last, &two_updates("two", true, false)));
+    judge(&mut last, &two_updates("one", false, false));
+    assert!(!judge(&mut last, &two_updates("two", false, true)));
+    // Not a literal swap: `null`, or another literal.
     let mut last = LastFrame::default();
     judge(&mut last, &chunk("one", false));
-    // `append` changed: decoded afresh, and the new decoding is kept.
-    assert!(!judge(&mut last, &chunk("two", true)));
-    assert!(judge(&mut last, &chunk("three", true)));
+    for other in ["null", "falsy", "tru", "\"true\"", "true "] {
+        let f = String::from_utf8(chunk("one", false))
+            .unwrap()
+            .replace(r#""append":false"#, &format!(r#""append":{other}"#));
+        assert!(!judge(&mut last, f.as_bytes()), "{other}");
+        judge(&mut last, &chunk("one", false));
+    }
+}
+
+#[test]
+fn a_difference_outside_the_skipped_string_decodes_again() {
+    let mut last = LastFrame::default();
+    judge(&mut last, &chunk("one", true));
     let other_task = String::from_utf8(chunk("four", true))
         .unwrap()
         .replace("t-1", "t-2");
@@ -122,22 +185,15 @@ fn only_frames_with_parts_are_kept_and_other_frames_leave_them() {
 }
 
 #[test]
-fn common_prefix_and_suffix_count_every_byte() {
+fn common_prefix_counts_every_byte() {
     let a = b"0123456789abcdefghijklmnopqrstuvwxyz0123456789";
     for cut in 0..a.len() {
         let mut b = a.to_vec();
         b[cut] = b'#';
         assert_eq!(common_prefix(a, &b), cut);
-        assert_eq!(common_suffix(a, &b, a.len()), a.len() - cut - 1);
-        assert_eq!(
-            common_suffix(a, &b, 3.min(a.len() - cut - 1)),
-            3.min(a.len() - cut - 1)
-        );
     }
     assert_eq!(common_prefix(a, a), a.len());
-    assert_eq!(common_suffix(a, a, 10), 10);
     assert_eq!(common_prefix(b"abc", b"abcdef"), 3);
-    assert_eq!(common_suffix(b"def", b"abcdef", 3), 3);
 }
 
 /// Bytes that matter to JSON, to UTF-8, and plain ones.
@@ -167,7 +223,28 @@ fn base() -> impl Strategy<Value = Vec<u8>> {
             .into_bytes()
         }),
         "[A-Z_]{0,20}".prop_map(|s| status(&s)),
+        ("[a-z ]{0,40}", any::<bool>(), any::<bool>()).prop_map(|(t, a, l)| kind_chunk(&t, a, l)),
+        ("[a-z ]{0,40}", any::<bool>()).prop_map(|(t, a)| outer_flag(&t, a)),
+        ("[a-z ]{0,40}", any::<bool>(), any::<bool>())
+            .prop_map(|(t, a, b)| two_updates(&t, a, b)),
     ]
+}
+
+/// A frame with one of its `true`/`false` literals swapped for the other.
+fn swapped() -> impl Strategy<Value = Vec<u8>> {
+    (base(), any::<prop::sample::Index>()).prop_map(|(f, which)| {
+        let text = String::from_utf8(f).unwrap();
+        let literals: Vec<_> = text
+            .match_indices("true")
+            .chain(text.match_indices("false"))
+            .collect();
+        if literals.is_empty() {
+            return text.into_bytes();
+        }
+        let (at, lit) = *which.get(&literals);
+        let other = if lit == "true" { "false" } else { "true" };
+        format!("{}{other}{}", &text[..at], &text[at + lit.len()..]).into_bytes()
+    })
 }
 
 /// A frame with a run of bytes replaced (often inside the text).
@@ -189,7 +266,7 @@ fn edited() -> impl Strategy<Value = Vec<u8>> {
 proptest! {
     #[test]
     fn every_result_is_what_a_fresh_decode_gives(
-        frames in prop::collection::vec(prop_oneof![base(), edited()], 1..12)
+        frames in prop::collection::vec(prop_oneof![base(), edited(), swapped()], 1..12)
     ) {
         let mut last = LastFrame::default();
         for f in &frames {
