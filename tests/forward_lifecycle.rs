@@ -187,8 +187,12 @@ impl ExchangeObserver for Recorder {
     fn response_head(&self, head: &response::Parts) {
         self.with(|r| r.statuses.push(head.status.as_u16()));
     }
-    fn response_data(&self, data: &Bytes) {
-        self.with(|r| r.response.extend_from_slice(data));
+    fn response_data(&self, chunks: &mut Vec<Bytes>) {
+        self.with(|r| {
+            chunks
+                .drain(..)
+                .for_each(|c| r.response.extend_from_slice(&c))
+        });
     }
     fn response_end(&self, end: BodyEnd) {
         self.with(|r| r.response_ends.push(end));

@@ -54,7 +54,7 @@ impl ExchangeObserver for Exchange {
     fn response_head(&self, _head: &response::Parts) {
         self.threads.saw(self.id);
     }
-    fn response_data(&self, _data: &Bytes) {
+    fn response_data(&self, _chunks: &mut Vec<Bytes>) {
         self.threads.saw(self.id);
     }
     fn response_end(&self, _end: BodyEnd) {

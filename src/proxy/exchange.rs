@@ -10,7 +10,7 @@ use http::StatusCode;
 use prometheus::{Histogram, IntCounter};
 
 use super::error::{ProxyError, UpstreamReason};
-use super::inspect::{ExchangeLabels, ExchangeObserver, LABEL_SLOTS};
+use super::inspect::{ExchangeLabels, ExchangeObserver, LABEL_SLOTS, RUN_MAX};
 use super::tee::{BodyEnd, BodyObserver};
 use crate::report::metrics::status_class;
 use crate::report::Metrics;
@@ -192,33 +192,50 @@ impl BodyObserver for RequestTap {
     }
 }
 
-/// Tees the response body to the observer and counts the exchange at its end.
+/// Tees the response body to the observer, a run of chunks at a time, and
+/// counts the exchange at its end.
 pub struct ResponseTap {
     exchange: Arc<Exchange>,
     status: StatusCode,
+    /// Chunks seen since the last hand-over (this side owns them: no lock
+    /// per chunk).
+    run: Vec<Bytes>,
 }
 
 impl ResponseTap {
     /// For a response with `status`, whose head just arrived.
     pub fn new(exchange: Arc<Exchange>, status: StatusCode) -> ResponseTap {
-        ResponseTap { exchange, status }
+        ResponseTap {
+            exchange,
+            status,
+            run: Vec::new(),
+        }
+    }
+
+    fn hand_over(&mut self) {
+        if let (Some(o), false) = (&self.exchange.observer, self.run.is_empty()) {
+            o.response_data(&mut self.run);
+            self.run.clear();
+        }
     }
 }
 
 impl BodyObserver for ResponseTap {
     fn data(&mut self, chunk: &Bytes) {
-        if let Some(o) = &self.exchange.observer {
-            o.response_data(chunk);
+        if self.exchange.observer.is_some() {
+            self.run.push(chunk.clone());
+            if self.run.len() >= RUN_MAX {
+                self.hand_over();
+            }
         }
     }
 
     fn pause(&mut self) {
-        if let Some(o) = &self.exchange.observer {
-            o.response_pause();
-        }
+        self.hand_over();
     }
 
     fn end(&mut self, end: BodyEnd) {
+        self.hand_over();
         let ex = &self.exchange;
         match end {
             BodyEnd::Complete => {}
@@ -246,5 +263,62 @@ impl BodyObserver for ResponseTap {
         if let Some(o) = &ex.observer {
             o.response_end(end);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// What the observer was handed: the size of each run, and its ends.
+    #[derive(Default)]
+    struct Runs(Mutex<(Vec<Vec<u8>>, Vec<BodyEnd>)>);
+
+    impl ExchangeObserver for Runs {
+        fn request_data(&self, _: &Bytes) {}
+        fn request_end(&self, _: BodyEnd) {}
+        fn response_head(&self, _: &http::response::Parts) {}
+        fn response_data(&self, chunks: &mut Vec<Bytes>) {
+            let run = chunks.drain(..).flat_map(|c| c.to_vec()).collect();
+            self.0.lock().expect("lock").0.push(run);
+        }
+        fn response_end(&self, end: BodyEnd) {
+            self.0.lock().expect("lock").1.push(end);
+        }
+        fn upstream_failed(&self, _: &ProxyError) {}
+    }
+
+    #[test]
+    fn response_chunks_reach_the_observer_a_run_at_a_time_and_before_the_end() {
+        let runs = Arc::new(Runs::default());
+        let metrics = Arc::new(Metrics::new().expect("metrics"));
+        let shared = Arc::new(Shared::new(metrics, "up".into(), Duration::from_secs(1)));
+        let observer: Arc<dyn ExchangeObserver> = runs.clone();
+        let exchange = Arc::new(Exchange::new(1, Instant::now(), Some(observer), shared));
+        let mut tap = ResponseTap::new(exchange, StatusCode::OK);
+        let byte = |i: usize| Bytes::from(vec![i as u8]);
+        let handed = || runs.0.lock().expect("lock").0.clone();
+
+        // A read that brought more than a run: full runs go at once...
+        (0..RUN_MAX * 2 + 3).for_each(|i| tap.data(&byte(i)));
+        assert_eq!(handed().len(), 2);
+        assert!(handed().iter().all(|r| r.len() == RUN_MAX));
+        // ...the rest when the body pauses; a pause with nothing new hands
+        // over nothing.
+        tap.pause();
+        tap.pause();
+        assert_eq!(handed().len(), 3);
+        assert_eq!(handed()[2].len(), 3);
+        // What came after the last pause goes before the end.
+        tap.data(&byte(100));
+        tap.end(BodyEnd::Complete);
+        let (all, ends) = runs.0.lock().expect("lock").clone();
+        assert_eq!(all.len(), 4);
+        assert_eq!(all[3], [100]);
+        assert_eq!(ends, [BodyEnd::Complete]);
+        let bytes: Vec<u8> = all.concat();
+        let sent: Vec<u8> = (0..RUN_MAX * 2 + 3).map(|i| i as u8).chain([100]).collect();
+        assert_eq!(bytes, sent, "every chunk once, in order");
     }
 }

@@ -42,6 +42,10 @@ impl Default for ExchangeLabels {
     }
 }
 
+/// Most response chunks handed to [`ExchangeObserver::response_data`] in one
+/// call (a body that never pauses still reaches it in runs this long).
+pub const RUN_MAX: usize = 16;
+
 /// Called by the proxy for every exchange; held in the server state.
 pub trait Inspector: Send + Sync + 'static {
     /// A request arrived; return an observer for this exchange, or `None` to skip it.
@@ -64,12 +68,11 @@ pub trait ExchangeObserver: Send + Sync + 'static {
     fn request_end(&self, end: BodyEnd);
     /// The upstream's response head (hop-by-hop headers already removed).
     fn response_head(&self, head: &response::Parts);
-    /// A chunk of the response body, as received from the upstream.
-    fn response_data(&self, data: &Bytes);
-    /// The response body has nothing more for now (what came since the last
-    /// pause is what one upstream read brought): a good moment to pass on
-    /// what was copied. Default: nothing.
-    fn response_pause(&self) {}
+    /// Chunks of the response body, in order, as received from the
+    /// upstream: those one upstream read brought (at most [`RUN_MAX`] at a
+    /// time), handed over when the body has nothing more ready, fills a
+    /// run, or ends. Take them out: the vector is reused.
+    fn response_data(&self, chunks: &mut Vec<Bytes>);
     /// The response body ended (exactly once; `Dropped` = the caller went away).
     fn response_end(&self, end: BodyEnd);
     /// The upstream leg failed before a response head (502/504 to the caller).

@@ -2,12 +2,13 @@
 //! request (bounded) and every response piece to the analysis thread,
 //! without ever waiting for it.
 //!
-//! A response's messages are handed over in batches: its head and pieces
-//! are held until the body pauses (what one upstream read brought goes in
-//! one hand-over), ends, or fills a batch. Each hand-over takes the queue's
-//! lock, which every serving thread and the analysis thread share: one per
-//! read instead of one per piece keeps that lock's traffic low (4 takes for
-//! a 20-event stream instead of 24).
+//! A response's messages are handed over in batches: the proxy hands the
+//! observer a run of pieces (what one upstream read brought, or a full
+//! run) at a time, and the response head is held until the first run or
+//! the end. Each hand-over takes the queue's lock, which every serving
+//! thread and the analysis thread share: one per read instead of one per
+//! piece keeps that lock's traffic low (4 takes for a 20-event stream
+//! instead of 24).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
@@ -239,16 +240,13 @@ impl Body {
     }
 }
 
-/// Most response messages held before they are handed over (a stream whose
-/// body never pauses still reaches the analysis thread in batches this big).
-const HOLD_MAX: usize = 16;
-
 /// One exchange's observer.
 struct Observer {
     id: u64,
     shared: Arc<Shared>,
     request: Mutex<Request>,
-    /// Response messages waiting for the next hand-over.
+    /// Response messages being handed over (the head waits here for the
+    /// first run of pieces).
     held: Mutex<Vec<Msg>>,
     opened: Instant,
     /// Set when the request is classified as A2A.
@@ -299,16 +297,6 @@ impl Observer {
     /// consistent `Vec`, so poisoning is ignored rather than spread.
     fn held(&self) -> MutexGuard<'_, Vec<Msg>> {
         self.held.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Holds a response message for the next hand-over, handing over now if
-    /// the batch is full.
-    fn hold(&self, msg: Msg) {
-        let mut held = self.held();
-        held.push(msg);
-        if held.len() >= HOLD_MAX {
-            self.hand_over(&mut held);
-        }
     }
 
     /// Hands the held messages to the analysis thread in one go. Pieces
@@ -393,28 +381,26 @@ impl ExchangeObserver for Observer {
             content_type,
             content_encoding: head.headers.get(http::header::CONTENT_ENCODING).cloned(),
         };
-        self.hold(Msg::Head {
+        self.held().push(Msg::Head {
             id: self.id,
             head: Box::new(head),
         });
     }
 
-    fn response_data(&self, data: &Bytes) {
+    fn response_data(&self, chunks: &mut Vec<Bytes>) {
         if self.lost.load(Ordering::Relaxed) {
             return;
         }
         let first = !self.data_sent.load(Ordering::Relaxed)
             && !self.data_sent.swap(true, Ordering::Relaxed);
-        let msg = Msg::Data {
+        let mut at = first.then(Instant::now);
+        let mut held = self.held();
+        held.extend(chunks.drain(..).map(|data| Msg::Data {
             id: self.id,
-            data: data.clone(),
-            at: first.then(Instant::now),
-        };
-        self.hold(msg);
-    }
-
-    fn response_pause(&self) {
-        self.hand_over(&mut self.held());
+            data,
+            at: at.take(),
+        }));
+        self.hand_over(&mut held);
     }
 
     fn response_end(&self, end: BodyEnd) {
