@@ -87,6 +87,23 @@ fn a_frame_that_swaps_the_updates_flags_reuses_the_kept_decoding_with_them() {
 }
 
 #[test]
+fn an_artifact_streamed_with_a_replacing_first_and_a_closing_last_chunk_is_decoded_once() {
+    let chunk = |i: usize| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"artifactUpdate":{{"taskId":"t-1","contextId":"c-1","append":{},"lastChunk":{},"artifact":{{"artifactId":"a-1","parts":[{{"text":"chunk {i:02} of the answer"}}]}}}}}}}}"#,
+            i > 0,
+            i == 16
+        )
+    };
+    let mut last = LastFrame::default();
+    let reused: Vec<bool> = (0..17)
+        .map(|i| judge(&mut last, chunk(i).as_bytes()))
+        .collect();
+    assert!(!reused[0]);
+    assert!(reused[1..].iter().all(|r| *r), "{reused:?}");
+}
+
+#[test]
 fn a_flag_that_is_not_the_returned_updates_own_decodes_again() {
     let mut last = LastFrame::default();
     judge(&mut last, &outer_flag("one", false));
