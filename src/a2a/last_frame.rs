@@ -82,8 +82,8 @@ impl LastFrame {
     /// Keeps an artifact update or message frame (the ones with parts) in
     /// place of the kept one; another kind of frame leaves that in place.
     /// The second kept frame in a row to be replaced unused starts a pause
-    /// instead (the first chunk of an artifact differs in `append` from
-    /// the next ones, which are alike).
+    /// instead (one frame of a new shape, such as the first chunk of the
+    /// next artifact, is not yet a pattern).
     fn keep(&mut self, data: &[u8], d: &Decoded<'_>, skipped: Skipped, flags: Flags) {
         let flags = match &d.payload {
             Payload::Event(Event::ArtifactUpdate(_)) => flags,
@@ -165,7 +165,7 @@ fn alike(old: &[u8], skipped: &Skipped, flags: &Flags, new: &[u8]) -> Option<Fli
             std::str::from_utf8(new.get(from..close)?).ok()?;
             (i, j) = (end, close);
         } else if at.is_some() && (at == flags.append || at == flags.last_chunk) {
-            let was = old[i] == b't';
+            let was = old.get(i) == Some(&b't');
             let other: &[u8] = if was { b"false" } else { b"true" };
             if !new[j..].starts_with(other) {
                 return None;

@@ -271,7 +271,7 @@ mod tests {
     use super::*;
     use std::sync::Mutex;
 
-    /// What the observer was handed: the size of each run, and its ends.
+    /// What the observer was handed: the bytes of each run, and the ends.
     #[derive(Default)]
     struct Runs(Mutex<(Vec<Vec<u8>>, Vec<BodyEnd>)>);
 
