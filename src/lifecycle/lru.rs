@@ -2,8 +2,11 @@
 //! into a slab of slots threaded on a doubly linked list, so lookups, touches,
 //! inserts and evictions are O(1) and a touch never allocates. Each slot
 //! keeps its key's hash: an eviction finds its index entry by slot number,
-//! without hashing or reading the key again.
+//! without hashing or reading the key again. The slot last found or
+//! inserted is tried first: a stream's events name one task, so most
+//! lookups compare one key and skip the hashing and the probe.
 
+use std::cell::Cell;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 
@@ -35,6 +38,9 @@ pub(crate) struct Lru<V> {
     free: Vec<u32>,
     head: u32,
     tail: u32,
+    /// The slot last found or inserted (possibly freed or reused since:
+    /// its key is always compared).
+    last: Cell<u32>,
 }
 
 // === impl Lru ===
@@ -48,6 +54,7 @@ impl<V> Lru<V> {
             free: Vec::new(),
             head: NIL,
             tail: NIL,
+            last: Cell::new(NIL),
         }
     }
 
@@ -57,16 +64,23 @@ impl<V> Lru<V> {
 
     /// The slot holding `key`.
     fn find(&self, key: &str) -> Option<u32> {
+        let last = self.last.get();
+        if self.slot(last).is_some_and(|s| *s.key == *key) {
+            return Some(last);
+        }
         let hash = self.hasher.hash_one(key);
         let slots = &self.slots;
-        self.index
+        let found = self
+            .index
             .find(hash, |&i| {
                 slots
                     .get(i as usize)
                     .and_then(Option::as_ref)
                     .is_some_and(|s| s.hash == hash && *s.key == *key)
             })
-            .copied()
+            .copied()?;
+        self.last.set(found);
+        Some(found)
     }
 
     /// The value of `key`, without touching it.
@@ -113,6 +127,7 @@ impl<V> Lru<V> {
                 .map_or(0, |s| s.hash)
         });
         self.link_back(i);
+        self.last.set(i);
         true
     }
 
@@ -205,6 +220,23 @@ mod tests {
         assert_eq!(got, vec![("b".into(), 1), ("a".into(), 0), ("c".into(), 2)]);
         assert_eq!(l.len(), 0);
         assert!(l.oldest().is_none() && l.pop_oldest().is_none());
+    }
+
+    #[test]
+    fn the_last_slot_is_not_trusted_once_freed_or_reused() {
+        let mut l = Lru::new();
+        l.insert("a", 1);
+        l.insert("b", 2);
+        assert_eq!(l.get("a"), Some(&1), "a is now the last slot found");
+        assert_eq!(l.pop_oldest().map(|(k, _)| k.to_string()), Some("a".into()));
+        assert_eq!(l.get("a"), None, "its slot is free");
+        l.insert("c", 3); // reuses a's slot
+        assert_eq!(l.get("b"), Some(&2));
+        assert_eq!(l.get("c"), Some(&3));
+        assert_eq!(l.get("a"), None, "its slot holds c");
+        assert_eq!(l.get("b"), Some(&2), "found again by hash");
+        assert_eq!(l.touch("c").map(|v| *v), Some(3));
+        assert_eq!(order(&mut l), vec![("b".into(), 2), ("c".into(), 3)]);
     }
 
     #[test]
