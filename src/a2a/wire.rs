@@ -226,7 +226,7 @@ pub(super) fn string<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option
 }
 
 #[inline]
-fn boolean(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<bool>> {
+pub(super) fn boolean(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<bool>> {
     nullable(cur, |cur, kind| match kind {
         Kind::Bool => cur.bool(),
         _ => cur.type_error(m, "a boolean"),
@@ -315,7 +315,7 @@ pub(super) fn objects<'a>(
 
 /// An `id` value: `null`, a string, or a number, normalised exactly as the
 /// request's id is (`rpc_id`), so the two compare equal.
-fn rpc_id_value<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<RpcId<'a>> {
+pub(super) fn rpc_id_value<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<RpcId<'a>> {
     match cur.peek()? {
         Kind::Null => cur.null().map(|()| RpcId::Null),
         Kind::String => Ok(RpcId::String(cur.string()?.value())),
