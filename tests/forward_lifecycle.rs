@@ -194,8 +194,13 @@ impl ExchangeObserver for Recorder {
                 .for_each(|c| r.response.extend_from_slice(&c))
         });
     }
-    fn response_end(&self, end: BodyEnd) {
-        self.with(|r| r.response_ends.push(end));
+    fn response_end(&self, chunks: &mut Vec<Bytes>, end: BodyEnd) {
+        self.with(|r| {
+            chunks
+                .drain(..)
+                .for_each(|c| r.response.extend_from_slice(&c));
+            r.response_ends.push(end);
+        });
     }
     fn upstream_failed(&self, error: &ProxyError) {
         self.with(|r| r.failures.push(error.to_string()));

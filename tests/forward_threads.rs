@@ -57,7 +57,7 @@ impl ExchangeObserver for Exchange {
     fn response_data(&self, _chunks: &mut Vec<Bytes>) {
         self.threads.saw(self.id);
     }
-    fn response_end(&self, _end: BodyEnd) {
+    fn response_end(&self, _chunks: &mut Vec<Bytes>, _end: BodyEnd) {
         self.threads.saw(self.id);
     }
     fn upstream_failed(&self, _error: &ProxyError) {

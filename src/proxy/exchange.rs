@@ -223,6 +223,10 @@ impl ResponseTap {
 impl BodyObserver for ResponseTap {
     fn data(&mut self, chunk: &Bytes) {
         if self.exchange.observer.is_some() {
+            if self.run.capacity() == 0 {
+                // Once, at its full length: growing it costs more.
+                self.run.reserve_exact(RUN_MAX);
+            }
             self.run.push(chunk.clone());
             if self.run.len() >= RUN_MAX {
                 self.hand_over();
@@ -235,7 +239,6 @@ impl BodyObserver for ResponseTap {
     }
 
     fn end(&mut self, end: BodyEnd) {
-        self.hand_over();
         let ex = &self.exchange;
         match end {
             BodyEnd::Complete => {}
@@ -261,7 +264,8 @@ impl BodyObserver for ResponseTap {
         }
         ex.count(status_class(self.status));
         if let Some(o) = &ex.observer {
-            o.response_end(end);
+            // The last run goes with the end, in one hand-over.
+            o.response_end(&mut self.run, end);
         }
     }
 }
@@ -283,14 +287,17 @@ mod tests {
             let run = chunks.drain(..).flat_map(|c| c.to_vec()).collect();
             self.0.lock().expect("lock").0.push(run);
         }
-        fn response_end(&self, end: BodyEnd) {
-            self.0.lock().expect("lock").1.push(end);
+        fn response_end(&self, chunks: &mut Vec<Bytes>, end: BodyEnd) {
+            let mut runs = self.0.lock().expect("lock");
+            runs.0
+                .push(chunks.drain(..).flat_map(|c| c.to_vec()).collect());
+            runs.1.push(end);
         }
         fn upstream_failed(&self, _: &ProxyError) {}
     }
 
     #[test]
-    fn response_chunks_reach_the_observer_a_run_at_a_time_and_before_the_end() {
+    fn response_chunks_reach_the_observer_a_run_at_a_time_and_with_the_end() {
         let runs = Arc::new(Runs::default());
         let metrics = Arc::new(Metrics::new().expect("metrics"));
         let shared = Arc::new(Shared::new(metrics, "up".into(), Duration::from_secs(1)));
@@ -310,7 +317,7 @@ mod tests {
         tap.pause();
         assert_eq!(handed().len(), 3);
         assert_eq!(handed()[2].len(), 3);
-        // What came after the last pause goes before the end.
+        // What came after the last pause goes with the end.
         tap.data(&byte(100));
         tap.end(BodyEnd::Complete);
         let (all, ends) = runs.0.lock().expect("lock").clone();

@@ -70,11 +70,14 @@ pub trait ExchangeObserver: Send + Sync + 'static {
     fn response_head(&self, head: &response::Parts);
     /// Chunks of the response body, in order, as received from the
     /// upstream: those one upstream read brought (at most [`RUN_MAX`] at a
-    /// time), handed over when the body has nothing more ready, fills a
-    /// run, or ends. Take them out: the vector is reused.
+    /// time), handed over when the body has nothing more ready or fills a
+    /// run (the last ones come with `response_end`). Take them out: the
+    /// vector is reused.
     fn response_data(&self, chunks: &mut Vec<Bytes>);
-    /// The response body ended (exactly once; `Dropped` = the caller went away).
-    fn response_end(&self, end: BodyEnd);
+    /// The response body ended (exactly once; `Dropped` = the caller went
+    /// away), with the chunks that came since the last `response_data`
+    /// (often none; take them out).
+    fn response_end(&self, chunks: &mut Vec<Bytes>, end: BodyEnd);
     /// The upstream leg failed before a response head (502/504 to the caller).
     fn upstream_failed(&self, error: &ProxyError);
     /// The labels for `a2a_requests_total` and `a2a_request_duration_seconds`,

@@ -71,18 +71,18 @@ impl<T> Sender<T> {
         self.wake(state);
     }
 
-    /// Appends every item of `items`, in order, in one hand-over, if the
-    /// `bytes` they carry fit in the budget: then `items` is left empty (its
-    /// capacity kept) and the answer is true. Otherwise nothing is queued,
-    /// `items` is untouched and the answer is false. Never waits for the
-    /// receiver.
-    pub(crate) fn send_all(&self, items: &mut Vec<T>, bytes: usize) -> bool {
+    /// If `bytes` more fit in the budget, lets `fill` append items, in
+    /// order, in one hand-over (no other sender's items come between them),
+    /// and answers true; otherwise calls nothing and answers false. Never
+    /// waits for the receiver; `fill` runs under the queue's lock, so it
+    /// must only move items in.
+    pub(crate) fn send_with(&self, bytes: usize, fill: impl FnOnce(&mut Vec<T>)) -> bool {
         let mut state = self.0.lock();
         match state.in_flight.checked_add(bytes) {
             Some(n) if n <= self.0.limit => state.in_flight = n,
             _ => return false,
         }
-        state.items.append(items);
+        fill(&mut state.items);
         self.wake(state);
         true
     }
@@ -175,30 +175,27 @@ mod tests {
     #[test]
     fn bytes_past_the_budget_are_refused_until_given_back() {
         let (tx, rx) = queue::<u32>(100);
-        assert!(tx.send_all(&mut vec![1, 2], 60));
-        let mut refused = vec![3];
-        assert!(!tx.send_all(&mut refused, 41), "61..=101 is over");
-        assert_eq!(refused, [3], "a refused batch is left to its sender");
-        let mut exact = vec![4, 5];
-        assert!(tx.send_all(&mut exact, 40), "exactly the limit");
-        assert!(exact.is_empty());
+        let send = |items: &[u32], bytes| tx.send_with(bytes, |q| q.extend_from_slice(items));
+        assert!(send(&[1, 2], 60));
+        let refused = tx.send_with(41, |_| panic!("filled over the budget"));
+        assert!(!refused, "61..=101 is over");
+        assert!(send(&[4, 5], 40), "exactly the limit");
         tx.send(6); // weightless
-        assert!(!tx.send_all(&mut vec![7], 1));
+        assert!(!send(&[7], 1));
         let mut got = Vec::new();
         rx.take(&mut got);
         assert_eq!(got, [1, 2, 4, 5, 6], "a refused batch is not queued");
-        assert!(!tx.send_all(&mut vec![8], 1), "taken is not given back");
+        assert!(!send(&[8], 1), "taken is not given back");
         rx.give_back(60);
-        assert!(tx.send_all(&mut vec![9], 60));
-        assert!(!tx.send_all(&mut vec![10], usize::MAX), "no overflow");
+        assert!(send(&[9], 60));
+        assert!(!send(&[10], usize::MAX), "no overflow");
     }
 
     #[test]
     fn a_batch_is_not_interleaved_with_other_senders() {
         let all = sent_by_four_threads(|tx, t| {
             for b in 0..1_000 {
-                let mut batch: Vec<_> = (0..5).map(|i| (t, b * 5 + i)).collect();
-                assert!(tx.send_all(&mut batch, 0));
+                assert!(tx.send_with(0, |q| q.extend((0..5).map(|i| (t, b * 5 + i)))));
             }
         });
         assert_eq!(all.len(), 20_000);

@@ -64,16 +64,6 @@ pub(crate) enum Msg {
     Shutdown,
 }
 
-impl Msg {
-    /// The bytes of the analysis budget this message carries.
-    pub(crate) fn bytes(&self) -> usize {
-        match self {
-            Msg::Data { data, .. } => data.len(),
-            _ => 0,
-        }
-    }
-}
-
 /// What the engine reads of a response head.
 pub(crate) struct ResponseHead {
     pub status: u16,
