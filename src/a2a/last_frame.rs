@@ -159,10 +159,14 @@ fn alike(old: &[u8], skipped: &Skipped, flags: &Flags, new: &[u8]) -> Option<Fli
         if let Some((start, end)) = skipped.around(i, i) {
             // A skipped string changes from here: it must close at its
             // first special character, and its content must be UTF-8 (the
-            // bytes around it are `old`'s, and quotes are ASCII).
-            let close = plain_string_end(new, j)?;
+            // bytes around it are `old`'s, and quotes are ASCII). Its
+            // content before here is `old`'s, plain: the scan from its
+            // start finds the same close.
             let from = j.checked_sub(i - start)?;
-            std::str::from_utf8(new.get(from..close)?).ok()?;
+            let (close, utf8) = plain_string_end(new, from)?;
+            if !utf8 {
+                return None;
+            }
             (i, j) = (end, close);
         } else if at.is_some() && (at == flags.append || at == flags.last_chunk) {
             let was = old.get(i) == Some(&b't');

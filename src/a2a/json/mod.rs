@@ -8,7 +8,7 @@ use std::fmt;
 
 mod text;
 
-use text::{digits, find_special, unescape};
+use text::{digits, find_special, find_special_ascii, unescape};
 
 /// Deepest nesting of what the decoder reads (serde_json's recursion limit).
 const MAX_DEPTH: u32 = 128;
@@ -78,10 +78,19 @@ impl<'a> JStr<'a> {
 }
 
 /// Where the string whose content goes on at `from` in `b` closes, if it
-/// has no escape or control character from there to its closing quote.
-pub(crate) fn plain_string_end(b: &[u8], from: usize) -> Option<usize> {
-    let end = find_special(b, from);
-    (b.get(end) == Some(&b'"')).then_some(end)
+/// has no escape or control character from there to its closing quote, and
+/// whether that run is valid UTF-8.
+pub(crate) fn plain_string_end(b: &[u8], from: usize) -> Option<(usize, bool)> {
+    let (end, ascii) = find_special_ascii(b, from);
+    if b.get(end) != Some(&b'"') {
+        return None;
+    }
+    Some((
+        end,
+        ascii
+            || b.get(from..end)
+                .is_some_and(|s| std::str::from_utf8(s).is_ok()),
+    ))
 }
 
 /// The type of the value the cursor is at, by its first byte.
