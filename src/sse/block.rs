@@ -46,11 +46,31 @@ pub(crate) fn parse_block<'a>(
     start: u64,
     end: u64,
 ) -> Option<SseEvent<'a>> {
+    parse_lines(lines(raw), scratch, start, end)
+}
+
+/// `parse_block` for a block the framer saw to be one line (given without
+/// its line end): nothing to split.
+pub(crate) fn parse_line<'a>(
+    line: &'a [u8],
+    scratch: &'a mut Vec<u8>,
+    start: u64,
+    end: u64,
+) -> Option<SseEvent<'a>> {
+    parse_lines(std::iter::once(line), scratch, start, end)
+}
+
+fn parse_lines<'a>(
+    lines: impl Iterator<Item = &'a [u8]>,
+    scratch: &'a mut Vec<u8>,
+    start: u64,
+    end: u64,
+) -> Option<SseEvent<'a>> {
     let mut event: &[u8] = &[];
     let mut id = None;
     let mut first: Option<&[u8]> = None;
     let mut joined = false;
-    for line in lines(raw) {
+    for line in lines {
         if line.first() == Some(&b':') {
             continue; // comment, e.g. `: ping`
         }
@@ -114,6 +134,24 @@ mod tests {
     fn lines_split_on_every_line_end() {
         let got: Vec<&[u8]> = lines(b"a\r\nb\rc\nd").collect();
         assert_eq!(got, vec![&b"a"[..], b"b", b"c", b"d"]);
+    }
+
+    #[test]
+    fn a_one_line_block_reads_as_its_line() {
+        let mut scratch = Vec::new();
+        for line in [
+            &b"data: {\"a\":1}"[..],
+            b"data",
+            b": comment",
+            b"event: x",
+            b"id: 3",
+        ] {
+            let mut block = line.to_vec();
+            block.extend_from_slice(b"\r\n");
+            let whole = parse_block(&block, &mut scratch, 0, 1).map(|e| format!("{e:?}"));
+            let one = parse_line(line, &mut scratch, 0, 1).map(|e| format!("{e:?}"));
+            assert_eq!(one, whole, "{}", String::from_utf8_lossy(line));
+        }
     }
 
     #[test]

@@ -20,7 +20,7 @@
 //! buffer grows past the limit. (Size is judged before parsing, so an
 //! oversized block is reported even if it held no `data` line.)
 
-use super::block::{find_eol, parse_block};
+use super::block::{find_eol, parse_block, parse_line};
 
 /// One dispatched event. Slices borrow from the pushed piece when the event
 /// arrived whole in it, else from the framer's reusable buffer.
@@ -76,6 +76,10 @@ pub struct Framer {
     carried: bool,
     /// Joined `data` lines of multi-line events.
     scratch: Vec<u8>,
+    /// Line ends seen in the open block...
+    lines: u32,
+    /// ...and where the first one is, in the piece it was seen in.
+    first_eol: usize,
 }
 
 // === impl Framer ===
@@ -95,6 +99,8 @@ impl Framer {
             carry: Vec::new(),
             carried: false,
             scratch: Vec::new(),
+            lines: 0,
+            first_eol: 0,
         }
     }
 
@@ -177,11 +183,16 @@ impl Framer {
                     self.open = true;
                     self.block_start = base + i as u64;
                     block_from = i;
+                    self.lines = 0;
                 }
                 self.at_line_start = false;
             }
             match find_eol(&piece[i..]) {
                 Some(k) => {
+                    if self.lines == 0 {
+                        self.first_eol = i + k;
+                    }
+                    self.lines += 1;
                     self.after_cr = piece[i + k] == b'\r';
                     self.at_line_start = true;
                     i += k + 1;
@@ -219,16 +230,21 @@ impl Framer {
             sink(Frame::Oversized { start, end });
             return;
         }
-        if carried {
+        let event = if carried {
             self.extend_carry(&piece[..at]);
-            if let Some(ev) = parse_block(&self.carry, &mut self.scratch, start, end) {
-                sink(Frame::Event(ev));
-            }
-            self.carry.clear();
-        } else if let Some(ev) = parse_block(&piece[block_from..at], &mut self.scratch, start, end)
-        {
+            parse_block(&self.carry, &mut self.scratch, start, end)
+        } else if self.lines == 1 {
+            // The usual block, one `data` line, all in this piece: its
+            // line end is known, no need to split it again.
+            let line = piece.get(block_from..self.first_eol).unwrap_or_default();
+            parse_line(line, &mut self.scratch, start, end)
+        } else {
+            parse_block(&piece[block_from..at], &mut self.scratch, start, end)
+        };
+        if let Some(ev) = event {
             sink(Frame::Event(ev));
         }
+        self.carry.clear();
     }
 
     /// Appends to `carry`, growing its capacity no further than the limit
