@@ -27,6 +27,11 @@ struct Slot<V> {
     value: V,
 }
 
+/// Where an absent key goes: its hash, from the lookup that missed it
+/// (an insert needs no second hashing).
+#[derive(Debug)]
+pub(crate) struct Vacant(u64);
+
 /// Task id → `V`, oldest first.
 #[derive(Debug)]
 pub(crate) struct Lru<V> {
@@ -62,47 +67,58 @@ impl<V> Lru<V> {
         self.index.len()
     }
 
-    /// The slot holding `key`.
-    fn find(&self, key: &str) -> Option<u32> {
+    /// The slot holding `key`, or where it would go.
+    fn find(&self, key: &str) -> Result<u32, Vacant> {
         let last = self.last.get();
         if self.slot(last).is_some_and(|s| *s.key == *key) {
-            return Some(last);
+            return Ok(last);
         }
         let hash = self.hasher.hash_one(key);
         let slots = &self.slots;
-        let found = self
-            .index
-            .find(hash, |&i| {
-                slots
-                    .get(i as usize)
-                    .and_then(Option::as_ref)
-                    .is_some_and(|s| s.hash == hash && *s.key == *key)
-            })
-            .copied()?;
-        self.last.set(found);
-        Some(found)
+        let found = self.index.find(hash, |&i| {
+            slots
+                .get(i as usize)
+                .and_then(Option::as_ref)
+                .is_some_and(|s| s.hash == hash && *s.key == *key)
+        });
+        match found {
+            Some(&i) => {
+                self.last.set(i);
+                Ok(i)
+            }
+            None => Err(Vacant(hash)),
+        }
     }
 
     /// The value of `key`, without touching it.
     pub(crate) fn get(&self, key: &str) -> Option<&V> {
-        let i = self.find(key)?;
+        let i = self.find(key).ok()?;
         self.slot(i).map(|s| &s.value)
     }
 
-    /// The value of `key`, made the most recently used.
-    pub(crate) fn touch(&mut self, key: &str) -> Option<&mut V> {
+    /// The value of `key`, made the most recently used; or, when absent,
+    /// where to `insert` it.
+    pub(crate) fn touch(&mut self, key: &str) -> Result<&mut V, Vacant> {
         let i = self.find(key)?;
         if self.tail != i {
             self.unlink(i);
             self.link_back(i);
         }
-        self.slot_mut(i).map(|s| &mut s.value)
+        // The slot was just found, so it holds a value; were it empty, the
+        // key would be absent.
+        let Lru { slots, hasher, .. } = self;
+        slots
+            .get_mut(i as usize)
+            .and_then(Option::as_mut)
+            .map(|s| &mut s.value)
+            .ok_or_else(|| Vacant(hasher.hash_one(key)))
     }
 
-    /// Adds `key` (absent) as the most recently used. Returns false, storing
-    /// nothing, when `MAX_LEN` is reached.
-    pub(crate) fn insert(&mut self, key: &str, value: V) -> bool {
-        let hash = self.hasher.hash_one(key);
+    /// Adds `key` (absent: `at` is what `touch` answered for it) as the
+    /// most recently used. Returns false, storing nothing, when `MAX_LEN`
+    /// is reached.
+    pub(crate) fn insert(&mut self, key: &str, at: Vacant, value: V) -> bool {
+        let Vacant(hash) = at;
         let slot = Slot {
             key: Arc::from(key),
             hash,
@@ -197,6 +213,12 @@ impl<V> Lru<V> {
 mod tests {
     use super::*;
 
+    /// Inserts `key`, which must be absent.
+    fn put(l: &mut Lru<u32>, key: &str, value: u32) -> bool {
+        let at = l.touch(key).expect_err("absent");
+        l.insert(key, at, value)
+    }
+
     fn order(l: &mut Lru<u32>) -> Vec<(String, u32)> {
         let mut out = Vec::new();
         while let Some((k, v)) = l.pop_oldest() {
@@ -209,11 +231,11 @@ mod tests {
     fn touch_moves_to_the_back() {
         let mut l = Lru::new();
         for (i, k) in ["a", "b", "c"].iter().enumerate() {
-            assert!(l.insert(k, i as u32));
+            assert!(put(&mut l, k, i as u32));
         }
-        assert_eq!(l.touch("a").map(|v| *v), Some(0));
-        assert_eq!(l.touch("c").map(|v| *v), Some(2), "touching the tail");
-        assert_eq!(l.touch("zz"), None);
+        assert_eq!(l.touch("a").map(|v| *v).ok(), Some(0));
+        assert_eq!(l.touch("c").map(|v| *v).ok(), Some(2), "touching the tail");
+        assert!(l.touch("zz").is_err());
         assert_eq!(l.oldest(), Some(("b", &1)));
         assert_eq!(l.get("a"), Some(&0));
         let got = order(&mut l);
@@ -225,29 +247,29 @@ mod tests {
     #[test]
     fn the_last_slot_is_not_trusted_once_freed_or_reused() {
         let mut l = Lru::new();
-        l.insert("a", 1);
-        l.insert("b", 2);
+        put(&mut l, "a", 1);
+        put(&mut l, "b", 2);
         assert_eq!(l.get("a"), Some(&1), "a is now the last slot found");
         assert_eq!(l.pop_oldest().map(|(k, _)| k.to_string()), Some("a".into()));
         assert_eq!(l.get("a"), None, "its slot is free");
-        l.insert("c", 3); // reuses a's slot
+        put(&mut l, "c", 3); // reuses a's slot
         assert_eq!(l.get("b"), Some(&2));
         assert_eq!(l.get("c"), Some(&3));
         assert_eq!(l.get("a"), None, "its slot holds c");
         assert_eq!(l.get("b"), Some(&2), "found again by hash");
-        assert_eq!(l.touch("c").map(|v| *v), Some(3));
+        assert_eq!(l.touch("c").map(|v| *v).ok(), Some(3));
         assert_eq!(order(&mut l), vec![("b".into(), 2), ("c".into(), 3)]);
     }
 
     #[test]
     fn slots_are_reused() {
         let mut l = Lru::new();
-        l.insert("a", 1);
-        l.insert("b", 2);
+        put(&mut l, "a", 1);
+        put(&mut l, "b", 2);
         l.pop_oldest();
-        l.insert("c", 3);
+        put(&mut l, "c", 3);
         assert_eq!(l.slots.len(), 2);
-        *l.touch("b").unwrap_or(&mut 0) = 20;
+        *l.touch("b").expect("present") = 20;
         let mut all: Vec<_> = l.iter_mut().map(|(k, v)| (k.to_owned(), *v)).collect();
         all.sort();
         assert_eq!(all, vec![("b".into(), 20), ("c".into(), 3)]);

@@ -2,7 +2,7 @@
 //! the causal stamp of terminal states, the stall watch, LRU and TTL bounds,
 //! and transition counts for metrics.
 
-use super::lru::{self, Lru};
+use super::lru::{self, Lru, Vacant};
 use super::timestamp::{self, Stamp};
 use super::{Millis, Seq};
 use crate::a2a::model::TaskState;
@@ -218,9 +218,12 @@ impl Registry {
             transitions,
             ..
         } = self;
-        let Some(e) = tasks.touch(o.task_id) else {
-            self.insert(o, stamp, now);
-            return Verdict::Recorded;
+        let e = match tasks.touch(o.task_id) {
+            Ok(e) => e,
+            Err(at) => {
+                self.insert(o, at, stamp, now);
+                return Verdict::Recorded;
+            }
         };
         e.last_seen = now;
         if let Some(ctx) = o.context_id {
@@ -259,7 +262,7 @@ impl Registry {
         verdict
     }
 
-    fn insert(&mut self, o: &Observation<'_>, stamp: Option<Stamp>, now: Millis) {
+    fn insert(&mut self, o: &Observation<'_>, at: Vacant, stamp: Option<Stamp>, now: Millis) {
         let max = self.cfg.max_tasks.min(lru::MAX_LEN);
         if max == 0 {
             return;
@@ -280,7 +283,7 @@ impl Registry {
             state: o.state,
             stall_reported: false,
         };
-        if self.tasks.insert(o.task_id, entry) {
+        if self.tasks.insert(o.task_id, at, entry) {
             self.by_state[idx(o.state)] += 1;
             self.transitions[0][idx(o.state)] += 1;
         }
