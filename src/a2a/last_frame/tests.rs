@@ -203,13 +203,18 @@ fn only_frames_with_parts_are_kept_and_other_frames_leave_them() {
 
 #[test]
 fn common_prefix_counts_every_byte() {
-    let a = b"0123456789abcdefghijklmnopqrstuvwxyz0123456789";
-    for cut in 0..a.len() {
-        let mut b = a.to_vec();
-        b[cut] = b'#';
-        assert_eq!(common_prefix(a, &b), cut);
+    let all = b"0123456789abcdefghijklmnopqrstuvwxyz0123456789";
+    // Every length (below, at and past whole words), every place.
+    for len in 0..=all.len() {
+        let a = &all[..len];
+        for cut in 0..len {
+            let mut b = a.to_vec();
+            b[cut] = b'#';
+            assert_eq!(common_prefix(a, &b), cut, "{len} {cut}");
+        }
+        assert_eq!(common_prefix(a, a), len);
+        assert_eq!(common_prefix(a, all), len, "a prefix of the other");
     }
-    assert_eq!(common_prefix(a, a), a.len());
     assert_eq!(common_prefix(b"abc", b"abcdef"), 3);
 }
 
