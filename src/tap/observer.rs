@@ -305,19 +305,19 @@ impl Observer {
     /// the exchange goes unjudged, its first lost piece standing in their
     /// place so that the analysis thread stops judging it before its end
     /// arrives; once lost, later pieces are dropped.
-    fn hand_over(&self, chunks: &mut Vec<Bytes>, end: Option<Msg>) {
+    fn hand_over(&self, chunks: &mut Vec<Bytes>, mut end: Option<Msg>) {
         if chunks.is_empty() && end.is_none() {
             return;
         }
         let id = self.id;
         let mut head = self.head();
+        let mut lost = None;
         if !self.lost.load(Ordering::Relaxed) {
             let first = !chunks.is_empty()
                 && !self.data_sent.load(Ordering::Relaxed)
                 && !self.data_sent.swap(true, Ordering::Relaxed);
             let mut at = first.then(Instant::now);
             let bytes = chunks.iter().map(Bytes::len).sum();
-            let mut end = end;
             let sent = self.shared.tx.send_with(bytes, |queue| {
                 queue.extend(head.take().map(|head| Msg::Head { id, head }));
                 queue.extend(chunks.drain(..).map(|data| Msg::Data {
@@ -331,20 +331,14 @@ impl Observer {
                 return;
             }
             self.lost.store(true, Ordering::Relaxed);
-            let lost = (!chunks.is_empty()).then_some(Msg::Lost { id });
-            chunks.clear();
+            lost = (!chunks.is_empty()).then_some(Msg::Lost { id });
+        }
+        chunks.clear();
+        if lost.is_some() || end.is_some() {
             self.shared.tx.send_with(0, |queue| {
                 queue.extend(head.take().map(|head| Msg::Head { id, head }));
                 queue.extend(lost);
                 queue.extend(end);
-            });
-            return;
-        }
-        chunks.clear();
-        if let Some(end) = end {
-            self.shared.tx.send_with(0, |queue| {
-                queue.extend(head.take().map(|head| Msg::Head { id, head }));
-                queue.push(end);
             });
         }
     }
