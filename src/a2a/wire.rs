@@ -368,8 +368,13 @@ pub(super) fn members<'a>(
     let mut seen = Seen(0);
     let mut first = true;
     while let Some(key) = cur.next_key(&mut first) {
-        let key = key.value();
-        match names.iter().position(|n| *n == key) {
+        // Matched as sent; an escaped name (never one of `names` as sent)
+        // by its value.
+        let found = match names.iter().position(|n| *n == key.as_sent()) {
+            None if key.escaped() => names.iter().position(|n| *n == key.value()),
+            found => found,
+        };
+        match found {
             Some(i) => {
                 seen.once(cur, i, names[i])?;
                 f(cur, i)?;
