@@ -347,7 +347,8 @@ fn judged(op: Operation) -> bool {
 }
 
 fn media_type(content_type: &str) -> &str {
-    content_type.split(';').next().unwrap_or("").trim()
+    let end = content_type.find(';').unwrap_or(content_type.len());
+    content_type.get(..end).unwrap_or_default().trim()
 }
 
 /// Whether a `Content-Type` names an event stream (parameters ignored).
@@ -356,6 +357,42 @@ pub(crate) fn is_event_stream(content_type: &str) -> bool {
 }
 
 fn is_json(content_type: &str) -> bool {
-    let m = media_type(content_type).to_ascii_lowercase();
-    m == "application/json" || m.ends_with("+json")
+    let m = media_type(content_type).as_bytes();
+    m.eq_ignore_ascii_case(b"application/json")
+        || m.len()
+            .checked_sub(5)
+            .is_some_and(|at| m[at..].eq_ignore_ascii_case(b"+json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn media_types_are_read_without_case_or_parameters() {
+        for json in [
+            "application/json",
+            "Application/JSON; charset=utf-8",
+            " application/json ;x=y",
+            "application/problem+json",
+            "application/vnd.a2a+JSON",
+            "+json",
+        ] {
+            assert!(is_json(json), "{json:?}");
+        }
+        for other in [
+            "",
+            "json",
+            "text/plain",
+            "application/jsonx",
+            "é",
+            "application/json+é",
+        ] {
+            assert!(!is_json(other), "{other:?}");
+        }
+        assert!(is_event_stream("Text/Event-Stream; charset=utf-8"));
+        assert!(!is_event_stream("text/event-streams"));
+        assert_eq!(media_type("a/b ; c"), "a/b");
+        assert_eq!(media_type(";"), "");
+    }
 }
