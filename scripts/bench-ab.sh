@@ -35,14 +35,7 @@ B_PORT=${B_PORT:-18923}
 
 command -v wrk >/dev/null || { echo "wrk is needed (apt-get install wrk)" >&2; exit 2; }
 
-WORK=$(mktemp -d /tmp/a2a-tap-ab.XXXXXX)
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+start_work ab
 
 cargo build --release --example bench_upstream 2>&1 | tail -1
 

@@ -33,14 +33,7 @@ cargo build --release --bins --example bench_upstream 2>&1 | tail -1
 BIN=${1:-target/release/a2a-tap}
 [[ -x $BIN ]] || { echo "not an executable: $BIN" >&2; exit 2; }
 
-WORK=$(mktemp -d /tmp/a2a-tap-instr.XXXXXX)
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+start_work instr
 
 target/release/examples/bench_upstream "127.0.0.1:$UP_PORT" 2>/dev/null &
 PIDS+=($!)

@@ -1,5 +1,21 @@
-# Shared by the load scripts (sourced, not run): waiting for a listener and
-# the request every wrk run posts.
+# Shared by the load scripts (sourced, not run): their scratch directory and
+# background processes, waiting for a listener, and the request every wrk
+# run posts.
+
+start_work() { # name: makes $WORK and $PIDS, cleared away on exit
+  WORK=$(mktemp -d "/tmp/a2a-tap-$1.XXXXXX")
+  PIDS=()
+  trap stop_work EXIT
+}
+
+stop_work() { # stops what PIDS lists and any daemon that left a pid file in $WORK
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for f in "$WORK"/*.pid; do
+    [[ -f $f ]] && kill "$(cat "$f")" 2>/dev/null || true
+  done
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
 
 wait_port() { # host:port
   for _ in $(seq 1 200); do

@@ -28,15 +28,7 @@ TAP_ADMIN=${TAP_ADMIN:-18903}
 PLAIN_PORT=${PLAIN_PORT:-18904}
 PLAIN_ADMIN=${PLAIN_ADMIN:-18905}
 
-WORK=$(mktemp -d /tmp/a2a-tap-bench.XXXXXX)
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  if [[ -f "$WORK/nginx.pid" ]]; then kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true; fi
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+start_work bench
 
 # --- tools -----------------------------------------------------------------
 need_apt=()
