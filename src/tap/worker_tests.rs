@@ -11,21 +11,36 @@ use crate::a2a::model::{Binding, Exchange, Operation, RpcId, Version};
 use crate::engine::EngineConfig;
 use crate::findings::Policy;
 use crate::lifecycle::{End, Registry, RegistryConfig};
-use crate::report::audit::{AuditLog, Target};
+use crate::report::audit::{AuditLog, AuditWriter, Target};
 use crate::report::Metrics;
 
-fn worker() -> (Worker, Arc<Metrics>, std::path::PathBuf) {
+fn worker() -> (Worker, Arc<Metrics>, AuditFile) {
     worker_with_budget(1 << 20)
 }
 
-fn worker_with_budget(limit: usize) -> (Worker, Arc<Metrics>, std::path::PathBuf) {
+/// The audit log file of a test's worker, removed once the worker is done.
+struct AuditFile {
+    writer: AuditWriter,
+    path: std::path::PathBuf,
+}
+
+impl AuditFile {
+    /// Drops `w`, waits for the writer to finish the file, removes it.
+    fn remove(self, w: Worker) {
+        drop(w);
+        self.writer.close();
+        let _ = std::fs::remove_file(self.path);
+    }
+}
+
+fn worker_with_budget(limit: usize) -> (Worker, Arc<Metrics>, AuditFile) {
     let metrics = Arc::new(Metrics::new().expect("metrics"));
     let path = std::env::temp_dir().join(format!(
         "a2a-tap-worker-{}-{:?}.jsonl",
         std::process::id(),
         std::thread::current().id()
     ));
-    let (audit, _writer) = AuditLog::start(
+    let (audit, writer) = AuditLog::start(
         Target::File(path.clone()),
         64,
         metrics.audit_records_dropped_total.clone(),
@@ -40,7 +55,7 @@ fn worker_with_budget(limit: usize) -> (Worker, Arc<Metrics>, std::path::PathBuf
         audit,
         limit,
     );
-    (w, metrics, path)
+    (w, metrics, AuditFile { writer, path })
 }
 
 fn exchange(op: Operation, task: Option<&str>) -> Box<Exchange> {
@@ -157,25 +172,23 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
 
 #[test]
 fn a_request_that_began_before_the_terminal_frame_is_not_judged_after_it() {
-    let (mut w, m, path) = worker();
+    let (mut w, m, file) = worker();
     race(&mut w, true);
     assert_eq!(violations(&m), 0);
-    drop(w);
-    let _ = std::fs::remove_file(path);
+    file.remove(w);
 }
 
 #[test]
 fn a_request_that_began_after_the_terminal_frame_is() {
-    let (mut w, m, path) = worker();
+    let (mut w, m, file) = worker();
     race(&mut w, false);
     assert_eq!(violations(&m), 1);
-    drop(w);
-    let _ = std::fs::remove_file(path);
+    file.remove(w);
 }
 
 #[test]
 fn bodies_held_whole_share_the_analysis_budget() {
-    let (mut w, m, path) = worker_with_budget(4096);
+    let (mut w, m, file) = worker_with_budget(4096);
     let at = Instant::now();
     // Two JSON answers arriving slowly: together they would hold more than
     // the budget, so the one that crosses it is left unjudged.
@@ -211,6 +224,5 @@ fn bodies_held_whole_share_the_analysis_budget() {
         .get();
     assert_eq!(overload, 1, "the second body crossed the bound");
     assert!(w.held <= 4096, "held {}", w.held);
-    drop(w);
-    let _ = std::fs::remove_file(path);
+    file.remove(w);
 }
