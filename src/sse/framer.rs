@@ -192,7 +192,7 @@ impl Framer {
                     if self.lines == 0 {
                         self.first_eol = i + k;
                     }
-                    self.lines += 1;
+                    self.lines = self.lines.saturating_add(1);
                     self.after_cr = piece[i + k] == b'\r';
                     self.at_line_start = true;
                     i += k + 1;
