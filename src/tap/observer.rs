@@ -7,9 +7,10 @@
 //! run) at a time, the last with the end, and the response head is held
 //! until the first run or the end. Each hand-over takes the queue's lock,
 //! which every serving thread and the analysis thread share, and moves the
-//! messages straight into the queue: one take per read instead of one per
-//! piece (3 takes for a 20-event stream instead of 24, 2 for a JSON
-//! exchange), and no buffer of this exchange's own in between.
+//! messages straight into the queue, with no buffer of this exchange's own
+//! in between: besides the request's two messages, one take per upstream
+//! read instead of one per piece (a small JSON response, head, body and
+//! end together, is one).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
