@@ -44,26 +44,49 @@ impl Write for Capped {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InflateError;
 
-impl Inflate {
-    /// The decoder for a `Content-Encoding` value (`None`: identity).
-    pub fn for_encoding(encoding: Option<&str>) -> Result<Inflate, InflateError> {
-        let Some(enc) = encoding.map(str::trim).filter(|e| !e.is_empty()) else {
-            return Ok(Inflate::Identity);
+/// A `Content-Encoding` as far as the engine goes: one it can undo, or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    Identity,
+    Gzip,
+    Deflate,
+    Brotli,
+    /// Anything else: the body is not judged.
+    Unsupported,
+}
+
+impl Encoding {
+    /// Reads a `Content-Encoding` value (absent or empty: identity).
+    pub fn of(value: Option<&str>) -> Encoding {
+        let Some(enc) = value.map(str::trim).filter(|e| !e.is_empty()) else {
+            return Encoding::Identity;
         };
         if enc.eq_ignore_ascii_case("identity") {
-            Ok(Inflate::Identity)
+            Encoding::Identity
         } else if enc.eq_ignore_ascii_case("gzip") || enc.eq_ignore_ascii_case("x-gzip") {
-            Ok(Inflate::Gzip(GzDecoder::new(Capped::default())))
+            Encoding::Gzip
         } else if enc.eq_ignore_ascii_case("deflate") {
-            Ok(Inflate::Deflate(ZlibDecoder::new(Capped::default())))
+            Encoding::Deflate
         } else if enc.eq_ignore_ascii_case("br") {
-            Ok(Inflate::Brotli(Box::new(DecompressorWriter::new(
-                Capped::default(),
-                4096,
-            ))))
+            Encoding::Brotli
         } else {
-            Err(InflateError)
+            Encoding::Unsupported
         }
+    }
+}
+
+impl Inflate {
+    /// The decoder for an encoding.
+    pub fn for_encoding(encoding: Encoding) -> Result<Inflate, InflateError> {
+        Ok(match encoding {
+            Encoding::Identity => Inflate::Identity,
+            Encoding::Gzip => Inflate::Gzip(GzDecoder::new(Capped::default())),
+            Encoding::Deflate => Inflate::Deflate(ZlibDecoder::new(Capped::default())),
+            Encoding::Brotli => {
+                Inflate::Brotli(Box::new(DecompressorWriter::new(Capped::default(), 4096)))
+            }
+            Encoding::Unsupported => return Err(InflateError),
+        })
     }
 
     /// True when bytes pass through untouched.
@@ -127,7 +150,7 @@ mod tests {
         let mut enc = GzEncoder::new(Vec::new(), Compression::default());
         enc.write_all(&text).unwrap();
         let gz = enc.finish().unwrap();
-        let mut inf = Inflate::for_encoding(Some("gzip")).unwrap();
+        let mut inf = Inflate::for_encoding(Encoding::of(Some("gzip"))).unwrap();
         let mut got = Vec::new();
         for piece in gz.chunks(7) {
             inf.push(piece, &mut |b| got.extend_from_slice(b)).unwrap();
@@ -148,14 +171,14 @@ mod tests {
             ("deflate", zl.finish().unwrap()),
         ] {
             // Whole in one piece: all of it out, with no later write to push it.
-            let mut inf = Inflate::for_encoding(Some(enc)).unwrap();
+            let mut inf = Inflate::for_encoding(Encoding::of(Some(enc))).unwrap();
             let mut got = Vec::new();
             inf.push(&packed, &mut |b| got.extend_from_slice(b))
                 .unwrap();
             assert_eq!(got, text, "{enc}");
             // Split anywhere: the bytes before the split are out before the rest comes.
             for at in [1, packed.len() / 2, packed.len() - 9, packed.len() - 1] {
-                let mut inf = Inflate::for_encoding(Some(enc)).unwrap();
+                let mut inf = Inflate::for_encoding(Encoding::of(Some(enc))).unwrap();
                 let mut got = Vec::new();
                 inf.push(&packed[..at], &mut |b| got.extend_from_slice(b))
                     .unwrap();
@@ -178,7 +201,7 @@ mod tests {
             enc.write_all(&vec![0u8; 1 << 20]).unwrap();
         }
         let gz = enc.finish().unwrap();
-        let mut inf = Inflate::for_encoding(Some("gzip")).unwrap();
+        let mut inf = Inflate::for_encoding(Encoding::of(Some("gzip"))).unwrap();
         let mut largest = 0;
         let result = inf.push(&gz, &mut |b| largest = largest.max(b.len()));
         assert!(largest <= STEP_OUTPUT_CAP);
@@ -189,9 +212,29 @@ mod tests {
 
     #[test]
     fn unknown_encoding_and_garbage_are_errors() {
-        assert!(Inflate::for_encoding(Some("zstd")).is_err());
-        let mut inf = Inflate::for_encoding(Some("gzip")).unwrap();
+        assert!(Inflate::for_encoding(Encoding::of(Some("zstd"))).is_err());
+        let mut inf = Inflate::for_encoding(Encoding::of(Some("gzip"))).unwrap();
         assert!(inf.push(b"definitely not gzip", &mut |_| {}).is_err());
-        assert!(Inflate::for_encoding(None).unwrap().is_identity());
+        assert!(Inflate::for_encoding(Encoding::of(None))
+            .unwrap()
+            .is_identity());
+    }
+
+    #[test]
+    fn encodings_are_read_without_case_or_surrounding_space() {
+        let read = [
+            (None, Encoding::Identity),
+            (Some(""), Encoding::Identity),
+            (Some(" Identity "), Encoding::Identity),
+            (Some("x-GZIP"), Encoding::Gzip),
+            (Some("gzip"), Encoding::Gzip),
+            (Some("Deflate"), Encoding::Deflate),
+            (Some(" br"), Encoding::Brotli),
+            (Some("zstd"), Encoding::Unsupported),
+            (Some("gzip, br"), Encoding::Unsupported),
+        ];
+        for (value, want) in read {
+            assert_eq!(Encoding::of(value), want, "{value:?}");
+        }
     }
 }

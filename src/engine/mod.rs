@@ -11,7 +11,7 @@ use crate::findings::Finding;
 use crate::lifecycle::{End, Millis, Outcome, Reducer, Registry, Seq};
 use crate::report::evidence::EvidencePolicy;
 use crate::sse::{Frame, Framer};
-use inflate::Inflate;
+use inflate::{Encoding, Inflate};
 
 /// Limits and evidence rules of the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +94,53 @@ enum Body {
     Skipped(SkipReason),
 }
 
+/// What the engine reads of a response head: small enough to travel by
+/// value, and read once where the head is (the forwarding thread), so the
+/// analysis thread neither parses nor holds header bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    pub status: u16,
+    pub media: Media,
+    pub encoding: Encoding,
+}
+
+impl Head {
+    /// Reads the status and the `Content-Type` and `Content-Encoding`
+    /// values.
+    pub fn read(status: u16, content_type: Option<&str>, content_encoding: Option<&str>) -> Head {
+        Head {
+            status,
+            media: content_type.map_or(Media::Other, Media::of),
+            encoding: Encoding::of(content_encoding),
+        }
+    }
+}
+
+/// A response's media type, as far as judging goes (parameters and case
+/// ignored).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Media {
+    /// `text/event-stream`.
+    EventStream,
+    /// `application/json` or any `+json` type.
+    Json,
+    /// Anything else, or none.
+    Other,
+}
+
+impl Media {
+    /// Reads a `Content-Type` value.
+    pub fn of(content_type: &str) -> Media {
+        if is_event_stream(content_type) {
+            Media::EventStream
+        } else if is_json(content_type) {
+            Media::Json
+        } else {
+            Media::Other
+        }
+    }
+}
+
 /// The engine state of one exchange.
 pub struct ExchangeEngine {
     reducer: Reducer,
@@ -156,27 +203,32 @@ impl ExchangeEngine {
         content_type: Option<&str>,
         content_encoding: Option<&str>,
     ) {
-        let is_stream = content_type.is_some_and(is_event_stream);
-        self.reducer.on_response_head(status, is_stream);
+        self.head(Head::read(status, content_type, content_encoding));
+    }
+
+    /// The response head, already read (`Head::read`).
+    pub fn head(&mut self, head: Head) {
+        let is_stream = head.media == Media::EventStream;
+        self.reducer.on_response_head(head.status, is_stream);
         if !judged(self.exchange().operation) {
             self.body = Body::Ignored;
             return;
         }
-        match Inflate::for_encoding(content_encoding) {
+        match Inflate::for_encoding(head.encoding) {
             Ok(inf) => self.inflate = inf,
             Err(_) => {
                 self.body = Body::Skipped(SkipReason::ContentEncoding);
                 return;
             }
         }
-        let success = (200..300).contains(&status);
+        let success = (200..300).contains(&head.status);
         self.body = if is_stream && success {
             Body::Stream {
                 framer: Framer::new(self.cfg.max_event_bytes),
                 index: 0,
                 last: Box::default(),
             }
-        } else if success || content_type.is_some_and(is_json) {
+        } else if success || head.media == Media::Json {
             Body::Whole { buf: Vec::new() }
         } else {
             Body::Ignored
@@ -352,7 +404,7 @@ fn media_type(content_type: &str) -> &str {
 }
 
 /// Whether a `Content-Type` names an event stream (parameters ignored).
-pub(crate) fn is_event_stream(content_type: &str) -> bool {
+fn is_event_stream(content_type: &str) -> bool {
     media_type(content_type).eq_ignore_ascii_case("text/event-stream")
 }
 
@@ -392,6 +444,11 @@ mod tests {
         }
         assert!(is_event_stream("Text/Event-Stream; charset=utf-8"));
         assert!(!is_event_stream("text/event-streams"));
+        let head = |ct| Head::read(200, ct, None).media;
+        assert_eq!(head(Some(" text/event-stream ;x")), Media::EventStream);
+        assert_eq!(head(Some("application/a2a+json")), Media::Json);
+        assert_eq!(head(Some("text/html")), Media::Other);
+        assert_eq!(head(None), Media::Other);
         assert_eq!(media_type("a/b ; c"), "a/b");
         assert_eq!(media_type(";"), "");
     }

@@ -19,9 +19,9 @@ use std::time::Instant;
 use bytes::{Bytes, BytesMut};
 
 use super::queue::{queue, Sender};
-use super::worker::{AnalysisHandle, Msg, ResponseHead, Worker};
+use super::worker::{AnalysisHandle, Msg, Worker};
 use crate::a2a::classify::classify;
-use crate::engine::{EngineConfig, SkipReason};
+use crate::engine::{EngineConfig, Head, Media, SkipReason};
 use crate::findings::Policy;
 use crate::lifecycle::{End, Registry, RegistryConfig};
 use crate::proxy::{
@@ -249,7 +249,7 @@ struct Observer {
     request: Mutex<Request>,
     /// The response head, until it goes with the first run of pieces (or
     /// the end). Held while handing over, which keeps hand-overs in order.
-    head: Mutex<Option<Box<ResponseHead>>>,
+    head: Mutex<Option<Head>>,
     opened: Instant,
     /// Set when the request is classified as A2A.
     labels: OnceLock<ExchangeLabels>,
@@ -297,7 +297,7 @@ impl Observer {
 
     /// The held head; a panic elsewhere while holding it leaves it
     /// consistent, so poisoning is ignored rather than spread.
-    fn head(&self) -> MutexGuard<'_, Option<Box<ResponseHead>>> {
+    fn head(&self) -> MutexGuard<'_, Option<Head>> {
         self.head.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -389,21 +389,17 @@ impl ExchangeObserver for Observer {
     }
 
     fn response_head(&self, head: &http::response::Parts) {
-        let content_type = head.headers.get(http::header::CONTENT_TYPE).cloned();
-        if content_type
-            .as_ref()
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(crate::engine::is_event_stream)
-        {
+        let text = |name| head.headers.get(name).and_then(|v| v.to_str().ok());
+        let head = Head::read(
+            head.status.as_u16(),
+            text(http::header::CONTENT_TYPE),
+            text(http::header::CONTENT_ENCODING),
+        );
+        if head.media == Media::EventStream {
             self.stream.store(true, Ordering::Release);
             self.shared.streams_active.inc();
         }
-        let head = ResponseHead {
-            status: head.status.as_u16(),
-            content_type,
-            content_encoding: head.headers.get(http::header::CONTENT_ENCODING).cloned(),
-        };
-        *self.head() = Some(Box::new(head));
+        *self.head() = Some(head);
     }
 
     fn response_data(&self, chunks: &mut Vec<Bytes>) {

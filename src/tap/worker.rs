@@ -8,11 +8,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::HeaderValue;
 
 use super::queue::{Receiver, Sender};
 use crate::a2a::model::{Binding, Exchange, TaskState};
-use crate::engine::{EngineConfig, ExchangeEngine, Sink, SkipReason};
+use crate::engine::{EngineConfig, ExchangeEngine, Head, Sink, SkipReason};
 use crate::findings::{Finding, Policy};
 use crate::lifecycle::{End, Millis, Outcome, Registry, Seq};
 use crate::report::audit::{AuditLog, Origin, Record};
@@ -37,11 +36,10 @@ pub(crate) enum Msg {
         id: u64,
         reason: SkipReason,
     },
-    /// The response head (boxed: once per exchange, and it would double
-    /// the size of every message).
+    /// The response head, read by the observer.
     Head {
         id: u64,
-        head: Box<ResponseHead>,
+        head: Head,
     },
     Data {
         id: u64,
@@ -62,17 +60,6 @@ pub(crate) enum Msg {
     },
     /// The proxy has drained: judge what came before, then stop.
     Shutdown,
-}
-
-/// What the engine reads of a response head.
-pub(crate) struct ResponseHead {
-    pub status: u16,
-    pub content_type: Option<HeaderValue>,
-    pub content_encoding: Option<HeaderValue>,
-}
-
-fn header_text(v: Option<&HeaderValue>) -> Option<&str> {
-    v.and_then(|v| v.to_str().ok())
 }
 
 /// How often the registry is ticked (stalls, TTL, gauges).
@@ -255,11 +242,7 @@ impl Worker {
             }
             Msg::Head { id, head } => {
                 if let Some(live) = self.live.get_mut(&id) {
-                    live.engine.response_head(
-                        head.status,
-                        header_text(head.content_type.as_ref()),
-                        header_text(head.content_encoding.as_ref()),
-                    );
+                    live.engine.head(head);
                     if let Some(r) = live.engine.skipped() {
                         self.forget(id);
                         self.skipped(r);

@@ -4,11 +4,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
-use http::HeaderValue;
 
-use super::{Msg, ResponseHead, Worker};
+use super::{Msg, Worker};
 use crate::a2a::model::{Binding, Exchange, Operation, RpcId, Version};
-use crate::engine::EngineConfig;
+use crate::engine::{EngineConfig, Head};
 use crate::findings::Policy;
 use crate::lifecycle::{End, Registry, RegistryConfig};
 use crate::report::audit::{AuditLog, AuditWriter, Target};
@@ -98,11 +97,7 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
         w,
         Msg::Head {
             id: 1,
-            head: Box::new(ResponseHead {
-                status: 200,
-                content_type: Some(HeaderValue::from_static("text/event-stream")),
-                content_encoding: None,
-            }),
+            head: Head::read(200, Some("text/event-stream"), None),
         },
     );
     send(
@@ -152,11 +147,7 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
         w,
         Msg::Head {
             id: 2,
-            head: Box::new(ResponseHead {
-                status: 200,
-                content_type: Some(HeaderValue::from_static("application/json")),
-                content_encoding: None,
-            }),
+            head: Head::read(200, Some("application/json"), None),
         },
     );
     send(w, Msg::Data { id: 2, data: Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"result":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_CANCELED"}}}"#), at: Some(at) });
@@ -201,11 +192,7 @@ fn bodies_held_whole_share_the_analysis_budget() {
         });
         w.handle(Msg::Head {
             id,
-            head: Box::new(ResponseHead {
-                status: 200,
-                content_type: Some(HeaderValue::from_static("application/json")),
-                content_encoding: None,
-            }),
+            head: Head::read(200, Some("application/json"), None),
         });
     }
     let piece = Bytes::from(vec![b' '; 1500]);
