@@ -2,10 +2,13 @@
 //! realistic stream of ~300-byte artifact frames (chunks of eight artifacts
 //! taking turns, or of one), against a plain `serde_json::from_slice::<Value>`
 //! of the same frames' data; and on the load script's task stream (20
-//! events, a new task each time), as the proxy's analysis thread judges it.
+//! events, a new task each time), as the proxy's analysis thread judges it;
+//! and the classification of the load script's request, which the
+//! forwarding thread does for every exchange.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 
+use a2a_tap::a2a::classify::classify;
 use a2a_tap::a2a::model::{Binding, Exchange, Operation, RpcId, Version};
 use a2a_tap::engine::{EngineConfig, ExchangeEngine};
 use a2a_tap::findings::Finding;
@@ -143,7 +146,26 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.finish();
+
+    let mut g = c.benchmark_group("classify");
+    g.throughput(Throughput::Elements(1));
+    let uri: http::Uri = "/".parse().expect("uri");
+    let headers = http::HeaderMap::new();
+    g.bench_function("the load script's JSON-RPC request", |b| {
+        b.iter(|| {
+            black_box(classify(
+                &http::Method::POST,
+                &uri,
+                &headers,
+                black_box(LOAD_REQUEST),
+            ))
+        })
+    });
+    g.finish();
 }
+
+/// The body the load script posts (scripts/bench-lib.sh).
+const LOAD_REQUEST: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"role":"ROLE_USER","messageId":"m-1","parts":[{"text":"book a flight"}]}}}"#;
 
 criterion_group!(benches, bench);
 criterion_main!(benches);

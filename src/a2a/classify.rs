@@ -28,10 +28,10 @@ use std::borrow::Cow;
 
 use http::{HeaderMap, Method, Uri};
 
-use super::json::{Cursor, JStr, Kind, Result};
+use super::json::{Cursor, Kind, Result};
 use super::model::{Binding, Exchange, Operation, RpcId, Version};
 use super::routes::{percent_decode, route};
-use super::wire::{boolean, members, nullable, rpc_id_value, string};
+use super::wire::{boolean, members, nullable, rpc_id_value};
 
 /// Whether the classifier needs the request body to decide (JSON-RPC POSTs,
 /// REST sends). GETs and other bodiless calls are classified from the head.
@@ -168,7 +168,10 @@ fn read_config(cur: &mut Cursor<'_>) -> Result<Config> {
 
 /// A string member's value (`null`: absent).
 fn text<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option<Cow<'a, str>>> {
-    Ok(string(cur, m)?.map(JStr::value))
+    nullable(cur, |cur, kind| match kind {
+        Kind::String => cur.string_value(),
+        _ => cur.type_error(m, "a string"),
+    })
 }
 
 /// An object member read by `read` (`null`: absent; an array: empty).

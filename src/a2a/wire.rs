@@ -142,7 +142,7 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
         // A member name is matched as sent; an escaped one (never one of
         // the names, as sent) is matched by its value.
         let found = match member(key.as_sent()) {
-            None if key.escaped() => member(&key.value()),
+            None if cur.key_escaped() => member(&key.value()),
             found => found,
         };
         let Some(i) = found else {
@@ -318,7 +318,7 @@ pub(super) fn objects<'a>(
 pub(super) fn rpc_id_value<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<RpcId<'a>> {
     match cur.peek()? {
         Kind::Null => cur.null().map(|()| RpcId::Null),
-        Kind::String => Ok(RpcId::String(cur.string()?.value())),
+        Kind::String => Ok(RpcId::String(cur.string_value()?)),
         Kind::Number => {
             let raw = cur.number()?;
             // A plain integer below 10^19 is its own normal form.
@@ -371,7 +371,7 @@ pub(super) fn members<'a>(
         // Matched as sent; an escaped name (never one of `names` as sent)
         // by its value.
         let found = match names.iter().position(|n| *n == key.as_sent()) {
-            None if key.escaped() => names.iter().position(|n| *n == key.value()),
+            None if cur.key_escaped() => names.iter().position(|n| *n == key.value()),
             found => found,
         };
         match found {
@@ -443,7 +443,7 @@ fn status_obj<'a>(cur: &mut Cursor<'a>) -> Result<Status<'a>> {
             return Ok(());
         }
         state = nullable(cur, |cur, kind| match kind {
-            Kind::String => Ok(state_from_str(&cur.string()?.value())),
+            Kind::String => Ok(state_from_str(&cur.string_value()?)),
             Kind::Number => Ok(match integer(cur, "state", WANT)? {
                 Int::Unsigned(u) => state_from_number(u),
                 Int::Negative(i) => StateValue::Undefined(i.to_string()),

@@ -118,6 +118,9 @@ pub(crate) struct Cursor<'a> {
     /// and how many it built (noted with `skipped`).
     flags: Flags,
     updates: u32,
+    /// The last member name read had no escapes (the scan tells; asking
+    /// the text again would scan it twice).
+    key_plain: bool,
 }
 
 /// Where the longest strings without escapes that `skip_value` skipped lie
@@ -182,6 +185,7 @@ impl<'a> Cursor<'a> {
             skipped: None,
             flags: Flags::default(),
             updates: 0,
+            key_plain: true,
         }
     }
 
@@ -350,6 +354,13 @@ impl<'a> Cursor<'a> {
         self.key().ok()
     }
 
+    /// Whether the member name `next_key` last gave has escapes (so its
+    /// value differs from its text as sent).
+    #[inline]
+    pub(crate) fn key_escaped(&self) -> bool {
+        !self.key_plain
+    }
+
     /// Err when the cursor has stopped at an error.
     #[inline]
     pub(crate) fn check(&self) -> Result<()> {
@@ -365,7 +376,8 @@ impl<'a> Cursor<'a> {
         if self.bytes().get(self.pos) != Some(&b'"') {
             return self.err("expected a member name");
         }
-        let key = self.string_body()?;
+        let (key, plain) = self.string_scan()?;
+        self.key_plain = plain;
         if !self.eat(b':') {
             return self.err("expected ':'");
         }
@@ -411,6 +423,22 @@ impl<'a> Cursor<'a> {
             return self.err("expected a string");
         }
         self.string_body()
+    }
+
+    /// A string value without its escapes (borrowed when it had none, which
+    /// the scan tells).
+    #[inline]
+    pub(crate) fn string_value(&mut self) -> Result<std::borrow::Cow<'a, str>> {
+        self.skip_ws();
+        if self.bytes().get(self.pos) != Some(&b'"') {
+            return self.err("expected a string");
+        }
+        let (s, plain) = self.string_scan()?;
+        Ok(if plain {
+            std::borrow::Cow::Borrowed(s.raw)
+        } else {
+            std::borrow::Cow::Owned(unescape(s.raw))
+        })
     }
 
     /// The string at `pos` (its opening quote): validates escapes and
