@@ -2,6 +2,7 @@
 //! reducer: the engine that both the live proxy and `a2a-tap check` drive.
 //! Pure: no I/O, no clock (time is passed in), no async.
 
+pub(crate) mod gathered;
 pub mod inflate;
 
 use crate::a2a::decode::decode;
@@ -11,6 +12,8 @@ use crate::findings::Finding;
 use crate::lifecycle::{End, Millis, Outcome, Reducer, Registry, Seq};
 use crate::report::evidence::EvidencePolicy;
 use crate::sse::{Frame, Framer};
+use bytes::Bytes;
+use gathered::Gathered;
 use inflate::{Encoding, Inflate};
 
 /// Limits and evidence rules of the engine.
@@ -86,7 +89,7 @@ enum Body {
     },
     /// A JSON body, gathered up to the limit and judged at its end.
     Whole {
-        buf: Vec<u8>,
+        buf: Gathered,
     },
     /// Not judged: an operation with nothing to check, or a non-2xx answer
     /// that is not JSON (a load balancer's error page is not the agent's).
@@ -177,7 +180,7 @@ impl ExchangeEngine {
     pub fn held_bytes(&self) -> usize {
         match &self.body {
             Body::Stream { framer, last, .. } => framer.buffered_capacity() + last.held_bytes(),
-            Body::Whole { buf } => buf.capacity(),
+            Body::Whole { buf } => buf.held_bytes(),
             _ => 0,
         }
     }
@@ -229,7 +232,9 @@ impl ExchangeEngine {
                 last: Box::default(),
             }
         } else if success || head.media == Media::Json {
-            Body::Whole { buf: Vec::new() }
+            Body::Whole {
+                buf: Gathered::Empty,
+            }
         } else {
             Body::Ignored
         };
@@ -239,6 +244,29 @@ impl ExchangeEngine {
     pub fn response_data(
         &mut self,
         piece: &[u8],
+        reg: &mut Registry,
+        now: Millis,
+        sink: &mut impl Sink,
+    ) {
+        self.data(piece, None, reg, now, sink);
+    }
+
+    /// `response_data` of a shared piece: a body that arrives whole in it
+    /// is judged from it, without a copy.
+    pub fn response_bytes(
+        &mut self,
+        piece: &Bytes,
+        reg: &mut Registry,
+        now: Millis,
+        sink: &mut impl Sink,
+    ) {
+        self.data(piece, Some(piece), reg, now, sink);
+    }
+
+    fn data(
+        &mut self,
+        piece: &[u8],
+        shared: Option<&Bytes>,
         reg: &mut Registry,
         now: Millis,
         sink: &mut impl Sink,
@@ -263,13 +291,22 @@ impl ExchangeEngine {
             Body::Whole { buf } => {
                 let limit = cfg.max_body_bytes;
                 let mut over = false;
-                let r = inflate.push(piece, &mut |plain| {
-                    if buf.len() + plain.len() > limit {
-                        over = true;
-                    } else if !over {
-                        buf.extend_from_slice(plain);
+                let r = match shared {
+                    Some(piece) if inflate.is_identity() => {
+                        over = buf.len() + piece.len() > limit;
+                        if !over {
+                            buf.push(piece);
+                        }
+                        Ok(())
                     }
-                });
+                    _ => inflate.push(piece, &mut |plain| {
+                        if buf.len() + plain.len() > limit {
+                            over = true;
+                        } else if !over {
+                            buf.push_slice(plain);
+                        }
+                    }),
+                };
                 if over {
                     *body = Body::Skipped(SkipReason::BodyTooLarge);
                 }
@@ -303,7 +340,7 @@ impl ExchangeEngine {
             // A body is judged only when it arrived whole.
             Body::Whole { .. } if matches!(end, End::Upstream) => {
                 if let Body::Whole { buf } = std::mem::replace(&mut self.body, Body::Ignored) {
-                    self.judge_whole(&buf, reg, now, sink);
+                    self.judge_whole(buf.as_slice(), reg, now, sink);
                 }
                 None
             }

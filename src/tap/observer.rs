@@ -16,11 +16,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Instant;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 
 use super::queue::{queue, Sender};
 use super::worker::{AnalysisHandle, Msg, Worker};
 use crate::a2a::classify::classify;
+use crate::engine::gathered::Gathered;
 use crate::engine::{EngineConfig, Head, Media, SkipReason};
 use crate::findings::Policy;
 use crate::lifecycle::{End, Registry, RegistryConfig};
@@ -108,7 +109,7 @@ impl Inspector for Tap {
             shared: self.shared.clone(),
             request: Mutex::new(Request {
                 head: Some(Box::new(RequestHead::of(head))),
-                body: Body::Empty,
+                body: Gathered::Empty,
                 over: false,
             }),
             head: Mutex::default(),
@@ -197,49 +198,8 @@ fn has_body(head: &http::request::Parts) -> bool {
 struct Request {
     /// Taken when the exchange is opened with the analysis thread.
     head: Option<Box<RequestHead>>,
-    body: Body,
+    body: Gathered,
     over: bool,
-}
-
-/// The request body so far: most arrive in one piece, kept without a copy.
-enum Body {
-    Empty,
-    One(Bytes),
-    Many(BytesMut),
-}
-
-impl Body {
-    fn len(&self) -> usize {
-        match self {
-            Body::Empty => 0,
-            Body::One(b) => b.len(),
-            Body::Many(b) => b.len(),
-        }
-    }
-
-    fn push(&mut self, data: &Bytes) {
-        *self = match std::mem::replace(self, Body::Empty) {
-            Body::Empty => Body::One(data.clone()),
-            Body::One(first) => {
-                let mut all = BytesMut::with_capacity(first.len() + data.len());
-                all.extend_from_slice(&first);
-                all.extend_from_slice(data);
-                Body::Many(all)
-            }
-            Body::Many(mut all) => {
-                all.extend_from_slice(data);
-                Body::Many(all)
-            }
-        }
-    }
-
-    fn as_slice(&self) -> &[u8] {
-        match self {
-            Body::Empty => &[],
-            Body::One(b) => b,
-            Body::Many(b) => b,
-        }
-    }
 }
 
 /// One exchange's observer.
@@ -281,7 +241,7 @@ impl Observer {
             });
             return;
         }
-        let body = std::mem::replace(&mut req.body, Body::Empty);
+        let body = std::mem::take(&mut req.body);
         drop(req);
         let Some(exchange) = classify(&head.method, &head.uri, &head.headers, body.as_slice())
         else {
@@ -373,7 +333,7 @@ impl ExchangeObserver for Observer {
         }
         if req.body.len() + data.len() > self.shared.max_request_bytes {
             req.over = true;
-            req.body = Body::Empty;
+            req.body = Gathered::Empty;
         } else {
             req.body.push(data);
         }

@@ -282,7 +282,7 @@ impl Worker {
 
     /// A response piece; `at` is when it passed, when the observer timed it
     /// (else it is timed by the drain that took it).
-    fn data(&mut self, id: u64, data: &[u8], at: Option<Instant>) {
+    fn data(&mut self, id: u64, data: &Bytes, at: Option<Instant>) {
         let now = at.map_or(self.clock_ms, |at| self.now(at));
         let at = at.unwrap_or(self.clock);
         let Some(live) = self.live.get_mut(&id) else {
@@ -290,7 +290,7 @@ impl Worker {
         };
         let mut sink = Collect::default();
         live.engine
-            .response_data(data, &mut self.registry, now, &mut sink);
+            .response_bytes(data, &mut self.registry, now, &mut sink);
         let held = live.engine.held_bytes();
         self.held = self.held - live.held + held;
         live.held = held;
