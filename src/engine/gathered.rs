@@ -16,7 +16,10 @@ impl Gathered {
         self.as_slice().len()
     }
 
-    /// Bytes held (a kept piece counts at its length).
+    /// Bytes held. A kept piece counts at its length, though it may share
+    /// a larger read buffer: that buffer is let go when a second piece
+    /// comes (the two are copied together) or at the end, which for a
+    /// body that fits one read is the next message.
     pub(crate) fn held_bytes(&self) -> usize {
         match self {
             Gathered::Empty => 0,
