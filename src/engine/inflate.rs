@@ -12,8 +12,10 @@ use flate2::write::{GzDecoder, ZlibDecoder};
 /// error, which leaves the exchange unjudged.
 pub enum Inflate {
     Identity,
-    Gzip(GzDecoder<Capped>),
-    Deflate(ZlibDecoder<Capped>),
+    // Boxed, as the rare case: inline, a gzip decoder would make every
+    // exchange's engine (moved on open and close) 224 bytes larger.
+    Gzip(Box<GzDecoder<Capped>>),
+    Deflate(Box<ZlibDecoder<Capped>>),
     Brotli(Box<DecompressorWriter<Capped>>),
 }
 
@@ -80,8 +82,8 @@ impl Inflate {
     pub fn for_encoding(encoding: Encoding) -> Result<Inflate, InflateError> {
         Ok(match encoding {
             Encoding::Identity => Inflate::Identity,
-            Encoding::Gzip => Inflate::Gzip(GzDecoder::new(Capped::default())),
-            Encoding::Deflate => Inflate::Deflate(ZlibDecoder::new(Capped::default())),
+            Encoding::Gzip => Inflate::Gzip(Box::new(GzDecoder::new(Capped::default()))),
+            Encoding::Deflate => Inflate::Deflate(Box::new(ZlibDecoder::new(Capped::default()))),
             Encoding::Brotli => {
                 Inflate::Brotli(Box::new(DecompressorWriter::new(Capped::default(), 4096)))
             }

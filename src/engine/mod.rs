@@ -80,13 +80,10 @@ impl SkipReason {
 enum Body {
     /// No response head yet.
     Waiting,
-    /// `text/event-stream`: judged frame by frame.
-    Stream {
-        framer: Framer,
-        index: u64,
-        /// Boxed: it is most of a stream's state, and no other body's.
-        last: Box<LastFrame>,
-    },
+    /// `text/event-stream`: judged frame by frame. Boxed: it is most of a
+    /// stream's state and no other body's, and the engine is moved when an
+    /// exchange opens and closes.
+    Stream(Box<Stream>),
     /// A JSON body, gathered up to the limit and judged at its end.
     Whole {
         buf: Gathered,
@@ -95,6 +92,12 @@ enum Body {
     /// that is not JSON (a load balancer's error page is not the agent's).
     Ignored,
     Skipped(SkipReason),
+}
+
+struct Stream {
+    framer: Framer,
+    index: u64,
+    last: LastFrame,
 }
 
 /// What the engine reads of a response head: small enough to travel by
@@ -172,14 +175,14 @@ impl ExchangeEngine {
 
     /// Whether the response is an event stream.
     pub fn is_stream(&self) -> bool {
-        matches!(self.body, Body::Stream { .. })
+        matches!(self.body, Body::Stream(_))
     }
 
     /// Bytes the engine holds for this exchange (a body gathered whole, a
     /// partial SSE event), for the driver's global bound.
     pub fn held_bytes(&self) -> usize {
         match &self.body {
-            Body::Stream { framer, last, .. } => framer.buffered_capacity() + last.held_bytes(),
+            Body::Stream(s) => s.framer.buffered_capacity() + s.last.held_bytes(),
             Body::Whole { buf } => buf.held_bytes(),
             _ => 0,
         }
@@ -226,11 +229,11 @@ impl ExchangeEngine {
         }
         let success = (200..300).contains(&head.status);
         self.body = if is_stream && success {
-            Body::Stream {
+            Body::Stream(Box::new(Stream {
                 framer: Framer::new(self.cfg.max_event_bytes),
                 index: 0,
-                last: Box::default(),
-            }
+                last: LastFrame::default(),
+            }))
         } else if success || head.media == Media::Json {
             Body::Whole {
                 buf: Gathered::Empty,
@@ -279,11 +282,12 @@ impl ExchangeEngine {
             scratch,
         } = self;
         let result = match body {
-            Body::Stream {
-                framer,
-                index,
-                last,
-            } => inflate.push(piece, &mut |plain| {
+            Body::Stream(stream) => inflate.push(piece, &mut |plain| {
+                let Stream {
+                    framer,
+                    index,
+                    last,
+                } = &mut **stream;
                 framer.push(plain, &mut |frame| {
                     on_frame(reducer, last, frame, index, reg, now, cfg, scratch, sink)
                 })
@@ -329,7 +333,7 @@ impl ExchangeEngine {
         sink: &mut impl Sink,
     ) -> Option<Outcome> {
         match &self.body {
-            Body::Stream { .. } => {
+            Body::Stream(_) => {
                 self.scratch.clear();
                 let outcome = self.reducer.on_end(end, reg, now, &mut self.scratch);
                 for f in self.scratch.drain(..) {
