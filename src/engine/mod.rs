@@ -137,9 +137,10 @@ pub enum Media {
 impl Media {
     /// Reads a `Content-Type` value.
     pub fn of(content_type: &str) -> Media {
-        if is_event_stream(content_type) {
+        let m = media_type(content_type);
+        if m.eq_ignore_ascii_case("text/event-stream") {
             Media::EventStream
-        } else if is_json(content_type) {
+        } else if is_json(m) {
             Media::Json
         } else {
             Media::Other
@@ -444,13 +445,10 @@ fn media_type(content_type: &str) -> &str {
     content_type.get(..end).unwrap_or_default().trim()
 }
 
-/// Whether a `Content-Type` names an event stream (parameters ignored).
-fn is_event_stream(content_type: &str) -> bool {
-    media_type(content_type).eq_ignore_ascii_case("text/event-stream")
-}
-
-fn is_json(content_type: &str) -> bool {
-    let m = media_type(content_type).as_bytes();
+/// Whether a media type (parameters cut off) is JSON: `application/json`
+/// or any `+json` type.
+fn is_json(media_type: &str) -> bool {
+    let m = media_type.as_bytes();
     m.eq_ignore_ascii_case(b"application/json")
         || m.len()
             .checked_sub(5)
@@ -471,7 +469,7 @@ mod tests {
             "application/vnd.a2a+JSON",
             "+json",
         ] {
-            assert!(is_json(json), "{json:?}");
+            assert_eq!(Media::of(json), Media::Json, "{json:?}");
         }
         for other in [
             "",
@@ -481,10 +479,13 @@ mod tests {
             "é",
             "application/json+é",
         ] {
-            assert!(!is_json(other), "{other:?}");
+            assert_eq!(Media::of(other), Media::Other, "{other:?}");
         }
-        assert!(is_event_stream("Text/Event-Stream; charset=utf-8"));
-        assert!(!is_event_stream("text/event-streams"));
+        assert_eq!(
+            Media::of("Text/Event-Stream; charset=utf-8"),
+            Media::EventStream
+        );
+        assert_eq!(Media::of("text/event-streams"), Media::Other);
         let head = |ct| Head::read(200, ct, None).media;
         assert_eq!(head(Some(" text/event-stream ;x")), Media::EventStream);
         assert_eq!(head(Some("application/a2a+json")), Media::Json);

@@ -418,27 +418,29 @@ impl<'a> Cursor<'a> {
     /// A string value.
     #[inline]
     pub(crate) fn string(&mut self) -> Result<JStr<'a>> {
-        self.skip_ws();
-        if self.bytes().get(self.pos) != Some(&b'"') {
-            return self.err("expected a string");
-        }
-        self.string_body()
+        self.string_and_plain().map(|(s, _)| s)
     }
 
     /// A string value without its escapes (borrowed when it had none, which
     /// the scan tells).
     #[inline]
     pub(crate) fn string_value(&mut self) -> Result<std::borrow::Cow<'a, str>> {
-        self.skip_ws();
-        if self.bytes().get(self.pos) != Some(&b'"') {
-            return self.err("expected a string");
-        }
-        let (s, plain) = self.string_scan()?;
+        let (s, plain) = self.string_and_plain()?;
         Ok(if plain {
             std::borrow::Cow::Borrowed(s.raw)
         } else {
             std::borrow::Cow::Owned(unescape(s.raw))
         })
+    }
+
+    /// A string value, and whether it has no escapes.
+    #[inline(always)]
+    fn string_and_plain(&mut self) -> Result<(JStr<'a>, bool)> {
+        self.skip_ws();
+        if self.bytes().get(self.pos) != Some(&b'"') {
+            return self.err("expected a string");
+        }
+        self.string_scan()
     }
 
     /// The string at `pos` (its opening quote): validates escapes and
