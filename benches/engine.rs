@@ -2,8 +2,9 @@
 //! realistic stream of ~300-byte artifact frames (chunks of eight artifacts
 //! taking turns, or of one), against a plain `serde_json::from_slice::<Value>`
 //! of the same frames' data; and on the load script's task stream (20
-//! events, a new task each time), as the proxy's analysis thread judges it;
-//! and the classification of the load script's request, which the
+//! events, a new task each time) and its JSON answer (a new task each
+//! time, against a full task registry), as the proxy's analysis thread
+//! judges them; and the classification of the load script's request, which the
 //! forwarding thread does for every exchange.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
@@ -69,11 +70,24 @@ fn load_stream(n: usize) -> Vec<u8> {
     body.into_bytes()
 }
 
+/// The load script's JSON answer (`examples/bench_upstream.rs`) about
+/// task `n`, with the exchange's JSON-RPC id (42).
+fn load_answer(n: usize) -> Vec<u8> {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":42,"result":{{"id":"tsk_{n:016x}","contextId":"ctx_3","status":{{"state":"TASK_STATE_COMPLETED"}}}}}}"#
+    )
+    .into_bytes()
+}
+
 fn exchange() -> Exchange {
+    exchange_of(Operation::SendStreamingMessage)
+}
+
+fn exchange_of(operation: Operation) -> Exchange {
     Exchange {
         binding: Binding::JsonRpc,
         version: Version::V1_0,
-        operation: Operation::SendStreamingMessage,
+        operation,
         rpc_id: Some(RpcId::Number("42".into())),
         task_id: None,
         context_id: None,
@@ -83,14 +97,32 @@ fn exchange() -> Exchange {
 
 /// Judges one exchange's stream, given in `pieces`, which must be clean.
 fn judge_clean<'a>(pieces: impl Iterator<Item = &'a [u8]>, reg: &mut Registry) {
+    judge(
+        exchange(),
+        "text/event-stream",
+        pieces,
+        End::ClientGone,
+        reg,
+    )
+}
+
+/// Judges one exchange's response of type `media`, given in `pieces` and
+/// ended by `end`, which must be clean.
+fn judge<'a>(
+    exchange: Exchange,
+    media: &str,
+    pieces: impl Iterator<Item = &'a [u8]>,
+    end: End,
+    reg: &mut Registry,
+) {
     let mut findings: Vec<Finding> = Vec::new();
     let seq = reg.open_exchange();
-    let mut e = ExchangeEngine::new(exchange(), seq, EngineConfig::default());
-    e.response_head(200, Some("text/event-stream"), None);
+    let mut e = ExchangeEngine::new(exchange, seq, EngineConfig::default());
+    e.response_head(200, Some(media), None);
     for piece in pieces {
         e.response_data(piece, reg, 0, &mut findings);
     }
-    e.response_end(End::ClientGone, reg, 0, &mut findings);
+    e.response_end(end, reg, 0, &mut findings);
     assert!(findings.is_empty(), "{findings:?}");
 }
 
@@ -145,6 +177,38 @@ fn bench(c: &mut Criterion) {
             i += 1;
         })
     });
+
+    // A JSON answer about a new task each time, against a registry already
+    // holding its default most (100,000): every answer evicts the oldest
+    // task, as in a long run. The ids come round only after 4 × 100,000,
+    // long after their eviction, so each is new again.
+    let held = RegistryConfig::default().max_tasks;
+    let answers: Vec<Vec<u8>> = (0..4 * held).map(load_answer).collect();
+    let answer = |a: &[u8], reg: &mut Registry| {
+        let send = exchange_of(Operation::SendMessage);
+        judge(
+            send,
+            "application/json",
+            std::iter::once(a),
+            End::Upstream,
+            reg,
+        )
+    };
+    g.bench_function(
+        "the load script's JSON answer, a new task each, registry full",
+        |b| {
+            let mut reg = Registry::new(RegistryConfig::default());
+            answers[..held].iter().for_each(|a| answer(a, &mut reg));
+            assert_eq!(reg.len(), held);
+            let mut i = held;
+            b.iter(|| {
+                answer(&answers[i % answers.len()], &mut reg);
+                i += 1;
+            });
+            assert_eq!(reg.len(), held);
+            assert!(reg.evicted_total() > 0);
+        },
+    );
     g.finish();
 
     let mut g = c.benchmark_group("classify");
