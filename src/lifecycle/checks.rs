@@ -171,7 +171,7 @@ pub(super) fn check_registry_context(
     ix: Option<u64>,
     out: &mut Vec<Finding>,
 ) {
-    if let Some(known) = reg.context_of(task_id).filter(|k| *k != ctx) {
+    if let Some(known) = reg.context_other_than(task_id, ctx) {
         let detail = format!("expected task {task_id} to keep contextId {known} seen on an earlier exchange; got {ctx}");
         out.push(make(
             Kind::ContextIdMismatch,

@@ -1,16 +1,18 @@
 //! A map from task id to value in least-recently-used order: a hash index
 //! into a slab of slots threaded on a doubly linked list, so lookups, touches,
-//! inserts and evictions are O(1) and a touch never allocates. Each slot
-//! keeps its key's hash: an eviction finds its index entry by slot number,
+//! inserts and evictions are O(1) and a touch never allocates. A slot holds
+//! its key in place (`ShortStr`: no allocation for ids up to 46 bytes, and a
+//! comparison reads no second block). Each slot keeps its key's hash: an eviction finds its index entry by slot number,
 //! without hashing or reading the key again. The slot last found or
 //! inserted is tried first: a stream's events name one task, so most
 //! lookups compare one key and skip the hashing and the probe.
 
 use std::cell::Cell;
 use std::hash::{BuildHasher, RandomState};
-use std::sync::Arc;
 
 use hashbrown::HashTable;
+
+use super::short::ShortStr;
 
 const NIL: u32 = u32::MAX;
 
@@ -19,7 +21,7 @@ pub(crate) const MAX_LEN: usize = (u32::MAX - 1) as usize;
 
 #[derive(Debug)]
 struct Slot<V> {
-    key: Arc<str>,
+    key: ShortStr,
     /// `key`'s hash under the map's (randomly keyed) hasher.
     hash: u64,
     prev: u32,
@@ -70,7 +72,7 @@ impl<V> Lru<V> {
     /// The slot holding `key`, or where it would go.
     fn find(&self, key: &str) -> Result<u32, Vacant> {
         let last = self.last.get();
-        if self.slot(last).is_some_and(|s| *s.key == *key) {
+        if self.slot(last).is_some_and(|s| s.key.is(key)) {
             return Ok(last);
         }
         let hash = self.hasher.hash_one(key);
@@ -79,7 +81,7 @@ impl<V> Lru<V> {
             slots
                 .get(i as usize)
                 .and_then(Option::as_ref)
-                .is_some_and(|s| s.hash == hash && *s.key == *key)
+                .is_some_and(|s| s.hash == hash && s.key.is(key))
         });
         match found {
             Some(&i) => {
@@ -120,7 +122,7 @@ impl<V> Lru<V> {
     pub(crate) fn insert(&mut self, key: &str, at: Vacant, value: V) -> bool {
         let Vacant(hash) = at;
         let slot = Slot {
-            key: Arc::from(key),
+            key: ShortStr::new(key),
             hash,
             prev: NIL,
             next: NIL,
@@ -149,11 +151,11 @@ impl<V> Lru<V> {
 
     /// The least recently used entry.
     pub(crate) fn oldest(&self) -> Option<(&str, &V)> {
-        self.slot(self.head).map(|s| (&*s.key, &s.value))
+        self.slot(self.head).map(|s| (s.key.as_str(), &s.value))
     }
 
     /// Removes and returns the least recently used entry.
-    pub(crate) fn pop_oldest(&mut self) -> Option<(Arc<str>, V)> {
+    pub(crate) fn pop_oldest(&mut self) -> Option<(ShortStr, V)> {
         let i = self.head;
         self.slot(i)?;
         self.unlink(i);
@@ -166,11 +168,11 @@ impl<V> Lru<V> {
     }
 
     /// Every entry, in no particular order.
-    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (&str, &mut V)> {
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (&ShortStr, &mut V)> {
         self.slots
             .iter_mut()
             .flatten()
-            .map(|s| (&*s.key, &mut s.value))
+            .map(|s| (&s.key, &mut s.value))
     }
 
     fn slot(&self, i: u32) -> Option<&Slot<V>> {
@@ -222,7 +224,7 @@ mod tests {
     fn order(l: &mut Lru<u32>) -> Vec<(String, u32)> {
         let mut out = Vec::new();
         while let Some((k, v)) = l.pop_oldest() {
-            out.push((k.to_string(), v));
+            out.push((k.as_str().to_owned(), v));
         }
         out
     }
@@ -250,7 +252,10 @@ mod tests {
         put(&mut l, "a", 1);
         put(&mut l, "b", 2);
         assert_eq!(l.get("a"), Some(&1), "a is now the last slot found");
-        assert_eq!(l.pop_oldest().map(|(k, _)| k.to_string()), Some("a".into()));
+        assert_eq!(
+            l.pop_oldest().map(|(k, _)| k.as_str().to_owned()),
+            Some("a".into())
+        );
         assert_eq!(l.get("a"), None, "its slot is free");
         put(&mut l, "c", 3); // reuses a's slot
         assert_eq!(l.get("b"), Some(&2));
@@ -270,7 +275,10 @@ mod tests {
         put(&mut l, "c", 3);
         assert_eq!(l.slots.len(), 2);
         *l.touch("b").expect("present") = 20;
-        let mut all: Vec<_> = l.iter_mut().map(|(k, v)| (k.to_owned(), *v)).collect();
+        let mut all: Vec<_> = l
+            .iter_mut()
+            .map(|(k, v)| (k.as_str().to_owned(), *v))
+            .collect();
         all.sort();
         assert_eq!(all, vec![("b".into(), 20), ("c".into(), 3)]);
         assert_eq!(order(&mut l), vec![("c".into(), 3), ("b".into(), 20)]);

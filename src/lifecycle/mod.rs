@@ -21,6 +21,7 @@ mod checks;
 mod lru;
 mod reducer;
 pub mod registry;
+mod short;
 mod stream;
 pub mod timestamp;
 

@@ -3,6 +3,7 @@
 //! and transition counts for metrics.
 
 use super::lru::{self, Lru, Vacant};
+use super::short::ShortStr;
 use super::timestamp::{self, Stamp};
 use super::{Millis, Seq};
 use crate::a2a::model::TaskState;
@@ -91,18 +92,18 @@ pub enum Verdict {
 }
 
 /// What the registry keeps per task, besides the id. `size_of::<Entry>()` is
-/// 80 bytes on 64-bit targets; in its LRU slot (+ shared id pointer 16, list
-/// links 8), with the hash index entry (+24, +1 control byte) and the shared
-/// id's header (16), a task costs about 145 bytes, up to ~270 right after
-/// the slab and index have doubled, plus its task id and context id strings:
-/// well under 512 (test `entry_is_small`).
+/// 112 bytes on 64-bit targets (the context id in place); in its LRU slot
+/// (+ the task id in place 48, hash 8, list links 8), with the hash index
+/// entry (+4, +1 control byte), a task costs 181 bytes, up to ~360 right
+/// after the slab and index have doubled, and no allocation of its own
+/// while its ids are at most 46 bytes (test `entry_is_small`).
 #[derive(Debug)]
 struct Entry {
     /// Set while `state` is terminal: the registry clock when it was seen.
     terminal_seq: Option<Seq>,
     /// The status timestamp of the recorded state, when it carried one.
     status_at: Option<Stamp>,
-    context_id: Option<Box<str>>,
+    context_id: Option<ShortStr>,
     /// When the task entered `state`.
     entered: Millis,
     /// When the task was last observed (TTL).
@@ -193,7 +194,18 @@ impl Registry {
 
     /// The last recorded `contextId` of `task_id`.
     pub fn context_of(&self, task_id: &str) -> Option<&str> {
-        self.tasks.get(task_id)?.context_id.as_deref()
+        self.tasks
+            .get(task_id)?
+            .context_id
+            .as_ref()
+            .map(ShortStr::as_str)
+    }
+
+    /// The last recorded `contextId` of `task_id`, when there is one and
+    /// it is not `ctx`.
+    pub(crate) fn context_other_than(&self, task_id: &str, ctx: &str) -> Option<&str> {
+        let known = self.tasks.get(task_id)?.context_id.as_ref()?;
+        (!known.is(ctx)).then(|| known.as_str())
     }
 
     /// The terminal state of `task_id` if it was seen before the exchange
@@ -227,8 +239,8 @@ impl Registry {
         };
         e.last_seen = now;
         if let Some(ctx) = o.context_id {
-            if e.context_id.as_deref() != Some(ctx) {
-                e.context_id = Some(ctx.into());
+            if !e.context_id.as_ref().is_some_and(|known| known.is(ctx)) {
+                e.context_id = Some(ShortStr::new(ctx));
             }
         }
         if e.state == o.state {
@@ -277,7 +289,7 @@ impl Registry {
         let entry = Entry {
             terminal_seq,
             status_at: stamp,
-            context_id: o.context_id.map(Box::from),
+            context_id: o.context_id.map(ShortStr::new),
             entered: now,
             last_seen: now,
             state: o.state,
@@ -317,14 +329,15 @@ impl Registry {
                 let mut f = Finding::new(
                     Kind::StalledTask,
                     format!(
-                        "task {id} was expected to leave {} within {}; it has sat there for {}",
+                        "task {} was expected to leave {} within {}; it has sat there for {}",
+                        id.as_str(),
                         e.state,
                         secs(limit),
                         secs(sat)
                     ),
                 );
-                f.task_id = Some(id.to_string());
-                f.context_id = e.context_id.as_deref().map(str::to_owned);
+                f.task_id = Some(id.as_str().to_owned());
+                f.context_id = e.context_id.as_ref().map(|c| c.as_str().to_owned());
                 out.push(f);
             }
         }

@@ -24,11 +24,14 @@ fn obs<'a>(task: &'a str, state: TaskState, ts: Option<&'a str>, seq: Seq) -> Ob
 #[test]
 fn entry_is_small() {
     let entry = std::mem::size_of::<Entry>();
-    // Per task: entry + slot (shared id 16, links 8) + index (24, control
-    // byte) + shared id header (16); ids extra. Documented on `Entry`.
+    let id = std::mem::size_of::<super::ShortStr>();
+    // Per task: entry + slot (id in place, hash 8, links 8) + index (slot
+    // number 4, control byte 1); ids over 46 bytes extra. Documented on
+    // `Entry`.
     println!("size_of::<Entry>() = {entry}");
-    assert!(entry <= 80, "Entry is {entry} bytes");
-    assert!(entry + 16 + 8 + 24 + 1 + 16 < 512);
+    assert!(entry <= 112, "Entry is {entry} bytes");
+    let per_task = entry + id + 8 + 8 + 4 + 1;
+    assert!(per_task <= 181, "a task costs {per_task} bytes");
 }
 
 #[test]
