@@ -112,7 +112,7 @@ impl Inspector for Tap {
                 body: Gathered::Empty,
                 over: false,
             }),
-            head: Mutex::default(),
+            held: Mutex::default(),
             opened: Instant::now(),
             labels: OnceLock::new(),
             lost: AtomicBool::new(false),
@@ -202,14 +202,24 @@ struct Request {
     over: bool,
 }
 
+/// What an observer holds for its next hand-over to the analysis thread:
+/// the exchange's opening (its classification: nothing is judged before
+/// the response, so it goes with the response's first pieces, or its end,
+/// and costs no hand-over of its own) and the response head.
+#[derive(Default)]
+struct Held {
+    open: Option<Msg>,
+    head: Option<Head>,
+}
+
 /// One exchange's observer.
 struct Observer {
     id: u64,
     shared: Arc<Shared>,
     request: Mutex<Request>,
-    /// The response head, until it goes with the first run of pieces (or
-    /// the end). Held while handing over, which keeps hand-overs in order.
-    head: Mutex<Option<Head>>,
+    /// What waits for the next hand-over. Held while handing over, which
+    /// keeps hand-overs in order.
+    held: Mutex<Held>,
     opened: Instant,
     /// Set when the request is classified as A2A.
     labels: OnceLock<ExchangeLabels>,
@@ -227,8 +237,9 @@ impl Observer {
         self.shared.tx.send(msg);
     }
 
-    /// Classifies the request, once, and opens the exchange with the
-    /// analysis thread (which stamped it when it began).
+    /// Classifies the request, once, and holds the exchange's opening for
+    /// the analysis thread (which stamped it when it began) until the next
+    /// hand-over.
     fn open(&self) {
         let Ok(mut req) = self.request.lock() else {
             return;
@@ -248,30 +259,32 @@ impl Observer {
             return;
         };
         let _ = self.labels.set(labels_of(&exchange));
-        self.send(Msg::Open {
+        self.held().open = Some(Msg::Open {
             id: self.id,
             exchange: Box::new(exchange),
             at: self.opened,
         });
     }
 
-    /// The held head; a panic elsewhere while holding it leaves it
-    /// consistent, so poisoning is ignored rather than spread.
-    fn head(&self) -> MutexGuard<'_, Option<Head>> {
-        self.head.lock().unwrap_or_else(PoisonError::into_inner)
+    /// What is held for the next hand-over; a panic elsewhere while holding
+    /// it leaves it consistent, so poisoning is ignored rather than spread.
+    fn held(&self) -> MutexGuard<'_, Held> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Hands the held head, `chunks` (emptied) and `end` to the analysis
-    /// thread in one go. Pieces over the analysis budget are not queued:
-    /// the exchange goes unjudged, its first lost piece standing in their
-    /// place so that the analysis thread stops judging it before its end
-    /// arrives; once lost, later pieces are dropped.
+    /// Hands what is held (the opening, the response head), `chunks`
+    /// (emptied) and `end` to the analysis thread in one go. Pieces over
+    /// the analysis budget are not queued: the exchange goes unjudged, its
+    /// first lost piece standing in their place so that the analysis thread
+    /// stops judging it before its end arrives; once lost, later pieces are
+    /// dropped.
     fn hand_over(&self, chunks: &mut Vec<Bytes>, mut end: Option<Msg>) {
         if chunks.is_empty() && end.is_none() {
             return;
         }
         let id = self.id;
-        let mut head = self.head();
+        let mut held = self.held();
+        let Held { open, head } = &mut *held;
         let mut lost = None;
         if !self.lost.load(Ordering::Relaxed) {
             let first = !chunks.is_empty()
@@ -280,6 +293,7 @@ impl Observer {
             let mut at = first.then(Instant::now);
             let bytes = chunks.iter().map(Bytes::len).sum();
             let sent = self.shared.tx.send_with(bytes, |queue| {
+                queue.extend(open.take());
                 queue.extend(head.take().map(|head| Msg::Head { id, head }));
                 queue.extend(chunks.drain(..).map(|data| Msg::Data {
                     id,
@@ -297,6 +311,7 @@ impl Observer {
         chunks.clear();
         if lost.is_some() || end.is_some() {
             self.shared.tx.send_with(0, |queue| {
+                queue.extend(open.take());
                 queue.extend(head.take().map(|head| Msg::Head { id, head }));
                 queue.extend(lost);
                 queue.extend(end);
@@ -359,7 +374,7 @@ impl ExchangeObserver for Observer {
             self.stream.store(true, Ordering::Release);
             self.shared.streams_active.inc();
         }
-        *self.head() = Some(head);
+        self.held().head = Some(head);
     }
 
     fn response_data(&self, chunks: &mut Vec<Bytes>) {
