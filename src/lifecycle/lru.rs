@@ -5,9 +5,11 @@
 //! comparison reads no second block). Each slot keeps its key's hash: an eviction finds its index entry by slot number,
 //! without hashing or reading the key again. The slot last found or
 //! inserted is tried first: a stream's events name one task, so most
-//! lookups compare one key and skip the hashing and the probe.
+//! lookups compare one key and skip the hashing and the probe. Likewise the
+//! key last missed: a new task is looked up more than once before it is
+//! inserted, and hashed once.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::hash::{BuildHasher, RandomState};
 
 use hashbrown::HashTable;
@@ -48,6 +50,9 @@ pub(crate) struct Lru<V> {
     /// The slot last found or inserted (possibly freed or reused since:
     /// its key is always compared).
     last: Cell<u32>,
+    /// The key last looked up and missed, with its hash. Every insert
+    /// clears it, so the key it holds is absent.
+    missed: RefCell<Option<(ShortStr, u64)>>,
 }
 
 // === impl Lru ===
@@ -62,6 +67,7 @@ impl<V> Lru<V> {
             head: NIL,
             tail: NIL,
             last: Cell::new(NIL),
+            missed: RefCell::new(None),
         }
     }
 
@@ -74,6 +80,11 @@ impl<V> Lru<V> {
         let last = self.last.get();
         if self.slot(last).is_some_and(|s| s.key.is(key)) {
             return Ok(last);
+        }
+        if let Some((missed, hash)) = &*self.missed.borrow() {
+            if missed.is(key) {
+                return Err(Vacant(*hash));
+            }
         }
         let hash = self.hasher.hash_one(key);
         let slots = &self.slots;
@@ -88,7 +99,10 @@ impl<V> Lru<V> {
                 self.last.set(i);
                 Ok(i)
             }
-            None => Err(Vacant(hash)),
+            None => {
+                *self.missed.borrow_mut() = ShortStr::inline(key).map(|k| (k, hash));
+                Err(Vacant(hash))
+            }
         }
     }
 
@@ -121,6 +135,7 @@ impl<V> Lru<V> {
     /// is reached.
     pub(crate) fn insert(&mut self, key: &str, at: Vacant, value: V) -> bool {
         let Vacant(hash) = at;
+        *self.missed.get_mut() = None;
         let slot = Slot {
             key: ShortStr::new(key),
             hash,
@@ -264,6 +279,31 @@ mod tests {
         assert_eq!(l.get("b"), Some(&2), "found again by hash");
         assert_eq!(l.touch("c").map(|v| *v).ok(), Some(3));
         assert_eq!(order(&mut l), vec![("b".into(), 2), ("c".into(), 3)]);
+    }
+
+    #[test]
+    fn a_key_missed_is_found_once_inserted() {
+        let mut l = Lru::new();
+        put(&mut l, "a", 1);
+        assert!(l.get("b").is_none());
+        assert!(l.get("b").is_none(), "missed twice");
+        assert!(l.touch("b").is_err());
+        put(&mut l, "b", 2);
+        assert_eq!(l.get("a"), Some(&1), "a is the last slot found");
+        assert_eq!(l.get("b"), Some(&2), "b is no longer the key missed");
+        // A miss, then another key's miss, then the first again.
+        assert!(l.get("c").is_none() && l.get("d").is_none() && l.get("c").is_none());
+        let at = l.touch("c").expect_err("absent");
+        assert!(l.insert("c", at, 3));
+        let long = "x".repeat(100);
+        assert!(l.get(&long).is_none());
+        put(&mut l, &long, 4);
+        assert_eq!(l.get("c"), Some(&3));
+        assert_eq!(l.get(&long), Some(&4));
+        assert_eq!(
+            order(&mut l),
+            [("a".into(), 1), ("b".into(), 2), ("c".into(), 3), (long, 4)]
+        );
     }
 
     #[test]
