@@ -3,6 +3,7 @@
 
 use super::reducer::Reducer;
 use super::registry::Registry;
+use super::short::ShortStr;
 use super::Millis;
 use crate::a2a::model::{Decoded, Event, Operation, Payload, TaskSnapshot, TaskState};
 use crate::findings::{Finding, Kind};
@@ -91,8 +92,8 @@ impl Reducer {
         let Event::Task(t) = ev else {
             return;
         };
-        self.task_id = Some(t.id.to_string());
-        self.context_id = t.context_id.as_deref().map(str::to_owned);
+        self.task_id = Some(ShortStr::new(&t.id));
+        self.context_id = t.context_id.as_deref().map(ShortStr::new);
         let Some(s) = self.snapshot_status(t, reg, now, out) else {
             return;
         };

@@ -29,7 +29,8 @@ impl Reducer {
         now: Millis,
         out: &mut Vec<Finding>,
     ) -> Option<TaskState> {
-        let known_ctx = ctx.or(self.context_id.as_deref());
+        // For findings only: the stream's context is read on demand.
+        let known_ctx = || ctx.or(self.context_id());
         let state = match &status.state {
             StateValue::Known(s) => *s,
             StateValue::Unspecified(raw) => {
@@ -37,7 +38,7 @@ impl Reducer {
                 out.push(make(
                     Kind::UnspecifiedState,
                     Some(task_id),
-                    known_ctx,
+                    known_ctx(),
                     ix,
                     detail,
                 ));
@@ -48,7 +49,7 @@ impl Reducer {
                 out.push(make(
                     Kind::UnknownState,
                     Some(task_id),
-                    known_ctx,
+                    known_ctx(),
                     ix,
                     detail,
                 ));
@@ -75,7 +76,7 @@ impl Reducer {
             out.push(make(
                 Kind::TerminalExit,
                 Some(task_id),
-                known_ctx,
+                known_ctx(),
                 ix,
                 detail,
             ));
@@ -114,7 +115,7 @@ impl Reducer {
             let detail = format!(
                 "expected {op} on task {t}, already {was}, to be refused; the upstream accepted it"
             );
-            let ctx = self.context_id.as_deref().or(reg.context_of(t));
+            let ctx = self.context_id().or(reg.context_of(t));
             out.push(make(Kind::TerminalTaskAccepted, Some(t), ctx, ix, detail));
         }
     }
@@ -153,13 +154,7 @@ impl Reducer {
 
     /// A finding about this exchange's task.
     pub(super) fn finding(&self, kind: Kind, ix: Option<u64>, detail: String) -> Finding {
-        make(
-            kind,
-            self.task_id.as_deref(),
-            self.context_id.as_deref(),
-            ix,
-            detail,
-        )
+        make(kind, self.task_id(), self.context_id(), ix, detail)
     }
 }
 

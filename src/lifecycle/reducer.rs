@@ -6,6 +6,7 @@
 use super::artifacts::Artifacts;
 use super::body::Expect;
 use super::registry::Registry;
+use super::short::ShortStr;
 use super::{Millis, Seq};
 use crate::a2a::model::{Decoded, Exchange, Malformed, Operation, TaskState};
 use crate::findings::{Finding, Kind};
@@ -76,9 +77,9 @@ pub struct Reducer {
     pub(super) http_status: u16,
     pub(super) body: Body,
     /// The task the exchange is about: the one a subscribe/get/cancel names,
-    /// else the first one a response names. Stored once; compared as `&str`.
-    pub(super) task_id: Option<String>,
-    pub(super) context_id: Option<String>,
+    /// else the first one a response names. Stored once, in place.
+    pub(super) task_id: Option<ShortStr>,
+    pub(super) context_id: Option<ShortStr>,
     /// Last known state on this response.
     pub(super) state: Option<TaskState>,
     /// The first terminal state the stream reached.
@@ -106,7 +107,7 @@ impl Reducer {
     pub fn new(exchange: Exchange, seq: Seq) -> Reducer {
         let task_id = match exchange.operation {
             Operation::SendMessage | Operation::SendStreamingMessage => None,
-            _ => exchange.task_id.clone(),
+            _ => exchange.task_id.as_deref().map(ShortStr::new),
         };
         Reducer {
             exchange,
@@ -137,12 +138,12 @@ impl Reducer {
 
     /// The task this exchange is about, once known.
     pub fn task_id(&self) -> Option<&str> {
-        self.task_id.as_deref()
+        self.task_id.as_ref().map(ShortStr::as_str)
     }
 
     /// The task's contextId, once known.
     pub fn context_id(&self) -> Option<&str> {
-        self.context_id.as_deref()
+        self.context_id.as_ref().map(ShortStr::as_str)
     }
 
     /// The exchange's causal stamp.

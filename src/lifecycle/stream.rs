@@ -22,6 +22,7 @@
 use super::checks::{check_registry_context, make};
 use super::reducer::Reducer;
 use super::registry::{Observation, Registry};
+use super::short::ShortStr;
 use super::{End, Millis, Outcome};
 use crate::a2a::model::{Decoded, Event, Operation, Payload, StateClass, StateValue, TaskState};
 use crate::findings::{Finding, Kind, Severity};
@@ -80,17 +81,18 @@ impl Reducer {
     ) {
         let ix = Some(i);
         if let Some(t) = ev.task_id() {
-            match self.task_id.as_deref() {
-                Some(s) if s != t => {
+            match &self.task_id {
+                Some(s) if !s.is(t) => {
                     let detail = format!(
-                        "expected every event on this stream to name task {s}; a {} named task {t}",
+                        "expected every event on this stream to name task {}; a {} named task {t}",
+                        s.as_str(),
                         ev.label()
                     );
                     out.push(self.finding(Kind::TaskIdMismatch, ix, detail));
                     return;
                 }
                 Some(_) => {}
-                None => self.task_id = Some(t.to_owned()),
+                None => self.task_id = Some(ShortStr::new(t)),
             }
         }
         self.check_accepted(ev.task_id(), ix, reg, out);
@@ -179,25 +181,26 @@ impl Reducer {
     /// `context_id_mismatch` on the stream, or (when the stream first learns
     /// the context) against the registry.
     fn stream_context(&mut self, c: &str, i: u64, reg: &Registry, out: &mut Vec<Finding>) {
-        match self.context_id.as_deref() {
-            Some(known) if known != c => {
-                let task = self.task_id.as_deref().unwrap_or("?");
+        match &self.context_id {
+            Some(known) if !known.is(c) => {
+                let task = self.task_id().unwrap_or("?");
+                let known = known.as_str();
                 let detail = format!("expected task {task} to keep contextId {known} on this stream; an event said {c}");
                 out.push(make(
                     Kind::ContextIdMismatch,
-                    self.task_id.as_deref(),
+                    self.task_id(),
                     Some(c),
                     Some(i),
                     detail,
                 ));
-                self.context_id = Some(c.to_owned());
+                self.context_id = Some(ShortStr::new(c));
             }
             Some(_) => {}
             None => {
-                if let Some(t) = self.task_id.as_deref() {
+                if let Some(t) = self.task_id() {
                     check_registry_context(reg, t, c, Some(i), out);
                 }
-                self.context_id = Some(c.to_owned());
+                self.context_id = Some(ShortStr::new(c));
             }
         }
     }
@@ -239,7 +242,7 @@ impl Reducer {
                 let mut f = make(
                     Kind::AbandonedArtifact,
                     Some(task),
-                    self.context_id.as_deref(),
+                    self.context_id.as_ref().map(ShortStr::as_str),
                     Some(i),
                     detail,
                 );
@@ -298,7 +301,7 @@ impl Reducer {
     }
 
     fn after_terminal_detail(&self, term: TaskState, what: &str) -> String {
-        let task = self.task_id.as_deref().unwrap_or("?");
+        let task = self.task_id().unwrap_or("?");
         format!("expected the stream to end once task {task} was {term}; {what} followed")
     }
 
@@ -332,7 +335,7 @@ impl Reducer {
             } else {
                 "connection failed"
             };
-            let task = self.task_id.as_deref().unwrap_or("?");
+            let task = self.task_id().unwrap_or("?");
             let detail = format!(
                 "expected the stream to run until a terminal or interrupted state (or a final:true); the upstream {how} while task {task} was {s}"
             );
