@@ -166,7 +166,12 @@ impl Recorder {
 struct Tap(Arc<Recorder>);
 
 impl Inspector for Tap {
-    fn begin(&self, id: u64, head: &request::Parts) -> Option<Arc<dyn ExchangeObserver>> {
+    fn begin(
+        &self,
+        id: u64,
+        head: &request::Parts,
+        _has_body: bool,
+    ) -> Option<Arc<dyn ExchangeObserver>> {
         self.0
             .with(|r| r.begun.push((id, head.uri.path().to_string())));
         Some(self.0.clone())

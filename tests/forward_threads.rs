@@ -35,7 +35,12 @@ struct Exchange {
 }
 
 impl Inspector for Recording {
-    fn begin(&self, id: u64, _head: &request::Parts) -> Option<Arc<dyn ExchangeObserver>> {
+    fn begin(
+        &self,
+        id: u64,
+        _head: &request::Parts,
+        _has_body: bool,
+    ) -> Option<Arc<dyn ExchangeObserver>> {
         self.0.saw(id);
         Some(Arc::new(Exchange {
             id,

@@ -134,7 +134,8 @@ impl Forwarder {
         let start = Instant::now();
         let (mut head, body) = req.into_parts();
         let inspector = self.inspector.as_deref();
-        let observer = inspector.and_then(|i| i.begin(id, &head));
+        let has_body = !http_body::Body::is_end_stream(&body);
+        let observer = inspector.and_then(|i| i.begin(id, &head, has_body));
         let exchange = Arc::new(Exchange::new(id, start, observer, self.shared.clone()));
         let transform = inspector.and_then(|i| i.transform_for(&head));
 

@@ -48,8 +48,15 @@ pub const RUN_MAX: usize = 16;
 
 /// Called by the proxy for every exchange; held in the server state.
 pub trait Inspector: Send + Sync + 'static {
-    /// A request arrived; return an observer for this exchange, or `None` to skip it.
-    fn begin(&self, request_id: u64, head: &request::Parts) -> Option<Arc<dyn ExchangeObserver>>;
+    /// A request arrived; return an observer for this exchange, or `None`
+    /// to skip it. `has_body`: a body follows the head (false when the
+    /// request ended with its head, as its body reported).
+    fn begin(
+        &self,
+        request_id: u64,
+        head: &request::Parts,
+        has_body: bool,
+    ) -> Option<Arc<dyn ExchangeObserver>>;
 
     /// Whether this exchange's response should be altered (only agent-card
     /// rewriting, when configured). Decided from the request head; the

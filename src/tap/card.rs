@@ -30,6 +30,7 @@ impl crate::proxy::Inspector for CardOnly {
         &self,
         _request_id: u64,
         _head: &http::request::Parts,
+        _has_body: bool,
     ) -> Option<std::sync::Arc<dyn crate::proxy::ExchangeObserver>> {
         None
     }

@@ -103,6 +103,7 @@ impl Inspector for Tap {
         &self,
         request_id: u64,
         head: &http::request::Parts,
+        has_body: bool,
     ) -> Option<Arc<dyn ExchangeObserver>> {
         let obs = Observer {
             id: request_id,
@@ -121,7 +122,7 @@ impl Inspector for Tap {
             ended: AtomicBool::new(false),
         };
         obs.send(Msg::Begin { id: request_id });
-        if !has_body(head) {
+        if !has_body {
             obs.open();
         }
         Some(Arc::new(obs))
@@ -174,26 +175,6 @@ impl RequestHead {
 }
 
 const A2A_VERSION: http::HeaderName = http::HeaderName::from_static("a2a-version");
-
-/// Whether the request carries a body the classifier must wait for.
-fn has_body(head: &http::request::Parts) -> bool {
-    if head.headers.contains_key(http::header::TRANSFER_ENCODING) {
-        return true;
-    }
-    match head
-        .headers
-        .get(http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok())
-    {
-        Some(n) => n > 0,
-        // HTTP/2 requests may stream a body without a length.
-        None => !matches!(
-            head.method,
-            http::Method::GET | http::Method::HEAD | http::Method::DELETE | http::Method::OPTIONS
-        ),
-    }
-}
 
 struct Request {
     /// Taken when the exchange is opened with the analysis thread.
