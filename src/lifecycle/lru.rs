@@ -2,12 +2,12 @@
 //! into a slab of slots threaded on a doubly linked list, so lookups, touches,
 //! inserts and evictions are O(1) and a touch never allocates. A slot holds
 //! its key in place (`ShortStr`: no allocation for ids up to 46 bytes, and a
-//! comparison reads no second block). Each slot keeps its key's hash: an eviction finds its index entry by slot number,
-//! without hashing or reading the key again. The slot last found or
-//! inserted is tried first: a stream's events name one task, so most
-//! lookups compare one key and skip the hashing and the probe. Likewise the
-//! key last missed: a new task is looked up more than once before it is
-//! inserted, and hashed once.
+//! comparison reads no second block) and the key's hash: an eviction finds
+//! its index entry by slot number, without hashing or reading the key
+//! again. The slot last found or inserted is tried first: a stream's events
+//! name one task, so most lookups compare one key and skip the hashing and
+//! the probe. Likewise the key last missed: a new task is looked up more
+//! than once before it is inserted, and hashed once.
 
 use std::cell::{Cell, RefCell};
 use std::hash::{BuildHasher, RandomState};
