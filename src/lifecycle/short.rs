@@ -10,7 +10,6 @@ use std::fmt;
 const INLINE: usize = 46;
 
 /// A string of any length, stored in place when short.
-#[derive(Clone)]
 pub(crate) enum ShortStr {
     Inline { len: u8, bytes: [u8; INLINE] },
     Boxed(Box<str>),
