@@ -5,7 +5,7 @@
 mod live;
 
 use live::a2a::*;
-use live::{Proxy, Reply, Upstream};
+use live::{Hold, Proxy, Reply, Upstream};
 use serde_json::{json, Value};
 
 async fn setup(extra: &str) -> (Upstream, Proxy) {
@@ -696,6 +696,66 @@ async fn terminal_task_accepted() {
         &recs,
         &[expect("terminal_task_accepted", "error", Some("t-1"), None)],
         "SendMessage",
+    )
+    .await;
+}
+
+/// The causal order through the running proxy: a cancel that reached the
+/// upstream while the stream that cancels its task was still held open may
+/// be answered with the canceled task; the same answer to a cancel sent
+/// after the stream passed is a terminal task accepting work.
+#[tokio::test]
+async fn terminal_task_accepted_only_after_the_terminal_frame_passed() {
+    let (up, p) = setup("").await;
+    let canceled = |id: i64| {
+        Reply::json(
+            200,
+            &rpc(json!(id), task("t-r", "c", "TASK_STATE_CANCELED")),
+        )
+    };
+    let cancel_req = |id: i64| request(json!(id), "CancelTask", json!({"id": "t-r"}));
+    let call = |req: String| {
+        let listen = p.listen;
+        tokio::spawn(async move { live::request_to(listen, "POST", "/", V1, &req).await })
+    };
+    // The stream: its first frame (working) passes, the canceled one is
+    // held back.
+    let mut stream = Reply::sse(&frames(
+        1,
+        &[
+            task("t-r", "c", "TASK_STATE_WORKING"),
+            status("t-r", "c", "TASK_STATE_CANCELED"),
+        ],
+    ));
+    let stream_hold = Hold::after(1);
+    stream.hold = Some(stream_hold.clone());
+    let stream_want = stream.bytes();
+    up.push(stream);
+    let streaming = call(stream_req(1));
+    up.wait_taken().await;
+    // Look-alike: the cancel reaches the upstream (it began at the proxy)
+    // before the canceled frame passes; its answer waits for it.
+    let mut racing = canceled(2);
+    let racing_hold = Hold::after(0);
+    racing.hold = Some(racing_hold.clone());
+    let racing_want = racing.bytes();
+    up.push(racing);
+    let cancelling = call(cancel_req(2));
+    up.wait_taken().await;
+    stream_hold.release.notify_one();
+    let (_, _, got) = streaming.await.expect("stream caller");
+    assert_eq!(got, stream_want);
+    racing_hold.release.notify_one();
+    let (_, _, got) = cancelling.await.expect("cancel caller");
+    assert_eq!(got, racing_want);
+    // Provoked: the same answer to a cancel sent once the stream had ended.
+    exchange(&up, &p, cancel_req(3), canceled(3)).await;
+    let recs = settle(&up, &p).await;
+    assert_findings(
+        &p,
+        &recs,
+        &[expect("terminal_task_accepted", "error", Some("t-r"), None)],
+        "CancelTask",
     )
     .await;
 }

@@ -36,3 +36,12 @@ pub type Millis = u64;
 /// exchange whose `Seq` is greater was sent after the terminal state was seen.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Seq(pub u64);
+
+impl Seq {
+    /// The stamp of an exchange that began once `count` messages of the
+    /// driver's causal order had been sent: after what they carried (see
+    /// `Registry::at_message`), before anything later.
+    pub fn after_messages(count: u64) -> Seq {
+        Seq(count.saturating_mul(2))
+    }
+}

@@ -119,7 +119,8 @@ pub struct Registry {
     cfg: RegistryConfig,
     /// Task id → entry, least recently observed first.
     tasks: Lru<Entry>,
-    /// Logical clock behind `Seq`: exchanges opened and terminal states seen.
+    /// Logical clock behind `Seq`: even at an exchange's opening (its
+    /// stamp), a terminal state seen takes the odd stamp after it.
     clock: u64,
     by_state: [usize; 8],
     evicted: u64,
@@ -149,8 +150,15 @@ impl Registry {
     /// Called when an exchange's request is sent upstream; the returned stamp
     /// orders it after every observation made so far.
     pub fn open_exchange(&mut self) -> Seq {
-        self.clock += 1;
+        self.clock += 2;
         Seq(self.clock)
+    }
+
+    /// For a driver that stamps exchanges itself, by messages in one causal
+    /// order (`Seq::after_messages`): what is observed from here on came
+    /// with message `index` (counted from 0).
+    pub fn at_message(&mut self, index: u64) {
+        self.clock = index.saturating_mul(2);
     }
 
     /// Number of tracked tasks.
@@ -267,10 +275,7 @@ impl Registry {
         e.entered = now;
         e.stall_reported = false;
         e.status_at = stamp;
-        e.terminal_seq = o.state.is_terminal().then(|| {
-            *clock += 1;
-            Seq(*clock)
-        });
+        e.terminal_seq = o.state.is_terminal().then_some(Seq(*clock + 1));
         verdict
     }
 
@@ -282,10 +287,7 @@ impl Registry {
         while self.tasks.len() >= max && self.pop_oldest() {
             self.evicted += 1;
         }
-        let terminal_seq = o.state.is_terminal().then(|| {
-            self.clock += 1;
-            Seq(self.clock)
-        });
+        let terminal_seq = o.state.is_terminal().then_some(Seq(self.clock + 1));
         let entry = Entry {
             terminal_seq,
             status_at: stamp,

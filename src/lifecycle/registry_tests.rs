@@ -75,6 +75,43 @@ fn terminal_exit_needs_a_later_exchange() {
 }
 
 #[test]
+fn stamps_by_message_order_the_terminal_rule_alike() {
+    // A driver counting messages: the terminal state comes with message 3.
+    let mut r = reg(10);
+    let (before, with, after) = (
+        Seq::after_messages(3),
+        Seq::after_messages(4),
+        Seq::after_messages(9),
+    );
+    r.at_message(2);
+    r.observe(&obs("t", Working, None, Seq::after_messages(0)), 0);
+    r.at_message(3);
+    r.observe(&obs("t", Completed, None, Seq::after_messages(0)), 1);
+    r.at_message(7);
+    // An exchange that began once messages 0..=2 were sent may lag; one
+    // that began after message 3 was sent may not.
+    assert_eq!(r.terminal_before("t", before), None);
+    assert_eq!(r.terminal_before("t", with), Some(Completed));
+    assert_eq!(
+        r.observe(&obs("t", Working, None, before), 2),
+        Verdict::Ignored
+    );
+    assert_eq!(
+        r.observe(&obs("t", Working, None, after), 3),
+        Verdict::TerminalExit { was: Completed }
+    );
+    // Two terminal states with one message are both before the next.
+    let mut r = reg(10);
+    r.at_message(5);
+    r.observe(&obs("a", Canceled, None, Seq::after_messages(0)), 0);
+    r.observe(&obs("b", Failed, None, Seq::after_messages(0)), 0);
+    for task in ["a", "b"] {
+        assert!(r.terminal_before(task, Seq::after_messages(6)).is_some());
+        assert!(r.terminal_before(task, Seq::after_messages(5)).is_none());
+    }
+}
+
+#[test]
 fn older_timestamps_are_stale() {
     let mut r = reg(10);
     let s = r.open_exchange();

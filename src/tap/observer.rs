@@ -8,9 +8,11 @@
 //! until the first run or the end. Each hand-over takes the queue's lock,
 //! which every serving thread and the analysis thread share, and moves the
 //! messages straight into the queue, with no buffer of this exchange's own
-//! in between: besides the request's two messages, one take per upstream
-//! read instead of one per piece (a small JSON response, head, body and
-//! end together, is one).
+//! in between: one take per upstream read instead of one per piece (a small
+//! JSON response, head, body and end together, is one). The request takes
+//! none of its own: its place in the causal order is the queue's count of
+//! messages sent when it began, and its opening waits for the first
+//! hand-over.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
@@ -24,7 +26,7 @@ use crate::a2a::classify::classify;
 use crate::engine::gathered::Gathered;
 use crate::engine::{EngineConfig, Head, Media, SkipReason};
 use crate::findings::Policy;
-use crate::lifecycle::{End, Registry, RegistryConfig};
+use crate::lifecycle::{End, Registry, RegistryConfig, Seq};
 use crate::proxy::{
     BodyEnd, ExchangeLabels, ExchangeObserver, Inspector, ProxyError, ResponseTransform,
 };
@@ -107,6 +109,7 @@ impl Inspector for Tap {
     ) -> Option<Arc<dyn ExchangeObserver>> {
         let obs = Observer {
             id: request_id,
+            begun: Seq::after_messages(self.shared.tx.sent()),
             shared: self.shared.clone(),
             request: Mutex::new(Request {
                 head: Some(Box::new(RequestHead::of(head))),
@@ -121,7 +124,6 @@ impl Inspector for Tap {
             data_sent: AtomicBool::new(false),
             ended: AtomicBool::new(false),
         };
-        obs.send(Msg::Begin { id: request_id });
         if !has_body {
             obs.open();
         }
@@ -196,6 +198,8 @@ struct Held {
 /// One exchange's observer.
 struct Observer {
     id: u64,
+    /// The request's place in the causal order, taken when it began.
+    begun: Seq,
     shared: Arc<Shared>,
     request: Mutex<Request>,
     /// What waits for the next hand-over. Held while handing over, which
@@ -214,12 +218,8 @@ struct Observer {
 }
 
 impl Observer {
-    fn send(&self, msg: Msg) {
-        self.shared.tx.send(msg);
-    }
-
-    /// Classifies the request, once, and holds the exchange's opening for
-    /// the analysis thread (which stamped it when it began) until the next
+    /// Classifies the request, once, and holds the exchange's opening
+    /// (stamped when it began) for the analysis thread until the next
     /// hand-over.
     fn open(&self) {
         let Ok(mut req) = self.request.lock() else {
@@ -227,8 +227,7 @@ impl Observer {
         };
         let Some(head) = req.head.take() else { return };
         if req.over {
-            self.send(Msg::Unjudged {
-                id: self.id,
+            self.shared.tx.send(Msg::Unjudged {
                 reason: SkipReason::RequestTooLarge,
             });
             return;
@@ -244,6 +243,7 @@ impl Observer {
             id: self.id,
             exchange: Box::new(exchange),
             at: self.opened,
+            seq: self.begun,
         });
     }
 

@@ -4,7 +4,10 @@
 //! is queued at once, swapping buffers, so each drain costs one lock. The
 //! same lock keeps the byte budget: bytes sent and not yet given back by
 //! the receiver are bounded, with no second shared counter to update.
+//! Senders read, without the lock, how many items have been sent: the
+//! place a message sent then would take in the order.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -17,6 +20,9 @@ struct Queue<T> {
     queued: Condvar,
     /// Most bytes in flight.
     limit: usize,
+    /// Items sent so far, counted after they are in `items` (updated
+    /// under the lock, read without it).
+    sent: AtomicU64,
 }
 
 struct State<T> {
@@ -51,6 +57,7 @@ pub(crate) fn queue<T>(limit: usize) -> (Sender<T>, Receiver<T>) {
         }),
         queued: Condvar::new(),
         limit,
+        sent: AtomicU64::new(0),
     });
     (Sender(q.clone()), Receiver(q))
 }
@@ -68,7 +75,14 @@ impl<T> Sender<T> {
     pub(crate) fn send(&self, item: T) {
         let mut state = self.0.lock();
         state.items.push(item);
-        self.wake(state);
+        self.wake(state, 1);
+    }
+
+    /// How many items have been sent, in all: every item counted was in
+    /// the queue before this call (one being sent at the same moment may
+    /// not be counted yet).
+    pub(crate) fn sent(&self) -> u64 {
+        self.0.sent.load(Ordering::Acquire)
     }
 
     /// If `bytes` more fit in the budget, lets `fill` append items, in
@@ -82,12 +96,19 @@ impl<T> Sender<T> {
             Some(n) if n <= self.0.limit => state.in_flight = n,
             _ => return false,
         }
+        let before = state.items.len();
         fill(&mut state.items);
-        self.wake(state);
+        let added = state.items.len() - before;
+        self.wake(state, added);
         true
     }
 
-    fn wake(&self, mut state: MutexGuard<'_, State<T>>) {
+    /// Counts the `added` items and releases the lock, waking the receiver
+    /// if it is parked.
+    fn wake(&self, mut state: MutexGuard<'_, State<T>>, added: usize) {
+        // Only ever changed under the lock: a load and a store suffice.
+        let sent = self.0.sent.load(Ordering::Relaxed);
+        self.0.sent.store(sent + added as u64, Ordering::Release);
         let wake = std::mem::take(&mut state.parked);
         drop(state);
         if wake {
@@ -205,6 +226,24 @@ mod tests {
             let expected: Vec<_> = (first..first + 5).map(|i| (t, i)).collect();
             assert_eq!(batch, expected.as_slice());
         }
+    }
+
+    #[test]
+    fn the_count_sent_is_what_was_queued_and_nothing_refused() {
+        let (tx, rx) = queue::<u32>(10);
+        assert_eq!(tx.sent(), 0);
+        tx.send(1);
+        assert!(tx.send_with(10, |q| q.extend([2, 3, 4])));
+        assert!(!tx.send_with(1, |q| q.push(5)), "over the budget");
+        assert!(tx.send_with(0, |_| {}), "an empty batch");
+        assert_eq!(tx.sent(), 4);
+        let mut got = Vec::new();
+        rx.take(&mut got);
+        assert_eq!(got, [1, 2, 3, 4], "item n was the n-th counted");
+        assert_eq!(tx.sent(), 4, "taking does not uncount");
+        // From every thread, each item counted once.
+        let all = sent_by_four_threads(|tx, t| (0..1_000).for_each(|i| tx.send((t, i))));
+        assert_eq!(all.len(), 4_000);
     }
 
     #[test]

@@ -20,20 +20,18 @@ use prometheus::{Histogram, IntCounter, IntGauge};
 
 /// A message from the proxy's observers.
 pub(crate) enum Msg {
-    /// A request began arriving: its place in the causal order. Whatever
-    /// the proxy saw after this cannot have caused the request.
-    Begin {
-        id: u64,
-    },
     /// A request was classified as an A2A exchange and sent upstream.
     Open {
         id: u64,
         exchange: Box<Exchange>,
         at: Instant,
+        /// Its place in the causal order: the messages sent before the
+        /// request began (`Seq::after_messages`). Whatever the proxy saw
+        /// after that cannot have caused the request.
+        seq: Seq,
     },
     /// The request could not be classified (body over the limit).
     Unjudged {
-        id: u64,
         reason: SkipReason,
     },
     /// The response head, read by the observer.
@@ -138,8 +136,9 @@ pub(crate) struct Worker {
     handles: Handles,
     /// Exchanges being judged; messages for any other id are ignored.
     live: IdMap<Live>,
-    /// Causal stamps of requests begun but not yet classified.
-    begun: IdMap<Seq>,
+    /// Messages handled so far: the index of the next one in the queue's
+    /// order, which stamps the registry's observations.
+    handled: u64,
     /// Sum of `Live::held` over `live`.
     held: usize,
     /// When the messages being handled were taken from the queue.
@@ -174,7 +173,7 @@ impl Worker {
             epoch: Instant::now(),
             handles,
             live: IdMap::default(),
-            begun: IdMap::default(),
+            handled: 0,
             held: 0,
             clock: Instant::now(),
             clock_ms: 0,
@@ -230,16 +229,16 @@ impl Worker {
     }
 
     fn handle(&mut self, msg: Msg) {
+        self.registry.at_message(self.handled);
+        self.handled += 1;
         match msg {
-            Msg::Begin { id } => {
-                let seq = self.registry.open_exchange();
-                self.begun.insert(id, seq);
-            }
-            Msg::Open { id, exchange, at } => self.open(id, *exchange, at),
-            Msg::Unjudged { id, reason } => {
-                self.begun.remove(&id);
-                self.skipped(reason);
-            }
+            Msg::Open {
+                id,
+                exchange,
+                at,
+                seq,
+            } => self.open(id, *exchange, at, seq),
+            Msg::Unjudged { reason } => self.skipped(reason),
             Msg::Head { id, head } => {
                 if let Some(live) = self.live.get_mut(&id) {
                     live.engine.head(head);
@@ -263,11 +262,7 @@ impl Worker {
         }
     }
 
-    fn open(&mut self, id: u64, exchange: Exchange, at: Instant) {
-        let seq = match self.begun.remove(&id) {
-            Some(seq) => seq,
-            None => self.registry.open_exchange(),
-        };
+    fn open(&mut self, id: u64, exchange: Exchange, at: Instant, seq: Seq) {
         let engine = ExchangeEngine::new(exchange, seq, self.engine_cfg);
         self.live.insert(
             id,
@@ -329,7 +324,6 @@ impl Worker {
     }
 
     fn end(&mut self, id: u64, end: End, at: Instant) {
-        self.begun.remove(&id);
         let now = self.now(at);
         let Some(mut live) = self.forget(id) else {
             return;

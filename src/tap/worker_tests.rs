@@ -9,7 +9,7 @@ use super::{Msg, Worker};
 use crate::a2a::model::{Binding, Exchange, Operation, RpcId, Version};
 use crate::engine::{EngineConfig, Head};
 use crate::findings::Policy;
-use crate::lifecycle::{End, Registry, RegistryConfig};
+use crate::lifecycle::{End, Registry, RegistryConfig, Seq};
 use crate::report::audit::{AuditLog, AuditWriter, Target};
 use crate::report::Metrics;
 
@@ -57,6 +57,12 @@ fn worker_with_budget(limit: usize) -> (Worker, Arc<Metrics>, AuditFile) {
     (w, metrics, AuditFile { writer, path })
 }
 
+/// The stamp of a request beginning now, as the observer takes it: after
+/// every message sent so far (all of them handled, in these tests).
+fn begun(w: &Worker) -> Seq {
+    Seq::after_messages(w.handled)
+}
+
 fn exchange(op: Operation, task: Option<&str>) -> Box<Exchange> {
     Box::new(Exchange {
         binding: Binding::JsonRpc,
@@ -84,13 +90,14 @@ fn violations(m: &Metrics) -> u64 {
 fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
     let at = Instant::now();
     let send = |w: &mut Worker, m| w.handle(m);
-    send(w, Msg::Begin { id: 1 });
+    let first = begun(w);
     send(
         w,
         Msg::Open {
             id: 1,
             exchange: exchange(Operation::SendStreamingMessage, None),
             at,
+            seq: first,
         },
     );
     send(
@@ -110,9 +117,7 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
             at: Some(at),
         },
     );
-    if cancel_begins_before_terminal {
-        send(w, Msg::Begin { id: 2 });
-    }
+    let mut cancel = begun(w);
     send(
         w,
         Msg::Data {
@@ -132,7 +137,7 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
         },
     );
     if !cancel_begins_before_terminal {
-        send(w, Msg::Begin { id: 2 });
+        cancel = begun(w);
     }
     // The cancel's body completes (and it is classified) only now.
     send(
@@ -141,6 +146,7 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
             id: 2,
             exchange: exchange(Operation::CancelTask, Some("t")),
             at,
+            seq: cancel,
         },
     );
     send(
@@ -184,11 +190,11 @@ fn bodies_held_whole_share_the_analysis_budget() {
     // Two JSON answers arriving slowly: together they would hold more than
     // the budget, so the one that crosses it is left unjudged.
     for id in [1, 2] {
-        w.handle(Msg::Begin { id });
         w.handle(Msg::Open {
             id,
             exchange: exchange(Operation::GetTask, Some("t")),
             at,
+            seq: begun(&w),
         });
         w.handle(Msg::Head {
             id,

@@ -215,4 +215,22 @@ impl Upstream {
     pub fn push(&self, reply: Reply) {
         self.script.lock().unwrap().push_back(reply);
     }
+
+    /// Replies not yet taken: a request takes its reply once the upstream
+    /// has read it whole (so it has passed the proxy).
+    pub fn pending(&self) -> usize {
+        self.script.lock().unwrap().len()
+    }
+
+    /// Waits (bounded) until every reply pushed has been taken.
+    pub async fn wait_taken(&self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while self.pending() > 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the upstream never got the request"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    }
 }
