@@ -83,9 +83,10 @@ async fn run(config: &Config) -> ExitCode {
         (None, Some(public_base)) => Some(Arc::new(CardOnly { public_base })),
         (None, None) => None,
     };
-    // Registered before the listeners open, so no SIGHUP can find the
-    // default (fatal) action in place.
+    // Registered before the listeners open, so no SIGHUP, SIGTERM or SIGINT
+    // can find the default (fatal) action in place.
     let hup = signal(SignalKind::hangup()).ok();
+    let stop = server::shutdown_signal();
     let handle = match server::start_with(config, metrics, inspector).await {
         Ok(handle) => handle,
         Err(e) => {
@@ -97,7 +98,7 @@ async fn run(config: &Config) -> ExitCode {
     // ExecReload sends it even when there is no audit log to reopen).
     let audit = validation.as_ref().map(|v| v.audit.clone());
     let reopen = tokio::spawn(reopen_on_sighup(hup, audit));
-    server::shutdown_signal().await;
+    stop.await;
     tracing::info!("shutdown requested");
     handle.shutdown();
     handle.wait().await;

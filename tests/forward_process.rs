@@ -271,18 +271,65 @@ async fn sigterm_drains_and_exits_0_with_json_logs() {
     assert!(proxy.json_log, "[log] format = \"json\" gives JSON lines");
     let (head, body) = get(proxy.listen, "/").await;
     assert_eq!((head.status, &body[..]), (StatusCode::OK, &b"ok"[..]));
-    let killed = Command::new("kill")
-        .args(["-TERM", &proxy.child.id().to_string()])
-        .status()
-        .expect("run kill");
-    assert!(killed.success());
-    let deadline = Instant::now() + WAIT;
-    let status = loop {
-        if let Some(status) = proxy.child.try_wait().expect("wait") {
-            break status;
+    assert_eq!(proxy.terminate().await.code(), Some(0));
+}
+
+/// A SIGTERM that comes as soon as the proxy listens (a rollout right
+/// after a start) drains it too, rather than killing it by the default
+/// action. Before the signals were watched ahead of the listeners, about
+/// a third of these starts died by the signal.
+#[tokio::test]
+async fn sigterm_right_after_start_still_drains() {
+    let up = upstream(|_req| async move { Response::new(full("ok")) }).await;
+    for _ in 0..10 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let child = Command::new(BIN)
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args([
+                "--admin",
+                "127.0.0.1:0",
+                "--upstream",
+                &format!("http://{up}"),
+            ])
+            .env("RUST_LOG", "error")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn a2a-tap");
+        // The signal goes the moment a connection is accepted.
+        let deadline = Instant::now() + WAIT;
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "a2a-tap did not listen");
         }
-        assert!(Instant::now() < deadline, "a2a-tap did not exit on SIGTERM");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
-    assert_eq!(status.code(), Some(0));
+        let mut proxy = Proxy {
+            child,
+            listen: SocketAddr::from(([127, 0, 0, 1], port)),
+            json_log: false,
+        };
+        let status = proxy.terminate().await;
+        assert_eq!(status.code(), Some(0), "{status:?}");
+    }
+}
+
+impl Proxy {
+    /// Sends SIGTERM; the exit status (bounded wait).
+    async fn terminate(&mut self) -> std::process::ExitStatus {
+        let killed = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(killed.success());
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "a2a-tap did not exit on SIGTERM");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
 }
