@@ -304,6 +304,37 @@ async fn context_id_mismatch() {
     .await;
 }
 
+/// Across exchanges: a GetTask answer that puts a task the proxy saw in
+/// one context into another.
+#[tokio::test]
+async fn context_id_mismatch_across_exchanges() {
+    let (up, p) = setup("").await;
+    for t in ["t-ok", "t-1"] {
+        send_stream(
+            &up,
+            &p,
+            1,
+            &[
+                task(t, "c1", "TASK_STATE_WORKING"),
+                status(t, "c1", "TASK_STATE_COMPLETED"),
+            ],
+        )
+        .await;
+    }
+    // Look-alike: the same context again.
+    let answer = |t, ctx| bare_task(t, ctx, "TASK_STATE_COMPLETED", None);
+    get_task(&up, &p, 2, "t-ok", answer("t-ok", "c1")).await;
+    get_task(&up, &p, 3, "t-1", answer("t-1", "c2")).await;
+    let recs = settle(&up, &p).await;
+    assert_findings(
+        &p,
+        &recs,
+        &[expect("context_id_mismatch", "warning", Some("t-1"), None)],
+        "GetTask",
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn abandoned_artifact_on_completed_is_an_error_and_on_failed_a_warning() {
     let (up, p) = setup("").await;

@@ -56,11 +56,6 @@ impl Reducer {
                 return None;
             }
         };
-        if check_ctx {
-            if let Some(c) = ctx {
-                check_registry_context(reg, task_id, c, ix, out);
-            }
-        }
         let obs = Observation {
             task_id,
             context_id: ctx,
@@ -68,7 +63,13 @@ impl Reducer {
             timestamp: status.timestamp.as_deref(),
             seq: self.seq,
         };
-        if let Verdict::TerminalExit { was } = reg.observe(&obs, now) {
+        // The task's context before this observation, from the same lookup.
+        let mut ctx_was = None;
+        let verdict = reg.observe_noting_context(&obs, now, &mut ctx_was);
+        if let (true, Some(c), Some(known)) = (check_ctx, ctx, ctx_was) {
+            out.push(context_mismatch(task_id, known.as_str(), c, ix));
+        }
+        if let Verdict::TerminalExit { was } = verdict {
             let op = self.exchange.operation;
             let detail = format!(
                 "task {task_id} was {was} before this {op} was sent and is now reported {state}"
@@ -167,15 +168,22 @@ pub(super) fn check_registry_context(
     out: &mut Vec<Finding>,
 ) {
     if let Some(known) = reg.context_other_than(task_id, ctx) {
-        let detail = format!("expected task {task_id} to keep contextId {known} seen on an earlier exchange; got {ctx}");
-        out.push(make(
-            Kind::ContextIdMismatch,
-            Some(task_id),
-            Some(ctx),
-            ix,
-            detail,
-        ));
+        out.push(context_mismatch(task_id, known, ctx, ix));
     }
+}
+
+/// `context_id_mismatch`: `task_id`, known in context `known`, now in `ctx`.
+fn context_mismatch(task_id: &str, known: &str, ctx: &str, ix: Option<u64>) -> Finding {
+    let detail = format!(
+        "expected task {task_id} to keep contextId {known} seen on an earlier exchange; got {ctx}"
+    );
+    make(
+        Kind::ContextIdMismatch,
+        Some(task_id),
+        Some(ctx),
+        ix,
+        detail,
+    )
 }
 
 /// A finding at the kind's default severity.

@@ -228,8 +228,20 @@ impl Registry {
 
     /// Records one observation; see `Verdict`. Also records a changed
     /// `contextId` (the caller judges `context_id_mismatch` beforehand with
-    /// `context_of`).
+    /// `context_other_than`, or with `observe_noting_context`).
     pub fn observe(&mut self, o: &Observation<'_>, now: Millis) -> Verdict {
+        self.observe_noting_context(o, now, &mut None)
+    }
+
+    /// `observe`, in the same lookup putting in `ctx_was` the `contextId`
+    /// the task had when the observation changed it (what
+    /// `context_other_than` would have answered just before).
+    pub(crate) fn observe_noting_context(
+        &mut self,
+        o: &Observation<'_>,
+        now: Millis,
+        ctx_was: &mut Option<ShortStr>,
+    ) -> Verdict {
         let stamp = o.timestamp.and_then(timestamp::parse);
         let Registry {
             tasks,
@@ -248,7 +260,7 @@ impl Registry {
         e.last_seen = now;
         if let Some(ctx) = o.context_id {
             if !e.context_id.as_ref().is_some_and(|known| known.is(ctx)) {
-                e.context_id = Some(ShortStr::new(ctx));
+                *ctx_was = e.context_id.replace(ShortStr::new(ctx));
             }
         }
         if e.state == o.state {

@@ -112,6 +112,28 @@ fn stamps_by_message_order_the_terminal_rule_alike() {
 }
 
 #[test]
+fn an_observation_notes_the_context_it_changed() {
+    let mut r = reg(10);
+    let s = r.open_exchange();
+    let at = |task, ctx| Observation {
+        context_id: ctx,
+        ..obs(task, Working, None, s)
+    };
+    let mut was = None;
+    r.observe_noting_context(&at("t", None), 0, &mut was);
+    r.observe_noting_context(&at("t", Some("c1")), 1, &mut was);
+    assert_eq!(was, None, "no context known before");
+    r.observe_noting_context(&at("t", Some("c1")), 2, &mut was);
+    assert_eq!(was, None, "the same context");
+    r.observe_noting_context(&at("t", None), 3, &mut was);
+    assert_eq!(was, None, "none sent");
+    assert_eq!(r.context_other_than("t", "c2"), Some("c1"));
+    r.observe_noting_context(&at("t", Some("c2")), 4, &mut was);
+    assert_eq!(was.as_ref().map(ShortStr::as_str), Some("c1"));
+    assert_eq!(r.context_of("t"), Some("c2"));
+}
+
+#[test]
 fn older_timestamps_are_stale() {
     let mut r = reg(10);
     let s = r.open_exchange();
