@@ -157,6 +157,9 @@ fn alike(old: &[u8], skipped: &Skipped, flags: &Flags, new: &[u8]) -> Option<Fli
         }
         let at = u32::try_from(i).ok();
         if let Some((start, end)) = skipped.around(i, i) {
+            if let Some(plain) = last_change_in_string(old, new, (i, j), start, end) {
+                return plain.then_some(flips);
+            }
             // A skipped string changes from here: it must close at its
             // first special character, and its content must be UTF-8 (the
             // bytes around it are `old`'s, and quotes are ASCII). Its
@@ -186,6 +189,42 @@ fn alike(old: &[u8], skipped: &Skipped, flags: &Flags, new: &[u8]) -> Option<Fli
     }
 }
 
+/// When the frames, equal up to `at` (`old`, `new`) where a skipped
+/// string of `old` (content from `start`, closing quote at `end`) changes,
+/// differ only in one run that ends inside that string, found by comparing
+/// from their ends: whether the run of `new` is plain string characters and
+/// keeps the string UTF-8. `None`: they differ further on (the walk goes
+/// on). Only the run is scanned: the bytes on either side of it are `old`'s,
+/// whose string content was plain and UTF-8.
+fn last_change_in_string(
+    old: &[u8],
+    new: &[u8],
+    (i, j): (usize, usize),
+    start: usize,
+    end: usize,
+) -> Option<bool> {
+    let tail = common_suffix(&old[i..], &new[j..]);
+    if old.len() - tail > end {
+        return None;
+    }
+    // Widen the run to whole characters of both frames, so that the bytes
+    // kept on either side are whole characters of `old`'s content.
+    let continues = |b: &[u8], at: usize| b.get(at).is_some_and(|c| c & 0xC0 == 0x80);
+    let mut back = 0;
+    while back < i - start && (continues(old, i - back) || continues(new, j - back)) {
+        back += 1;
+    }
+    let mut to = new.len() - tail;
+    while continues(new, to) {
+        to += 1;
+    }
+    let run = new.get(j.checked_sub(back)?..to)?;
+    Some(
+        !run.iter().any(|&c| c == b'"' || c == b'\\' || c < 0x20)
+            && std::str::from_utf8(run).is_ok(),
+    )
+}
+
 /// How many leading bytes `a` and `b` share (sixteen at a time, compared
 /// as one integer).
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
@@ -199,6 +238,24 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
         i += 16;
     }
     while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
+}
+
+/// How many trailing bytes `a` and `b` share (sixteen at a time).
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[a.len() - n..], &b[b.len() - n..]);
+    let mut i = 0;
+    while i + 16 <= n {
+        let diff = word(&a[n - i - 16..]) ^ word(&b[n - i - 16..]);
+        if diff != 0 {
+            return i + (diff.leading_zeros() / 8) as usize;
+        }
+        i += 16;
+    }
+    while i < n && a[n - i - 1] == b[n - i - 1] {
         i += 1;
     }
     i

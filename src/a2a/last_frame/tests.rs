@@ -170,6 +170,27 @@ fn a_new_text_that_is_not_a_plain_run_decodes_again() {
 }
 
 #[test]
+fn a_change_at_the_end_of_the_text_is_judged_by_its_run_alone() {
+    let mut last = LastFrame::default();
+    judge(&mut last, &chunk("caf\u{e9} au lait", true));
+    // One character for another of the same first byte (é → ê): the run
+    // compared from both ends is a lone continuation byte, widened to the
+    // whole character.
+    assert!(judge(&mut last, &chunk("caf\u{ea} au lait", true)));
+    // ...and one of the same last byte (é → ĩ: C3 A9 → C4 A9).
+    assert!(judge(&mut last, &chunk("caf\u{129} au lait", true)));
+    // The closing quote gone, or one put inside: not the same shape.
+    let text = chunk("caf\u{e9} au lait", true);
+    let close = text.windows(5).position(|w| w == b"lait\"").unwrap() + 4;
+    let mut unclosed = text.clone();
+    unclosed.remove(close);
+    assert!(!judge(&mut last, &unclosed));
+    let mut quoted = text.clone();
+    quoted.insert(close - 1, b'"');
+    assert!(!judge(&mut last, &quoted));
+}
+
+#[test]
 fn a_kept_text_with_escapes_is_never_the_skipped_string() {
     let mut last = LastFrame::default();
     judge(
@@ -216,6 +237,22 @@ fn common_prefix_counts_every_byte() {
         assert_eq!(common_prefix(a, all), len, "a prefix of the other");
     }
     assert_eq!(common_prefix(b"abc", b"abcdef"), 3);
+}
+
+#[test]
+fn common_suffix_counts_every_byte() {
+    let all = b"0123456789abcdefghijklmnopqrstuvwxyz0123456789";
+    for len in 0..=all.len() {
+        let a = &all[all.len() - len..];
+        for cut in 0..len {
+            let mut b = a.to_vec();
+            b[cut] = b'#';
+            assert_eq!(common_suffix(a, &b), len - cut - 1, "{len} {cut}");
+        }
+        assert_eq!(common_suffix(a, a), len);
+        assert_eq!(common_suffix(a, all), len, "a suffix of the other");
+    }
+    assert_eq!(common_suffix(b"def", b"abcdef"), 3);
 }
 
 /// Bytes that matter to JSON, to UTF-8, and plain ones.
