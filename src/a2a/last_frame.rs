@@ -189,13 +189,13 @@ fn alike(old: &[u8], skipped: &Skipped, flags: &Flags, new: &[u8]) -> Option<Fli
     }
 }
 
-/// When the frames, equal up to `at` (`old`, `new`) where a skipped
-/// string of `old` (content from `start`, closing quote at `end`) changes,
-/// differ only in one run that ends inside that string, found by comparing
-/// from their ends: whether the run of `new` is plain string characters and
-/// keeps the string UTF-8. `None`: they differ further on (the walk goes
-/// on). Only the run is scanned: the bytes on either side of it are `old`'s,
-/// whose string content was plain and UTF-8.
+/// When the frames, equal before `i` in `old` and `j` in `new`, where a
+/// skipped string of `old` (content from `start`, closing quote at `end`)
+/// changes, differ only in one run that ends inside that string, found by
+/// comparing from their ends: whether the run of `new` is plain string
+/// characters and keeps the string UTF-8. `None`: they differ further on
+/// (the walk goes on). Only the run is scanned: the bytes on either side
+/// of it are `old`'s, whose string content was plain and UTF-8.
 fn last_change_in_string(
     old: &[u8],
     new: &[u8],
