@@ -75,7 +75,7 @@ impl<T> Sender<T> {
     pub(crate) fn send(&self, item: T) {
         let mut state = self.0.lock();
         state.items.push(item);
-        self.wake(state, 1);
+        self.release(state, 1);
     }
 
     /// How many items have been sent, in all: every item counted was in
@@ -99,13 +99,13 @@ impl<T> Sender<T> {
         let before = state.items.len();
         fill(&mut state.items);
         let added = state.items.len() - before;
-        self.wake(state, added);
+        self.release(state, added);
         true
     }
 
     /// Counts the `added` items and releases the lock, waking the receiver
     /// if it is parked.
-    fn wake(&self, mut state: MutexGuard<'_, State<T>>, added: usize) {
+    fn release(&self, mut state: MutexGuard<'_, State<T>>, added: usize) {
         // Only ever changed under the lock: a load and a store suffice.
         let sent = self.0.sent.load(Ordering::Relaxed);
         self.0.sent.store(sent + added as u64, Ordering::Release);
