@@ -20,15 +20,20 @@ const BIN: &str = env!("CARGO_BIN_EXE_a2a-tap");
 const BIG: u64 = 256 * 1024 * 1024;
 const RSS_LIMIT_KB: u64 = 64 * 1024;
 
-/// Runs the binary to completion (bounded) and returns (code, stderr).
-fn run(args: &[&str]) -> (Option<i32>, String) {
-    let mut child = Command::new(BIN)
+/// Starts the binary with `args`, its stdin and stdout closed.
+fn spawn(args: &[&str], stderr: Stdio) -> Child {
+    Command::new(BIN)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(stderr)
         .spawn()
-        .expect("spawn a2a-tap");
+        .expect("spawn a2a-tap")
+}
+
+/// Runs the binary to completion (bounded) and returns (code, stderr).
+fn run(args: &[&str]) -> (Option<i32>, String) {
+    let mut child = spawn(args, Stdio::piped());
     let deadline = Instant::now() + WAIT;
     loop {
         if let Ok(Some(status)) = child.try_wait() {
@@ -286,20 +291,17 @@ async fn sigterm_right_after_start_still_drains() {
             .and_then(|l| l.local_addr())
             .expect("a free port")
             .port();
-        let child = Command::new(BIN)
-            .args(["--listen", &format!("127.0.0.1:{port}")])
-            .args([
-                "--admin",
-                "127.0.0.1:0",
-                "--upstream",
-                &format!("http://{up}"),
-            ])
-            .env("RUST_LOG", "error")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn a2a-tap");
+        let listen = format!("127.0.0.1:{port}");
+        let upstream = format!("http://{up}");
+        let args = [
+            "--listen",
+            &listen,
+            "--admin",
+            "127.0.0.1:0",
+            "--upstream",
+            &upstream,
+        ];
+        let child = spawn(&args, Stdio::null());
         // The signal goes the moment a connection is accepted.
         let deadline = Instant::now() + WAIT;
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
