@@ -73,10 +73,9 @@ async fn terminal_exit_on_a_stream() {
         ],
     )
     .await;
-    let recs = settle(&up, &p).await;
-    assert_findings(
+    let recs = settle_expecting(
+        &up,
         &p,
-        &recs,
         &[expect("terminal_exit", "error", Some("t-1"), Some(2))],
         "SendStreamingMessage",
     )
@@ -138,10 +137,9 @@ async fn terminal_exit_across_requests() {
         bare_task("t-2", "c", "TASK_STATE_WORKING", None),
     )
     .await;
-    let recs = settle(&up, &p).await;
-    assert_findings(
+    settle_expecting(
+        &up,
         &p,
-        &recs,
         &[expect("terminal_exit", "error", Some("t-2"), None)],
         "GetTask",
     )
@@ -172,10 +170,9 @@ async fn unspecified_state() {
         ],
     )
     .await;
-    let recs = settle(&up, &p).await;
-    assert_findings(
+    settle_expecting(
+        &up,
         &p,
-        &recs,
         &[expect("unspecified_state", "error", Some("t-1"), Some(1))],
         "SendStreamingMessage",
     )
@@ -207,10 +204,9 @@ async fn unknown_state() {
         ],
     )
     .await;
-    let recs = settle(&up, &p).await;
-    assert_findings(
+    let recs = settle_expecting(
+        &up,
         &p,
-        &recs,
         &[expect("unknown_state", "error", Some("t-1"), Some(1))],
         "SendStreamingMessage",
     )
@@ -247,11 +243,10 @@ async fn task_id_mismatch() {
         ],
     )
     .await;
-    let recs = settle(&up, &p).await;
     // The record names the stream's task; the detail names the intruder.
-    assert_findings(
+    let recs = settle_expecting(
+        &up,
         &p,
-        &recs,
         &[expect("task_id_mismatch", "error", Some("t-1"), Some(1))],
         "SendStreamingMessage",
     )
@@ -290,11 +285,10 @@ async fn context_id_mismatch() {
         ],
     )
     .await;
-    let recs = settle(&up, &p).await;
     // c1 → c2, then back to c1: two changes.
-    assert_findings(
+    settle_expecting(
+        &up,
         &p,
-        &recs,
         &[
             expect("context_id_mismatch", "warning", Some("t-1"), Some(1)),
             expect("context_id_mismatch", "warning", Some("t-1"), Some(2)),
@@ -325,10 +319,9 @@ async fn context_id_mismatch_across_exchanges() {
     let answer = |t, ctx| bare_task(t, ctx, "TASK_STATE_COMPLETED", None);
     get_task(&up, &p, 2, "t-ok", answer("t-ok", "c1")).await;
     get_task(&up, &p, 3, "t-1", answer("t-1", "c2")).await;
-    let recs = settle(&up, &p).await;
-    assert_findings(
+    settle_expecting(
+        &up,
         &p,
-        &recs,
         &[expect("context_id_mismatch", "warning", Some("t-1"), None)],
         "GetTask",
     )
@@ -389,10 +382,9 @@ async fn abandoned_artifact_on_completed_is_an_error_and_on_failed_a_warning() {
         ],
     )
     .await;
-    let recs = settle(&up, &p).await;
-    assert_findings(
+    settle_expecting(
+        &up,
         &p,
-        &recs,
         &[
             expect("abandoned_artifact", "error", Some("t-1"), Some(2)),
             expect("abandoned_artifact", "warning", Some("t-2"), Some(2)),
@@ -428,10 +420,9 @@ async fn append_to_unknown_artifact() {
         ],
     )
     .await;
-    let recs = settle(&up, &p).await;
-    assert_findings(
+    settle_expecting(
+        &up,
         &p,
-        &recs,
         &[expect(
             "append_to_unknown_artifact",
             "warning",
@@ -468,10 +459,9 @@ async fn event_after_terminal() {
         ],
     )
     .await;
-    let recs = settle(&up, &p).await;
-    assert_findings(
+    settle_expecting(
+        &up,
         &p,
-        &recs,
         &[expect(
             "event_after_terminal",
             "error",
@@ -504,10 +494,9 @@ async fn stream_start() {
         ],
     )
     .await;
-    let recs = settle(&up, &p).await;
-    assert_findings(
+    settle_expecting(
+        &up,
         &p,
-        &recs,
         &[expect("stream_start", "error", Some("t-1"), Some(0))],
         "SendStreamingMessage",
     )
@@ -527,10 +516,9 @@ async fn stream_start_severity_can_be_lowered() {
         ],
     )
     .await;
-    let recs = settle(&up, &p).await;
-    assert_findings(
+    settle_expecting(
+        &up,
         &p,
-        &recs,
         &[expect("stream_start", "warning", Some("t-1"), Some(0))],
         "SendStreamingMessage",
     )
@@ -586,10 +574,9 @@ async fn jsonrpc_id_mismatch() {
         rpc(json!(3), status("t-1", "c", "TASK_STATE_COMPLETED")),
     ];
     exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
-    let recs = settle(&up, &p).await;
-    assert_findings(
+    settle_expecting(
+        &up,
         &p,
-        &recs,
         &[expect("jsonrpc_id_mismatch", "error", Some("t-1"), Some(1))],
         "SendStreamingMessage",
     )
@@ -613,10 +600,9 @@ async fn malformed_event() {
         rpc(json!(2), status("t-1", "c", "TASK_STATE_COMPLETED")),
     ];
     exchange(&up, &p, stream_req(2), Reply::sse(&bad)).await;
-    let recs = settle(&up, &p).await;
-    assert_findings(
+    let recs = settle_expecting(
+        &up,
         &p,
-        &recs,
         &[expect("malformed_event", "error", Some("t-1"), Some(1))],
         "SendStreamingMessage",
     )
@@ -655,10 +641,9 @@ async fn blocking_returned_active() {
         Reply::json(200, &rpc(json!(3), task("t-1", "c", "TASK_STATE_WORKING"))),
     )
     .await;
-    let recs = settle(&up, &p).await;
-    assert_findings(
+    settle_expecting(
+        &up,
         &p,
-        &recs,
         &[expect(
             "blocking_returned_active",
             "error",
@@ -721,10 +706,9 @@ async fn terminal_task_accepted() {
         ),
     )
     .await;
-    let recs = settle(&up, &p).await;
-    assert_findings(
+    settle_expecting(
+        &up,
         &p,
-        &recs,
         &[expect("terminal_task_accepted", "error", Some("t-1"), None)],
         "SendMessage",
     )
@@ -781,10 +765,9 @@ async fn terminal_task_accepted_only_after_the_terminal_frame_passed() {
     assert_eq!(got, racing_want);
     // Provoked: the same answer to a cancel sent once the stream had ended.
     exchange(&up, &p, cancel_req(3), canceled(3)).await;
-    let recs = settle(&up, &p).await;
-    assert_findings(
+    settle_expecting(
+        &up,
         &p,
-        &recs,
         &[expect("terminal_task_accepted", "error", Some("t-r"), None)],
         "CancelTask",
     )
@@ -831,10 +814,9 @@ async fn stream_truncated() {
         )),
     )
     .await;
-    let recs = settle(&up, &p).await;
-    assert_findings(
+    settle_expecting(
+        &up,
         &p,
-        &recs,
         &[expect("stream_truncated", "warning", Some("t-1"), None)],
         "SendStreamingMessage",
     )
@@ -885,10 +867,9 @@ async fn stalled_task_is_reported_once_per_state_entry() {
     assert_eq!(recs.len(), 1, "{recs:#?}");
     // Two more ticks pass: still one record for this state entry.
     tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
-    let recs = settle(&up, &p).await;
-    assert_findings(
+    settle_expecting(
+        &up,
         &p,
-        &recs,
         &[expect("stalled_task", "warning", Some("t-1"), None)],
         "",
     )

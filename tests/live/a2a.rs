@@ -129,6 +129,19 @@ pub async fn settle(up: &Upstream, proxy: &Proxy) -> Vec<Value> {
     }
 }
 
+/// Settles, asserts that the records are exactly `want` (see
+/// `assert_findings`), and returns them for checks of their own.
+pub async fn settle_expecting(
+    up: &Upstream,
+    proxy: &Proxy,
+    want: &[Expect],
+    method: &str,
+) -> Vec<Value> {
+    let records = settle(up, proxy).await;
+    assert_findings(proxy, &records, want, method).await;
+    records
+}
+
 /// Asserts the records are exactly the expected findings (in order), with
 /// every contract field present and sane, and the metric counted.
 pub async fn assert_findings(proxy: &Proxy, records: &[Value], want: &[Expect], method: &str) {
