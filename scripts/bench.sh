@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Load benchmark: the same load direct to a scripted upstream, through nginx
 # proxy_pass (buffering off) and through a2a-tap, in one run, loopback only.
-# Prints requests/s, p50 and p99 latency per target and workload, and a2a-tap's RSS.
+# Prints requests/s, p50 and p99 latency per target and workload, a2a-tap's RSS,
+# validation's cost round by round, and the CPU each a2a-tap process (by
+# thread) used per request.
 #
 #   scripts/bench.sh            # 3 rounds x 10 s per target and workload, 64 connections
 #   DURATION=20s CONNS=128 ROUNDS=5 scripts/bench.sh
@@ -88,12 +90,14 @@ start_tap() {
 
 # The same binary as a plain pass-through (`validate = false`): what
 # validation costs is the difference between the two a2a-tap rows.
+PLAIN_PID=""
 start_tap_plain() {
   printf 'validate = false\n' >"$WORK/plain.toml"
   RUST_LOG=warn "$TAP_BIN" --config "$WORK/plain.toml" --listen "127.0.0.1:$PLAIN_PORT" \
     --admin "127.0.0.1:$PLAIN_ADMIN" --upstream "http://127.0.0.1:$UP_PORT" \
     >/dev/null 2>"$WORK/tap-plain.log" &
-  PIDS+=($!)
+  PLAIN_PID=$!
+  PIDS+=("$PLAIN_PID")
   wait_port "127.0.0.1:$PLAIN_PORT"
 }
 
@@ -132,13 +136,44 @@ run_wrk() { # url connections -> "rps p50 p99"
   local out threads=$THREADS
   ((threads > $2)) && threads=$2
   out=$(wrk -t"$threads" -c"$2" -d"$DURATION" --latency -s "$WORK/post.lua" "$1")
-  local rps p50 p99
+  local rps p50 p99 n
   rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
+  n=$(awk '/ requests in / {print $1}' <<<"$out")
   p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
   p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
   local errs
   errs=$(awk '/Non-2xx|Socket errors/ {print}' <<<"$out" | tr '\n' ' ')
-  echo "$rps $p50 $p99 ${errs:-}"
+  echo "$rps $p50 $p99 $n ${errs:-}"
+}
+
+# CPU time each thread of a process has used, "name ticks" a line (ticks of
+# 1/CLK_TCK s, user and system).
+thread_ticks() { # pid
+  local t stat f
+  for t in /proc/"$1"/task/*; do
+    stat=$(<"$t/stat") || continue
+    read -r -a f <<<"${stat##*) }"
+    echo "$(<"$t/comm") $((f[11] + f[12]))"
+  done 2>/dev/null
+}
+
+# The ticks a process's threads used between two thread_ticks files, as
+# "serving analysis other".
+cpu_delta() { # before after
+  awk 'NR == FNR {b[$1] = $2; next}
+    {d = $2 - b[$1]; if ($1 ~ /serve/) s += d; else if ($1 ~ /analys/) a += d; else o += d}
+    END {print s + 0, a + 0, o + 0}' "$1" "$2"
+}
+
+# The machine's CPU ticks so far, "idle steal total" (idle with iowait).
+machine_ticks() { awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print $5 + $6, $9, t}' /proc/stat; }
+CLK_TCK=$(getconf CLK_TCK)
+
+# CPU per request from a target's .cpu file (lines "requests serving
+# analysis other"): "total serving analysis other" in µs.
+per_req() { # file
+  awk -v clk="$CLK_TCK" '{n += $1; s += $2; a += $3; o += $4}
+    END {u = 1e6 / clk / n; printf "%.2f %.2f %.2f %.2f\n", (s + a + o) * u, s * u, a * u, o * u}' "$1"
 }
 
 median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
@@ -152,9 +187,14 @@ echo "wrk: $THREADS threads, $CONNS keep-alive connections ($LIGHT_CONNS for the
 echo
 printf '%-22s %-10s %12s %10s %10s  %s\n' workload target "requests/s" "p50 ms" "p99 ms" notes
 COSTS=()
+CPU=()
 for w in "${WORKLOADS[@]}"; do
   IFS='|' read -r wname wpath wconns <<<"$w"
-  for t in "${TARGETS[@]}"; do : >"$WORK/${t%|*}.runs"; done
+  for t in "${TARGETS[@]}"; do
+    : >"$WORK/${t%|*}.runs"
+    : >"$WORK/${t%|*}.cpu"
+  done
+  read -r idle0 steal0 total0 < <(machine_ticks)
   for round in $(seq 1 "$ROUNDS"); do
     # Every other round runs the targets in reverse order, so that no
     # target always follows the same one.
@@ -164,15 +204,23 @@ for w in "${WORKLOADS[@]}"; do
       for ((i = ${#TARGETS[@]} - 1; i >= 0; i--)); do order+=("${TARGETS[i]}"); done
     fi
     for t in "${order[@]}"; do
+      # The two a2a-tap processes' CPU, thread by thread, around their runs.
+      case ${t%|*} in a2a-tap) pid=$TAP_PID ;; tap-plain) pid=$PLAIN_PID ;; *) pid="" ;; esac
+      [[ -n $pid ]] && thread_ticks "$pid" >"$WORK/ticks.before"
       run_wrk "${t#*|}$wpath" "$wconns" >>"$WORK/${t%|*}.runs"
+      if [[ -n $pid ]]; then
+        thread_ticks "$pid" >"$WORK/ticks.after"
+        echo "$(tail -1 "$WORK/${t%|*}.runs" | awk '{print $4}') $(cpu_delta "$WORK/ticks.before" "$WORK/ticks.after")" >>"$WORK/${t%|*}.cpu"
+      fi
     done
   done
+  read -r idle1 steal1 total1 < <(machine_ticks)
   for t in "${TARGETS[@]}"; do
     runs="$WORK/${t%|*}.runs"
     rps=$(awk '{print $1}' "$runs" | median)
     p50=$(awk '{print $2}' "$runs" | to_ms | median)
     p99=$(awk '{print $3}' "$runs" | to_ms | median)
-    notes=$(awk '{$1=$2=$3=""; print}' "$runs" | sort -u | xargs)
+    notes=$(awk '{$1=$2=$3=$4=""; print}' "$runs" | sort -u | xargs)
     printf '%-22s %-10s %12s %10s %10s  %s\n' "$wname" "${t%|*}" "$rps" "$p50" "$p99" "$notes"
   done
   # What validation costs, round by round: a2a-tap and tap-plain run one
@@ -180,10 +228,32 @@ for w in "${WORKLOADS[@]}"; do
   costs=$(paste -d' ' <(awk '{print $1}' "$WORK/a2a-tap.runs") <(awk '{print $1}' "$WORK/tap-plain.runs") |
     awk '{printf "%.1f\n", 100 * (1 - $1 / $2)}')
   COSTS+=("$wname: $(xargs <<<"$costs" | sed 's/ /, /g') % (median $(median <<<"$costs") %)")
+  # CPU per request over all rounds: steadier than requests/s on a shared
+  # machine. If every core is busy at tap-plain's rate r, a request costs
+  # the machine cores/r of CPU in all; validation's extra d then cuts the
+  # rate by d / (cores/r + d). A model, for the timed cost above to be read
+  # against: it assumes nothing else changed (the idle share says how busy
+  # the cores were).
+  read -r tap_all tap_s tap_a tap_o < <(per_req "$WORK/a2a-tap.cpu")
+  read -r plain_all plain_s _ plain_o < <(per_req "$WORK/tap-plain.cpu")
+  plain_rps=$(awk '{print $1}' "$WORK/tap-plain.runs" | median)
+  CPU+=("$wname: a2a-tap $tap_all µs (serving $tap_s, analysis $tap_a, other $tap_o), tap-plain $plain_all µs (serving $plain_s, other $plain_o)")
+  idle=$(awk -v s=$((idle1 - idle0)) -v t=$((total1 - total0)) 'BEGIN {printf "%.1f", 100 * s / t}')
+  steal=$(awk -v s=$((steal1 - steal0)) -v t=$((total1 - total0)) 'BEGIN {printf "%.1f", 100 * s / t}')
+  delta=$(awk -v a="$tap_all" -v b="$plain_all" 'BEGIN {printf "%+.2f", a - b}')
+  if awk -v i="$idle" 'BEGIN {exit !(i < 10)}'; then
+    model="at tap-plain's $plain_rps requests/s a cost of $(awk -v d="$delta" -v r="$plain_rps" -v c="$(nproc)" 'BEGIN {printf "%.1f", 100 * d / (c * 1e6 / r + d)}') % if the $(nproc) cores are the limit"
+  else
+    model="the cores are not the limit here"
+  fi
+  CPU+=("  validation $delta µs a request, $model; idle $idle %, host steal $steal % during the workload")
 done
 echo
 echo "validation cost by round, 1 - a2a-tap / tap-plain requests/s:"
 printf '  %s\n' "${COSTS[@]}"
+echo
+echo "CPU per request, all rounds (a2a-tap's threads, from /proc):"
+printf '  %s\n' "${CPU[@]}"
 echo
 echo "a2a-tap RSS: now $(rss_kb "$TAP_PID" VmRSS) kB, peak $(rss_kb "$TAP_PID" VmHWM) kB"
 echo "(a2a-tap validates; tap-plain is the same binary with validate = false)"
