@@ -146,22 +146,23 @@ run_wrk() { # url connections -> "rps p50 p99"
   echo "$rps $p50 $p99 $n ${errs:-}"
 }
 
-# CPU time each thread of a process has used, "name ticks" a line (ticks of
-# 1/CLK_TCK s, user and system).
+# CPU time each thread of a process has used, "tid name ticks" a line
+# (ticks of 1/CLK_TCK s, user and system).
 thread_ticks() { # pid
   local t stat f
   for t in /proc/"$1"/task/*; do
     stat=$(<"$t/stat") || continue
     read -r -a f <<<"${stat##*) }"
-    echo "$(<"$t/comm") $((f[11] + f[12]))"
+    echo "${t##*/} $(<"$t/comm") $((f[11] + f[12]))"
   done 2>/dev/null
 }
 
 # The ticks a process's threads used between two thread_ticks files, as
-# "serving analysis other".
+# "serving analysis other" (a thread that ended between them is not
+# counted; one that began is counted whole).
 cpu_delta() { # before after
-  awk 'NR == FNR {b[$1] = $2; next}
-    {d = $2 - b[$1]; if ($1 ~ /serve/) s += d; else if ($1 ~ /analys/) a += d; else o += d}
+  awk 'NR == FNR {b[$1] = $3; next}
+    {d = $3 - b[$1]; if ($2 ~ /serve/) s += d; else if ($2 ~ /analys/) a += d; else o += d}
     END {print s + 0, a + 0, o + 0}' "$1" "$2"
 }
 
