@@ -132,7 +132,7 @@ start_nginx
 start_tap
 start_tap_plain
 
-run_wrk() { # url connections -> "rps p50 p99"
+run_wrk() { # url connections -> "rps p50 p99 requests notes"
   local out threads=$THREADS
   ((threads > $2)) && threads=$2
   out=$(wrk -t"$threads" -c"$2" -d"$DURATION" --latency -s "$WORK/post.lua" "$1")
@@ -169,6 +169,7 @@ cpu_delta() { # before after
 # The machine's CPU ticks so far, "idle steal total" (idle with iowait).
 machine_ticks() { awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print $5 + $6, $9, t}' /proc/stat; }
 CLK_TCK=$(getconf CLK_TCK)
+percent() { awk -v part="$1" -v whole="$2" 'BEGIN {printf "%.1f", 100 * part / whole}'; }
 
 # CPU per request from a target's .cpu file (lines "requests serving
 # analysis other"): "total serving analysis other" in µs.
@@ -239,8 +240,8 @@ for w in "${WORKLOADS[@]}"; do
   read -r plain_all plain_s _ plain_o < <(per_req "$WORK/tap-plain.cpu")
   plain_rps=$(awk '{print $1}' "$WORK/tap-plain.runs" | median)
   CPU+=("$wname: a2a-tap $tap_all µs (serving $tap_s, analysis $tap_a, other $tap_o), tap-plain $plain_all µs (serving $plain_s, other $plain_o)")
-  idle=$(awk -v s=$((idle1 - idle0)) -v t=$((total1 - total0)) 'BEGIN {printf "%.1f", 100 * s / t}')
-  steal=$(awk -v s=$((steal1 - steal0)) -v t=$((total1 - total0)) 'BEGIN {printf "%.1f", 100 * s / t}')
+  idle=$(percent $((idle1 - idle0)) $((total1 - total0)))
+  steal=$(percent $((steal1 - steal0)) $((total1 - total0)))
   delta=$(awk -v a="$tap_all" -v b="$plain_all" 'BEGIN {printf "%+.2f", a - b}')
   if awk -v i="$idle" 'BEGIN {exit !(i < 10)}'; then
     model="at tap-plain's $plain_rps requests/s a cost of $(awk -v d="$delta" -v r="$plain_rps" -v c="$(nproc)" 'BEGIN {printf "%.1f", 100 * d / (c * 1e6 / r + d)}') % if the $(nproc) cores are the limit"
