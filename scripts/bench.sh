@@ -175,7 +175,7 @@ percent() { awk -v part="$1" -v whole="$2" 'BEGIN {printf "%.1f", 100 * part / w
 # analysis other"): "total serving analysis other" in µs.
 per_req() { # file
   awk -v clk="$CLK_TCK" '{n += $1; s += $2; a += $3; o += $4}
-    END {u = 1e6 / clk / n; printf "%.2f %.2f %.2f %.2f\n", (s + a + o) * u, s * u, a * u, o * u}' "$1"
+    END {u = n ? 1e6 / clk / n : 0; printf "%.2f %.2f %.2f %.2f\n", (s + a + o) * u, s * u, a * u, o * u}' "$1"
 }
 
 median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
