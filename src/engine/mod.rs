@@ -12,7 +12,6 @@ use crate::findings::Finding;
 use crate::lifecycle::{End, Millis, Outcome, Reducer, Registry, Seq};
 use crate::report::evidence::EvidencePolicy;
 use crate::sse::{Frame, Framer};
-use bytes::Bytes;
 use gathered::Gathered;
 use inflate::{Encoding, Inflate};
 
@@ -252,29 +251,6 @@ impl ExchangeEngine {
         now: Millis,
         sink: &mut impl Sink,
     ) {
-        self.data(piece, None, reg, now, sink);
-    }
-
-    /// `response_data` of a shared piece: a body that arrives whole in it
-    /// is judged from it, without a copy.
-    pub fn response_bytes(
-        &mut self,
-        piece: &Bytes,
-        reg: &mut Registry,
-        now: Millis,
-        sink: &mut impl Sink,
-    ) {
-        self.data(piece, Some(piece), reg, now, sink);
-    }
-
-    fn data(
-        &mut self,
-        piece: &[u8],
-        shared: Option<&Bytes>,
-        reg: &mut Registry,
-        now: Millis,
-        sink: &mut impl Sink,
-    ) {
         let ExchangeEngine {
             reducer,
             body,
@@ -296,22 +272,13 @@ impl ExchangeEngine {
             Body::Whole { buf } => {
                 let limit = cfg.max_body_bytes;
                 let mut over = false;
-                let r = match shared {
-                    Some(piece) if inflate.is_identity() => {
-                        over = buf.len() + piece.len() > limit;
-                        if !over {
-                            buf.push(piece);
-                        }
-                        Ok(())
+                let r = inflate.push(piece, &mut |plain| {
+                    if buf.len() + plain.len() > limit {
+                        over = true;
+                    } else if !over {
+                        buf.push_slice(plain);
                     }
-                    _ => inflate.push(piece, &mut |plain| {
-                        if buf.len() + plain.len() > limit {
-                            over = true;
-                        } else if !over {
-                            buf.push_slice(plain);
-                        }
-                    }),
-                };
+                });
                 if over {
                     *body = Body::Skipped(SkipReason::BodyTooLarge);
                 }

@@ -9,7 +9,11 @@
 //! which every serving thread and the analysis thread share, and moves the
 //! messages straight into the queue, with no buffer of this exchange's own
 //! in between: one take per upstream read instead of one per piece (a small
-//! JSON response, head, body and end together, is one). The request takes
+//! JSON response, head, body and end together, is one). A piece's bytes
+//! are copied into the queue's byte buffer, not shared: the read buffer
+//! they came in is let go on the serving thread as soon as they are
+//! forwarded, so the HTTP reader reuses it instead of allocating a new one
+//! that the analysis thread would free. The request takes
 //! none of its own: its place in the causal order is the queue's count of
 //! messages sent when it began, and its opening waits for the first
 //! hand-over.
@@ -273,17 +277,25 @@ impl Observer {
                 && !self.data_sent.swap(true, Ordering::Relaxed);
             let mut at = first.then(Instant::now);
             let bytes = chunks.iter().map(Bytes::len).sum();
-            let sent = self.shared.tx.send_with(bytes, |queue| {
-                queue.extend(open.take());
-                queue.extend(head.take().map(|head| Msg::Head { id, head }));
-                queue.extend(chunks.drain(..).map(|data| Msg::Data {
-                    id,
-                    data,
-                    at: at.take(),
-                }));
-                queue.extend(end.take());
+            let sent = self.shared.tx.send_with(bytes, |batch| {
+                batch.items.extend(open.take());
+                batch
+                    .items
+                    .extend(head.take().map(|head| Msg::Head { id, head }));
+                for data in chunks.iter() {
+                    let piece = batch.copy(data);
+                    batch.items.push(Msg::Data {
+                        id,
+                        piece,
+                        at: at.take(),
+                    });
+                }
+                batch.items.extend(end.take());
             });
             if sent {
+                // The pieces were copied: the read buffers they share are
+                // let go here, on the thread that will reuse them.
+                chunks.clear();
                 return;
             }
             self.lost.store(true, Ordering::Relaxed);
@@ -291,11 +303,13 @@ impl Observer {
         }
         chunks.clear();
         if lost.is_some() || end.is_some() {
-            self.shared.tx.send_with(0, |queue| {
-                queue.extend(open.take());
-                queue.extend(head.take().map(|head| Msg::Head { id, head }));
-                queue.extend(lost);
-                queue.extend(end);
+            self.shared.tx.send_with(0, |batch| {
+                batch.items.extend(open.take());
+                batch
+                    .items
+                    .extend(head.take().map(|head| Msg::Head { id, head }));
+                batch.items.extend(lost);
+                batch.items.extend(end);
             });
         }
     }

@@ -1,7 +1,10 @@
 //! The one FIFO from the observers to the analysis thread. Senders append
 //! under a short lock (no allocation once the buffers have grown, no
 //! wake-up unless the thread is parked); the analysis thread takes all that
-//! is queued at once, swapping buffers, so each drain costs one lock. The
+//! is queued at once, swapping buffers, so each drain costs one lock. Items
+//! may refer to bytes the senders copy into the queue's byte buffer, which
+//! is swapped with the items: the bytes cross threads in buffers that are
+//! reused, never in allocations one thread makes and the other frees. The
 //! same lock keeps the byte budget: bytes sent and not yet given back by
 //! the receiver are bounded, with no second shared counter to update.
 //! Senders read, without the lock, how many items have been sent: the
@@ -12,8 +15,10 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 /// A drained buffer bigger than this many messages is not kept for reuse
-/// (a burst must not pin its memory for the process's life).
+/// (a burst must not pin its memory for the process's life)...
 const KEEP_CAPACITY: usize = 1 << 16;
+/// ...nor a byte buffer bigger than this.
+const KEEP_BYTES: usize = 4 << 20;
 
 struct Queue<T> {
     state: Mutex<State<T>>,
@@ -27,6 +32,8 @@ struct Queue<T> {
 
 struct State<T> {
     items: Vec<T>,
+    /// The bytes the items refer to (`Batch::bytes`).
+    bytes: Vec<u8>,
     /// Bytes sent and not yet given back.
     in_flight: usize,
     /// The receiver is waiting on `queued`: the next send must wake it.
@@ -52,6 +59,7 @@ pub(crate) fn queue<T>(limit: usize) -> (Sender<T>, Receiver<T>) {
     let q = Arc::new(Queue {
         state: Mutex::new(State {
             items: Vec::new(),
+            bytes: Vec::new(),
             in_flight: 0,
             parked: false,
         }),
@@ -87,17 +95,18 @@ impl<T> Sender<T> {
 
     /// If `bytes` more fit in the budget, lets `fill` append items, in
     /// order, in one hand-over (no other sender's items come between them),
-    /// and answers true; otherwise calls nothing and answers false. Never
-    /// waits for the receiver; `fill` runs under the queue's lock, so it
-    /// must only move items in.
-    pub(crate) fn send_with(&self, bytes: usize, fill: impl FnOnce(&mut Vec<T>)) -> bool {
+    /// and the bytes they refer to, and answers true; otherwise calls
+    /// nothing and answers false. Never waits for the receiver; `fill` runs
+    /// under the queue's lock, so it must only move items and copy bytes in.
+    pub(crate) fn send_with(&self, bytes: usize, fill: impl FnOnce(&mut Batch<'_, T>)) -> bool {
         let mut state = self.0.lock();
         match state.in_flight.checked_add(bytes) {
             Some(n) if n <= self.0.limit => state.in_flight = n,
             _ => return false,
         }
         let before = state.items.len();
-        fill(&mut state.items);
+        let State { items, bytes, .. } = &mut *state;
+        fill(&mut Batch { items, bytes });
         let added = state.items.len() - before;
         self.release(state, added);
         true
@@ -117,17 +126,40 @@ impl<T> Sender<T> {
     }
 }
 
+/// What a sender appends in one hand-over: items, and the bytes they refer
+/// to by their place in `bytes` (which holds what earlier items of the
+/// same drain refer to as well).
+pub(crate) struct Batch<'a, T> {
+    pub(crate) items: &'a mut Vec<T>,
+    pub(crate) bytes: &'a mut Vec<u8>,
+}
+
+impl<T> Batch<'_, T> {
+    /// Copies `data` in; where it lies in the bytes taken with the items.
+    pub(crate) fn copy(&mut self, data: &[u8]) -> std::ops::Range<usize> {
+        let from = self.bytes.len();
+        self.bytes.extend_from_slice(data);
+        from..self.bytes.len()
+    }
+}
+
 // === impl Receiver ===
 
 impl<T> Receiver<T> {
-    /// Moves everything queued, in order, into `into` (which must be
-    /// empty; its capacity is handed to the senders for reuse).
-    pub(crate) fn take(&self, into: &mut Vec<T>) {
-        debug_assert!(into.is_empty());
+    /// Moves everything queued, in order, into `into`, and the bytes the
+    /// items refer to into `bytes` (both must be empty; their capacity is
+    /// handed to the senders for reuse).
+    pub(crate) fn take(&self, into: &mut Vec<T>, bytes: &mut Vec<u8>) {
+        debug_assert!(into.is_empty() && bytes.is_empty());
         if into.capacity() > KEEP_CAPACITY {
             *into = Vec::new();
         }
-        std::mem::swap(&mut self.0.lock().items, into);
+        if bytes.capacity() > KEEP_BYTES {
+            *bytes = Vec::new();
+        }
+        let mut state = self.0.lock();
+        std::mem::swap(&mut state.items, into);
+        std::mem::swap(&mut state.bytes, bytes);
     }
 
     /// Gives back `bytes` of the budget (what was judged).
@@ -177,7 +209,7 @@ mod tests {
             .collect();
         threads.into_iter().for_each(|t| t.join().expect("sender"));
         let mut all = Vec::new();
-        rx.take(&mut all);
+        rx.take(&mut all, &mut Vec::new());
         all
     }
 
@@ -196,7 +228,7 @@ mod tests {
     #[test]
     fn bytes_past_the_budget_are_refused_until_given_back() {
         let (tx, rx) = queue::<u32>(100);
-        let send = |items: &[u32], bytes| tx.send_with(bytes, |q| q.extend_from_slice(items));
+        let send = |items: &[u32], bytes| tx.send_with(bytes, |q| q.items.extend_from_slice(items));
         assert!(send(&[1, 2], 60));
         let refused = tx.send_with(41, |_| panic!("filled over the budget"));
         assert!(!refused, "61..=101 is over");
@@ -204,7 +236,7 @@ mod tests {
         tx.send(6); // weightless
         assert!(!send(&[7], 1));
         let mut got = Vec::new();
-        rx.take(&mut got);
+        rx.take(&mut got, &mut Vec::new());
         assert_eq!(got, [1, 2, 4, 5, 6], "a refused batch is not queued");
         assert!(!send(&[8], 1), "taken is not given back");
         rx.give_back(60);
@@ -216,7 +248,7 @@ mod tests {
     fn a_batch_is_not_interleaved_with_other_senders() {
         let all = sent_by_four_threads(|tx, t| {
             for b in 0..1_000 {
-                assert!(tx.send_with(0, |q| q.extend((0..5).map(|i| (t, b * 5 + i)))));
+                assert!(tx.send_with(0, |q| q.items.extend((0..5).map(|i| (t, b * 5 + i)))));
             }
         });
         assert_eq!(all.len(), 20_000);
@@ -233,12 +265,12 @@ mod tests {
         let (tx, rx) = queue::<u32>(10);
         assert_eq!(tx.sent(), 0);
         tx.send(1);
-        assert!(tx.send_with(10, |q| q.extend([2, 3, 4])));
-        assert!(!tx.send_with(1, |q| q.push(5)), "over the budget");
+        assert!(tx.send_with(10, |q| q.items.extend([2, 3, 4])));
+        assert!(!tx.send_with(1, |q| q.items.push(5)), "over the budget");
         assert!(tx.send_with(0, |_| {}), "an empty batch");
         assert_eq!(tx.sent(), 4);
         let mut got = Vec::new();
-        rx.take(&mut got);
+        rx.take(&mut got, &mut Vec::new());
         assert_eq!(got, [1, 2, 3, 4], "item n was the n-th counted");
         assert_eq!(tx.sent(), 4, "taking does not uncount");
         // From every thread, each item counted once.
@@ -257,7 +289,7 @@ mod tests {
         rx.wait(Duration::from_secs(30));
         let waited = started.elapsed();
         let mut got = Vec::new();
-        rx.take(&mut got);
+        rx.take(&mut got, &mut Vec::new());
         assert_eq!(got, [7]);
         assert!(waited >= Duration::from_millis(40), "{waited:?}");
         assert!(waited < Duration::from_secs(10), "{waited:?}");
@@ -272,7 +304,7 @@ mod tests {
         rx.wait(Duration::from_millis(20));
         assert!(started.elapsed() >= Duration::from_millis(20));
         let mut got = Vec::new();
-        rx.take(&mut got);
+        rx.take(&mut got, &mut Vec::new());
         assert!(got.is_empty());
         assert!(!rx.senders_gone());
         drop(tx);
@@ -280,15 +312,56 @@ mod tests {
     }
 
     #[test]
+    fn items_find_their_bytes_in_the_buffer_taken_with_them() {
+        let (tx, rx) = queue::<std::ops::Range<usize>>(usize::MAX);
+        for piece in [&b"abc"[..], b"", b"defgh"] {
+            assert!(tx.send_with(piece.len(), |q| {
+                let at = q.copy(piece);
+                q.items.push(at);
+            }));
+        }
+        let (mut items, mut bytes) = (Vec::new(), Vec::new());
+        rx.take(&mut items, &mut bytes);
+        let pieces: Vec<&[u8]> = items.iter().map(|r| &bytes[r.clone()]).collect();
+        assert_eq!(pieces, [&b"abc"[..], b"", b"defgh"]);
+        // The next drain's bytes start afresh in the buffer handed back.
+        items.clear();
+        bytes.clear();
+        rx.take(&mut items, &mut bytes);
+        assert!(tx.send_with(2, |q| {
+            let at = q.copy(b"ij");
+            q.items.push(at);
+        }));
+        let (mut items, mut bytes) = (Vec::new(), Vec::new());
+        rx.take(&mut items, &mut bytes);
+        assert_eq!(items, vec![0..2]);
+        assert_eq!(bytes, b"ij");
+    }
+
+    #[test]
+    fn an_oversized_byte_buffer_is_not_kept() {
+        let (tx, rx) = queue::<u8>(usize::MAX);
+        let mut big = Vec::with_capacity(KEEP_BYTES + 1);
+        rx.take(&mut Vec::new(), &mut big);
+        assert!(rx.0.lock().bytes.capacity() <= KEEP_BYTES);
+        assert!(tx.send_with(1, |q| {
+            q.copy(b"x");
+        }));
+        let mut bytes = Vec::new();
+        rx.take(&mut Vec::new(), &mut bytes);
+        assert_eq!(bytes, b"x");
+    }
+
+    #[test]
     fn an_oversized_buffer_is_not_kept() {
         let (tx, rx) = queue::<u8>(usize::MAX);
         let mut big = Vec::with_capacity(KEEP_CAPACITY + 1);
-        rx.take(&mut big);
+        rx.take(&mut big, &mut Vec::new());
         // The senders append to a fresh buffer, never the oversized one.
         assert!(rx.0.lock().items.capacity() <= KEEP_CAPACITY);
         tx.send(1);
         let mut got = Vec::new();
-        rx.take(&mut got);
+        rx.take(&mut got, &mut Vec::new());
         assert_eq!(got, [1]);
     }
 }

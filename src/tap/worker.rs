@@ -3,11 +3,10 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::ops::Range;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-use bytes::Bytes;
 
 use super::queue::{Receiver, Sender};
 use crate::a2a::model::{Binding, Exchange, TaskState};
@@ -41,7 +40,8 @@ pub(crate) enum Msg {
     },
     Data {
         id: u64,
-        data: Bytes,
+        /// Where the piece's bytes lie in the bytes taken with it.
+        piece: Range<usize>,
         /// When the first piece passed (for time to first event); later
         /// pieces are timed when the analysis thread takes them, which
         /// saves a clock read per piece on the forwarding path.
@@ -187,17 +187,19 @@ impl Worker {
         let mut last_tick = Instant::now();
         let mut last_busy = Instant::now();
         let mut batch = Vec::new();
+        let mut bytes = Vec::new();
         'run: loop {
             // Judge what is queued, in order.
             self.clock = Instant::now();
             self.clock_ms = self.now(self.clock);
-            rx.take(&mut batch);
+            bytes.clear();
+            rx.take(&mut batch, &mut bytes);
             let drained = !batch.is_empty();
             for msg in batch.drain(..) {
                 if matches!(msg, Msg::Shutdown) {
                     break 'run;
                 }
-                self.handle(msg);
+                self.handle(msg, &bytes);
             }
             rx.give_back(std::mem::take(&mut self.returned));
             let now = Instant::now();
@@ -228,7 +230,8 @@ impl Worker {
         at.saturating_duration_since(self.epoch).as_millis() as Millis
     }
 
-    fn handle(&mut self, msg: Msg) {
+    /// Handles `msg`, whose piece (if any) lies in `bytes`.
+    fn handle(&mut self, msg: Msg, bytes: &[u8]) {
         self.registry.at_message(self.handled);
         self.handled += 1;
         match msg {
@@ -248,9 +251,10 @@ impl Worker {
                     }
                 }
             }
-            Msg::Data { id, data, at } => {
+            Msg::Data { id, piece, at } => {
+                let data = bytes.get(piece).unwrap_or_default();
                 self.returned += data.len();
-                self.data(id, &data, at);
+                self.data(id, data, at);
             }
             Msg::Lost { id } => {
                 if self.forget(id).is_some() {
@@ -277,7 +281,7 @@ impl Worker {
 
     /// A response piece; `at` is when it passed, when the observer timed it
     /// (else it is timed by the drain that took it).
-    fn data(&mut self, id: u64, data: &Bytes, at: Option<Instant>) {
+    fn data(&mut self, id: u64, data: &[u8], at: Option<Instant>) {
         let now = at.map_or(self.clock_ms, |at| self.now(at));
         let at = at.unwrap_or(self.clock);
         let Some(live) = self.live.get_mut(&id) else {
@@ -285,7 +289,7 @@ impl Worker {
         };
         let mut sink = Collect::default();
         live.engine
-            .response_bytes(data, &mut self.registry, now, &mut sink);
+            .response_data(data, &mut self.registry, now, &mut sink);
         let held = live.engine.held_bytes();
         self.held = self.held - live.held + held;
         live.held = held;

@@ -3,8 +3,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use bytes::Bytes;
-
 use super::{Msg, Worker};
 use crate::a2a::model::{Binding, Exchange, Operation, RpcId, Version};
 use crate::engine::{EngineConfig, Head};
@@ -75,8 +73,19 @@ fn exchange(op: Operation, task: Option<&str>) -> Box<Exchange> {
     })
 }
 
-fn frame(json: &str) -> Bytes {
-    Bytes::from(format!("data: {json}\n\n"))
+fn frame(json: &str) -> Vec<u8> {
+    format!("data: {json}\n\n").into_bytes()
+}
+
+/// Hands `w` a response piece of exchange `id`, as a drain would: the
+/// message and the bytes it was taken with.
+fn piece(w: &mut Worker, id: u64, data: &[u8], at: Instant) {
+    let msg = Msg::Data {
+        id,
+        piece: 0..data.len(),
+        at: Some(at),
+    };
+    w.handle(msg, data);
 }
 
 fn violations(m: &Metrics) -> u64 {
@@ -89,7 +98,7 @@ fn violations(m: &Metrics) -> u64 {
 /// answer is the canceled task.
 fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
     let at = Instant::now();
-    let send = |w: &mut Worker, m| w.handle(m);
+    let send = |w: &mut Worker, m| w.handle(m, &[]);
     let first = begun(w);
     send(
         w,
@@ -107,26 +116,22 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
             head: Head::read(200, Some("text/event-stream"), None),
         },
     );
-    send(
+    piece(
         w,
-        Msg::Data {
-            id: 1,
-            data: frame(
-                r#"{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}}"#,
-            ),
-            at: Some(at),
-        },
+        1,
+        &frame(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}}"#,
+        ),
+        at,
     );
     let mut cancel = begun(w);
-    send(
+    piece(
         w,
-        Msg::Data {
-            id: 1,
-            data: frame(
-                r#"{"jsonrpc":"2.0","id":1,"result":{"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_CANCELED"}}}}"#,
-            ),
-            at: Some(at),
-        },
+        1,
+        &frame(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_CANCELED"}}}}"#,
+        ),
+        at,
     );
     send(
         w,
@@ -156,7 +161,12 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
             head: Head::read(200, Some("application/json"), None),
         },
     );
-    send(w, Msg::Data { id: 2, data: Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"result":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_CANCELED"}}}"#), at: Some(at) });
+    piece(
+        w,
+        2,
+        br#"{"jsonrpc":"2.0","id":1,"result":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_CANCELED"}}}"#,
+        at,
+    );
     send(
         w,
         Msg::End {
@@ -190,25 +200,26 @@ fn bodies_held_whole_share_the_analysis_budget() {
     // Two JSON answers arriving slowly: together they would hold more than
     // the budget, so the one that crosses it is left unjudged.
     for id in [1, 2] {
-        w.handle(Msg::Open {
-            id,
-            exchange: exchange(Operation::GetTask, Some("t")),
-            at,
-            seq: begun(&w),
-        });
-        w.handle(Msg::Head {
-            id,
-            head: Head::read(200, Some("application/json"), None),
-        });
+        w.handle(
+            Msg::Open {
+                id,
+                exchange: exchange(Operation::GetTask, Some("t")),
+                at,
+                seq: begun(&w),
+            },
+            &[],
+        );
+        w.handle(
+            Msg::Head {
+                id,
+                head: Head::read(200, Some("application/json"), None),
+            },
+            &[],
+        );
     }
-    let piece = Bytes::from(vec![b' '; 1500]);
     for _ in 0..2 {
         for id in [1, 2] {
-            w.handle(Msg::Data {
-                id,
-                data: piece.clone(),
-                at: Some(at),
-            });
+            piece(&mut w, id, &[b' '; 1500], at);
         }
     }
     let overload = m
