@@ -26,7 +26,7 @@
 
 use std::borrow::Cow;
 
-use http::{HeaderMap, Method, Uri};
+use http::{HeaderValue, Method, Uri};
 
 use super::json::{Cursor, Kind, Result};
 use super::model::{Binding, Exchange, Operation, RpcId, Version};
@@ -48,6 +48,20 @@ pub fn classify(
     headers: &http::HeaderMap,
     body: &[u8],
 ) -> Option<Exchange> {
+    classify_with(method, uri, headers.get(A2A_VERSION), body)
+}
+
+/// The one header the classifier reads.
+pub const A2A_VERSION: http::HeaderName = http::HeaderName::from_static("a2a-version");
+
+/// `classify`, given the request's `A2A-Version` header rather than all
+/// of its headers.
+pub fn classify_with(
+    method: &http::Method,
+    uri: &http::Uri,
+    a2a_version: Option<&HeaderValue>,
+    body: &[u8],
+) -> Option<Exchange> {
     let req = if method == Method::POST {
         parse(body)
     } else {
@@ -58,7 +72,7 @@ pub fn classify(
             return Some(ex);
         }
     }
-    rest(method, uri, headers, req.as_ref())
+    rest(method, uri, a2a_version, req.as_ref())
 }
 
 /// A request body: JSON-RPC members and the REST send members side by side.
@@ -255,13 +269,13 @@ fn jsonrpc(name: &str, req: &Req<'_>) -> Option<Exchange> {
 fn rest(
     method: &Method,
     uri: &Uri,
-    headers: &HeaderMap,
+    a2a_version: Option<&HeaderValue>,
     req: Option<&Req<'_>>,
 ) -> Option<Exchange> {
     use Operation::*;
     let r = route(method, uri.path())?;
     let version =
-        declared_version(uri, headers).unwrap_or(if r.under_v1 && r.operation != ListTasks {
+        declared_version(uri, a2a_version).unwrap_or(if r.under_v1 && r.operation != ListTasks {
             Version::V0_3
         } else {
             Version::V1_0
@@ -303,9 +317,8 @@ fn blocking(op: Operation, version: Version, config: Option<&Config>) -> bool {
 
 /// The `A2A-Version` header, else query parameter; `None` when missing,
 /// empty or not a version this proxy knows.
-fn declared_version(uri: &Uri, headers: &HeaderMap) -> Option<Version> {
-    let header = headers
-        .get("a2a-version")
+fn declared_version(uri: &Uri, header: Option<&HeaderValue>) -> Option<Version> {
+    let header = header
         .and_then(|v| v.to_str().ok())
         .map(str::trim)
         .filter(|v| !v.is_empty())
@@ -557,7 +570,7 @@ mod tests {
         let ex = classify(
             &Method::POST,
             &Uri::from_static("/"),
-            &HeaderMap::new(),
+            &http::HeaderMap::new(),
             body.as_bytes(),
         );
         assert_eq!(

@@ -26,7 +26,7 @@ use bytes::Bytes;
 
 use super::queue::{queue, Sender};
 use super::worker::{AnalysisHandle, Msg, Worker};
-use crate::a2a::classify::classify;
+use crate::a2a::classify::{classify_with, A2A_VERSION};
 use crate::engine::gathered::Gathered;
 use crate::engine::{EngineConfig, Head, Media, SkipReason};
 use crate::findings::Policy;
@@ -116,7 +116,7 @@ impl Inspector for Tap {
             begun: Seq::after_messages(self.shared.tx.sent()),
             shared: self.shared.clone(),
             request: Mutex::new(Request {
-                head: Some(Box::new(RequestHead::of(head))),
+                head: Some(RequestHead::of(head)),
                 body: Gathered::Empty,
                 over: false,
             }),
@@ -163,28 +163,22 @@ fn labels_of(exchange: &crate::a2a::model::Exchange) -> ExchangeLabels {
 struct RequestHead {
     method: http::Method,
     uri: http::Uri,
-    headers: http::HeaderMap,
+    a2a_version: Option<http::HeaderValue>,
 }
 
 impl RequestHead {
     fn of(head: &http::request::Parts) -> RequestHead {
-        let mut headers = http::HeaderMap::new();
-        if let Some(v) = head.headers.get(A2A_VERSION) {
-            headers.insert(A2A_VERSION, v.clone());
-        }
         RequestHead {
             method: head.method.clone(),
             uri: head.uri.clone(),
-            headers,
+            a2a_version: head.headers.get(A2A_VERSION).cloned(),
         }
     }
 }
 
-const A2A_VERSION: http::HeaderName = http::HeaderName::from_static("a2a-version");
-
 struct Request {
     /// Taken when the exchange is opened with the analysis thread.
-    head: Option<Box<RequestHead>>,
+    head: Option<RequestHead>,
     body: Gathered,
     over: bool,
 }
@@ -238,7 +232,8 @@ impl Observer {
         }
         let body = std::mem::take(&mut req.body);
         drop(req);
-        let Some(exchange) = classify(&head.method, &head.uri, &head.headers, body.as_slice())
+        let version = head.a2a_version.as_ref();
+        let Some(exchange) = classify_with(&head.method, &head.uri, version, body.as_slice())
         else {
             return;
         };
