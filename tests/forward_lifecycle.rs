@@ -192,18 +192,12 @@ impl ExchangeObserver for Recorder {
     fn response_head(&self, head: &response::Parts) {
         self.with(|r| r.statuses.push(head.status.as_u16()));
     }
-    fn response_data(&self, chunks: &mut Vec<Bytes>) {
-        self.with(|r| {
-            chunks
-                .drain(..)
-                .for_each(|c| r.response.extend_from_slice(&c))
-        });
+    fn response_data(&self, data: &[u8]) {
+        self.with(|r| r.response.extend_from_slice(data));
     }
-    fn response_end(&self, chunks: &mut Vec<Bytes>, end: BodyEnd) {
+    fn response_end(&self, data: &[u8], end: BodyEnd) {
         self.with(|r| {
-            chunks
-                .drain(..)
-                .for_each(|c| r.response.extend_from_slice(&c));
+            r.response.extend_from_slice(data);
             r.response_ends.push(end);
         });
     }

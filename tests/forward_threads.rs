@@ -59,10 +59,10 @@ impl ExchangeObserver for Exchange {
     fn response_head(&self, _head: &response::Parts) {
         self.threads.saw(self.id);
     }
-    fn response_data(&self, _chunks: &mut Vec<Bytes>) {
+    fn response_data(&self, _data: &[u8]) {
         self.threads.saw(self.id);
     }
-    fn response_end(&self, _chunks: &mut Vec<Bytes>, _end: BodyEnd) {
+    fn response_end(&self, _data: &[u8], _end: BodyEnd) {
         self.threads.saw(self.id);
     }
     fn upstream_failed(&self, _error: &ProxyError) {

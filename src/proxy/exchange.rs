@@ -1,6 +1,7 @@
 //! One exchange's context: its id, clock, observer, and the one place where
 //! its end is counted (metrics, logs) whatever way it ended.
 
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -10,7 +11,7 @@ use http::StatusCode;
 use prometheus::{Histogram, IntCounter};
 
 use super::error::{ProxyError, UpstreamReason};
-use super::inspect::{ExchangeLabels, ExchangeObserver, LABEL_SLOTS, RUN_MAX};
+use super::inspect::{ExchangeLabels, ExchangeObserver, LABEL_SLOTS, RUN_BYTES};
 use super::tee::{BodyEnd, BodyObserver};
 use crate::report::metrics::status_class;
 use crate::report::Metrics;
@@ -197,9 +198,44 @@ impl BodyObserver for RequestTap {
 pub struct ResponseTap {
     exchange: Arc<Exchange>,
     status: StatusCode,
-    /// Chunks seen since the last hand-over (this side owns them: no lock
-    /// per chunk).
-    run: Vec<Bytes>,
+    /// The bytes of the chunks seen since the last hand-over, copied (this
+    /// side owns them: no lock per chunk, and no reference to the read
+    /// buffer a chunk shares, whose count two threads would touch). Empty
+    /// and unallocated until the first chunk; then a buffer of `RUN_BYTES`
+    /// from this thread's spares, given back when the response is done.
+    run: Vec<u8>,
+}
+
+/// Most run buffers a serving thread keeps for its next responses (one
+/// per response it has open at once, up to this).
+const SPARE_RUNS: usize = 64;
+
+thread_local! {
+    /// Run buffers of finished responses, for the next ones on this thread:
+    /// a run never reallocates, and its buffer is allocated once per
+    /// thread rather than once per response.
+    static SPARES: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A cleared run buffer of `RUN_BYTES`: a spare, or a new one.
+fn spare_run() -> Vec<u8> {
+    SPARES
+        .with_borrow_mut(Vec::pop)
+        .unwrap_or_else(|| Vec::with_capacity(RUN_BYTES))
+}
+
+/// Keeps `run` for a later response on this thread, if there is room.
+fn keep_run(mut run: Vec<u8>) {
+    if run.capacity() == RUN_BYTES {
+        run.clear();
+        // At thread exit the spares are already gone: the buffer is freed.
+        let _ = SPARES.try_with(|spares| {
+            let mut spares = spares.borrow_mut();
+            if spares.len() < SPARE_RUNS {
+                spares.push(run);
+            }
+        });
+    }
 }
 
 impl ResponseTap {
@@ -214,7 +250,7 @@ impl ResponseTap {
 
     fn hand_over(&mut self) {
         if let (Some(o), false) = (&self.exchange.observer, self.run.is_empty()) {
-            o.response_data(&mut self.run);
+            o.response_data(&self.run);
             self.run.clear();
         }
     }
@@ -222,15 +258,21 @@ impl ResponseTap {
 
 impl BodyObserver for ResponseTap {
     fn data(&mut self, chunk: &Bytes) {
-        if self.exchange.observer.is_some() {
+        let Some(o) = &self.exchange.observer else {
+            return;
+        };
+        if self.run.len() + chunk.len() > RUN_BYTES && !self.run.is_empty() {
+            o.response_data(&self.run);
+            self.run.clear();
+        }
+        if chunk.len() >= RUN_BYTES {
+            // A run's worth alone: handed over as it is, not gathered.
+            o.response_data(chunk);
+        } else {
             if self.run.capacity() == 0 {
-                // Once, at its full length: growing it costs more.
-                self.run.reserve_exact(RUN_MAX);
+                self.run = spare_run();
             }
-            self.run.push(chunk.clone());
-            if self.run.len() >= RUN_MAX {
-                self.hand_over();
-            }
+            self.run.extend_from_slice(chunk);
         }
     }
 
@@ -265,8 +307,15 @@ impl BodyObserver for ResponseTap {
         ex.count(status_class(self.status));
         if let Some(o) = &ex.observer {
             // The last run goes with the end, in one hand-over.
-            o.response_end(&mut self.run, end);
+            o.response_end(&self.run, end);
+            self.run.clear();
         }
+    }
+}
+
+impl Drop for ResponseTap {
+    fn drop(&mut self) {
+        keep_run(std::mem::take(&mut self.run));
     }
 }
 
@@ -283,14 +332,12 @@ mod tests {
         fn request_data(&self, _: &Bytes) {}
         fn request_end(&self, _: BodyEnd) {}
         fn response_head(&self, _: &http::response::Parts) {}
-        fn response_data(&self, chunks: &mut Vec<Bytes>) {
-            let run = chunks.drain(..).flat_map(|c| c.to_vec()).collect();
-            self.0.lock().expect("lock").0.push(run);
+        fn response_data(&self, data: &[u8]) {
+            self.0.lock().expect("lock").0.push(data.to_vec());
         }
-        fn response_end(&self, chunks: &mut Vec<Bytes>, end: BodyEnd) {
+        fn response_end(&self, data: &[u8], end: BodyEnd) {
             let mut runs = self.0.lock().expect("lock");
-            runs.0
-                .push(chunks.drain(..).flat_map(|c| c.to_vec()).collect());
+            runs.0.push(data.to_vec());
             runs.1.push(end);
         }
         fn upstream_failed(&self, _: &ProxyError) {}
@@ -304,28 +351,39 @@ mod tests {
         let observer: Arc<dyn ExchangeObserver> = runs.clone();
         let exchange = Arc::new(Exchange::new(1, Instant::now(), Some(observer), shared));
         let mut tap = ResponseTap::new(exchange, StatusCode::OK);
-        let byte = |i: usize| Bytes::from(vec![i as u8]);
+        let mut sent = Vec::new();
+        let mut chunk = |len: usize| {
+            let c: Vec<u8> = (0..len).map(|i| (sent.len() + i) as u8).collect();
+            sent.extend_from_slice(&c);
+            Bytes::from(c)
+        };
         let handed = || runs.0.lock().expect("lock").0.clone();
 
         // A read that brought more than a run: full runs go at once...
-        (0..RUN_MAX * 2 + 3).for_each(|i| tap.data(&byte(i)));
+        let piece = RUN_BYTES / 4 - 1;
+        (0..9).for_each(|_| tap.data(&chunk(piece)));
         assert_eq!(handed().len(), 2);
-        assert!(handed().iter().all(|r| r.len() == RUN_MAX));
+        assert!(handed().iter().all(|r| r.len() == 4 * piece));
         // ...the rest when the body pauses; a pause with nothing new hands
         // over nothing.
         tap.pause();
         tap.pause();
         assert_eq!(handed().len(), 3);
-        assert_eq!(handed()[2].len(), 3);
+        assert_eq!(handed()[2].len(), piece);
+        // A chunk of a run's length or more comes alone, after what was
+        // gathered before it.
+        tap.data(&chunk(3));
+        tap.data(&chunk(RUN_BYTES));
+        assert_eq!(handed().len(), 5);
+        assert_eq!(handed()[3].len(), 3);
+        assert_eq!(handed()[4].len(), RUN_BYTES);
         // What came after the last pause goes with the end.
-        tap.data(&byte(100));
+        tap.data(&chunk(1));
         tap.end(BodyEnd::Complete);
         let (all, ends) = runs.0.lock().expect("lock").clone();
-        assert_eq!(all.len(), 4);
-        assert_eq!(all[3], [100]);
+        assert_eq!(all.len(), 6);
+        assert_eq!(all[5].len(), 1);
         assert_eq!(ends, [BodyEnd::Complete]);
-        let bytes: Vec<u8> = all.concat();
-        let sent: Vec<u8> = (0..RUN_MAX * 2 + 3).map(|i| i as u8).chain([100]).collect();
-        assert_eq!(bytes, sent, "every chunk once, in order");
+        assert_eq!(all.concat(), sent, "every byte once, in order");
     }
 }

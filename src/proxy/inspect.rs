@@ -42,9 +42,10 @@ impl Default for ExchangeLabels {
     }
 }
 
-/// Most response chunks handed to [`ExchangeObserver::response_data`] in one
-/// call (a body that never pauses still reaches it in runs this long).
-pub const RUN_MAX: usize = 16;
+/// Most response bytes gathered for one [`ExchangeObserver::response_data`]
+/// call (a body that never pauses still reaches it in runs this long; a
+/// chunk as long comes alone, without being gathered).
+pub const RUN_BYTES: usize = 16 * 1024;
 
 /// Called by the proxy for every exchange; held in the server state.
 pub trait Inspector: Send + Sync + 'static {
@@ -75,16 +76,16 @@ pub trait ExchangeObserver: Send + Sync + 'static {
     fn request_end(&self, end: BodyEnd);
     /// The upstream's response head (hop-by-hop headers already removed).
     fn response_head(&self, head: &response::Parts);
-    /// Chunks of the response body, in order, as received from the
-    /// upstream: those one upstream read brought (at most [`RUN_MAX`] at a
-    /// time), handed over when the body has nothing more ready or fills a
-    /// run (the last ones come with `response_end`). Take them out: the
-    /// vector is reused.
-    fn response_data(&self, chunks: &mut Vec<Bytes>);
+    /// Bytes of the response body, in order, as received from the
+    /// upstream: what one upstream read brought, gathered (at most
+    /// [`RUN_BYTES`] at a time), handed over when the body has nothing more
+    /// ready or fills a run (the last ones come with `response_end`). Copy
+    /// what you need: the buffer is reused.
+    fn response_data(&self, data: &[u8]);
     /// The response body ended (exactly once; `Dropped` = the caller went
-    /// away), with the chunks that came since the last `response_data`
-    /// (often none; take them out).
-    fn response_end(&self, chunks: &mut Vec<Bytes>, end: BodyEnd);
+    /// away), with the bytes that came since the last `response_data`
+    /// (often none).
+    fn response_end(&self, data: &[u8], end: BodyEnd);
     /// The upstream leg failed before a response head (502/504 to the caller).
     fn upstream_failed(&self, error: &ProxyError);
     /// The labels for `a2a_requests_total` and `a2a_request_duration_seconds`,

@@ -3,20 +3,18 @@
 //! without ever waiting for it.
 //!
 //! A response's messages are handed over in batches: the proxy hands the
-//! observer a run of pieces (what one upstream read brought, or a full
-//! run) at a time, the last with the end, and the response head is held
-//! until the first run or the end. Each hand-over takes the queue's lock,
-//! which every serving thread and the analysis thread share, and moves the
-//! messages straight into the queue, with no buffer of this exchange's own
-//! in between: one take per upstream read instead of one per piece (a small
-//! JSON response, head, body and end together, is one). A piece's bytes
-//! are copied into the queue's byte buffer, not shared: the read buffer
-//! they came in is let go on the serving thread as soon as they are
+//! observer a run of bytes (what one upstream read brought, or a full
+//! run, gathered) at a time, the last with the end, and the response head
+//! is held until the first run or the end. Each hand-over takes the
+//! queue's lock, which every serving thread and the analysis thread share,
+//! and copies the run into the queue's byte buffer as one message: one take
+//! per upstream read instead of one per piece (a small JSON response,
+//! head, body and end together, is one). Bytes are copied, not shared: a
+//! read buffer is let go on the serving thread as soon as its bytes are
 //! forwarded, so the HTTP reader reuses it instead of allocating a new one
-//! that the analysis thread would free. The request takes
-//! none of its own: its place in the causal order is the queue's count of
-//! messages sent when it began, and its opening waits for the first
-//! hand-over.
+//! that the analysis thread would free. The request takes none of its
+//! own: its place in the causal order is the queue's count of messages
+//! sent when it began, and its opening waits for the first hand-over.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
@@ -252,14 +250,15 @@ impl Observer {
         self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Hands what is held (the opening, the response head), `chunks`
-    /// (emptied) and `end` to the analysis thread in one go. Pieces over
-    /// the analysis budget are not queued: the exchange goes unjudged, its
-    /// first lost piece standing in their place so that the analysis thread
-    /// stops judging it before its end arrives; once lost, later pieces are
+    /// Hands what is held (the opening, the response head), `data` (the
+    /// response bytes since the last hand-over) and `end` to the analysis
+    /// thread in one go, the bytes copied into the queue. Bytes over the
+    /// analysis budget are not queued: the exchange goes unjudged, a lost
+    /// piece standing in their place so that the analysis thread stops
+    /// judging it before its end arrives; once lost, later bytes are
     /// dropped.
-    fn hand_over(&self, chunks: &mut Vec<Bytes>, mut end: Option<Msg>) {
-        if chunks.is_empty() && end.is_none() {
+    fn hand_over(&self, data: &[u8], mut end: Option<Msg>) {
+        if data.is_empty() && end.is_none() {
             return;
         }
         let id = self.id;
@@ -267,36 +266,27 @@ impl Observer {
         let Held { open, head } = &mut *held;
         let mut lost = None;
         if !self.lost.load(Ordering::Relaxed) {
-            let first = !chunks.is_empty()
+            let first = !data.is_empty()
                 && !self.data_sent.load(Ordering::Relaxed)
                 && !self.data_sent.swap(true, Ordering::Relaxed);
-            let mut at = first.then(Instant::now);
-            let bytes = chunks.iter().map(Bytes::len).sum();
-            let sent = self.shared.tx.send_with(bytes, |batch| {
+            let at = first.then(Instant::now);
+            let sent = self.shared.tx.send_with(data.len(), |batch| {
                 batch.items.extend(open.take());
                 batch
                     .items
                     .extend(head.take().map(|head| Msg::Head { id, head }));
-                for data in chunks.iter() {
+                if !data.is_empty() {
                     let piece = batch.copy(data);
-                    batch.items.push(Msg::Data {
-                        id,
-                        piece,
-                        at: at.take(),
-                    });
+                    batch.items.push(Msg::Data { id, piece, at });
                 }
                 batch.items.extend(end.take());
             });
             if sent {
-                // The pieces were copied: the read buffers they share are
-                // let go here, on the thread that will reuse them.
-                chunks.clear();
                 return;
             }
             self.lost.store(true, Ordering::Relaxed);
-            lost = (!chunks.is_empty()).then_some(Msg::Lost { id });
+            lost = (!data.is_empty()).then_some(Msg::Lost { id });
         }
-        chunks.clear();
         if lost.is_some() || end.is_some() {
             self.shared.tx.send_with(0, |batch| {
                 batch.items.extend(open.take());
@@ -309,11 +299,10 @@ impl Observer {
         }
     }
 
-    /// Ends the exchange (once) with the chunks that came since the last
+    /// Ends the exchange (once) with the bytes that came since the last
     /// hand-over.
-    fn finish(&self, chunks: &mut Vec<Bytes>, end: End) {
+    fn finish(&self, data: &[u8], end: End) {
         if self.ended.swap(true, Ordering::AcqRel) {
-            chunks.clear();
             return;
         }
         if self.stream.load(Ordering::Acquire) {
@@ -324,7 +313,7 @@ impl Observer {
             end,
             at: Instant::now(),
         };
-        self.hand_over(chunks, Some(end));
+        self.hand_over(data, Some(end));
     }
 }
 
@@ -367,21 +356,21 @@ impl ExchangeObserver for Observer {
         self.held().head = Some(head);
     }
 
-    fn response_data(&self, chunks: &mut Vec<Bytes>) {
-        self.hand_over(chunks, None);
+    fn response_data(&self, data: &[u8]) {
+        self.hand_over(data, None);
     }
 
-    fn response_end(&self, chunks: &mut Vec<Bytes>, end: BodyEnd) {
+    fn response_end(&self, data: &[u8], end: BodyEnd) {
         let end = match end {
             BodyEnd::Complete => End::Upstream,
             BodyEnd::Error => End::UpstreamError,
             BodyEnd::Dropped => End::ClientGone,
         };
-        self.finish(chunks, end);
+        self.finish(data, end);
     }
 
     fn upstream_failed(&self, _error: &ProxyError) {
-        self.finish(&mut Vec::new(), End::UpstreamError);
+        self.finish(&[], End::UpstreamError);
     }
 
     fn labels(&self) -> ExchangeLabels {
@@ -392,7 +381,7 @@ impl ExchangeObserver for Observer {
 impl Drop for Observer {
     fn drop(&mut self) {
         // Every exchange ends exactly once for the analysis thread.
-        self.finish(&mut Vec::new(), End::ClientGone);
+        self.finish(&[], End::ClientGone);
     }
 }
 
