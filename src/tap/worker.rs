@@ -100,6 +100,49 @@ struct Live {
 /// Maps keyed by request id, looked up for every message.
 type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 
+/// The exchanges being judged: the one opened last apart, the rest in a
+/// map. An exchange whose messages come together (a JSON answer: opening,
+/// head, body and end in one hand-over) is judged and ended there without
+/// a map insert, lookups or a removal; it joins the map when another
+/// exchange opens.
+#[derive(Default)]
+struct LiveSet {
+    newest: Option<(u64, Live)>,
+    others: IdMap<Live>,
+}
+
+impl LiveSet {
+    fn len(&self) -> usize {
+        self.others.len() + usize::from(self.newest.is_some())
+    }
+
+    fn open(&mut self, id: u64, live: Live) {
+        if let Some((older, live)) = self.newest.replace((id, live)) {
+            self.others.insert(older, live);
+        }
+    }
+
+    fn get_mut(&mut self, id: u64) -> Option<&mut Live> {
+        match &mut self.newest {
+            Some((newest, live)) if *newest == id => Some(live),
+            _ => self.others.get_mut(&id),
+        }
+    }
+
+    /// Drops `id`'s state where it lies (the newest is not moved out);
+    /// what it held, if it was there.
+    fn discard(&mut self, id: u64) -> Option<usize> {
+        match &self.newest {
+            Some((newest, live)) if *newest == id => {
+                let held = live.held;
+                self.newest = None;
+                Some(held)
+            }
+            _ => self.others.remove(&id).map(|live| live.held),
+        }
+    }
+}
+
 /// Request ids are the proxy's own counter, never chosen by a peer: one
 /// multiply spreads them, and SipHash's flood resistance buys nothing.
 #[derive(Default)]
@@ -135,7 +178,7 @@ pub(crate) struct Worker {
     epoch: Instant,
     handles: Handles,
     /// Exchanges being judged; messages for any other id are ignored.
-    live: IdMap<Live>,
+    live: LiveSet,
     /// Messages handled so far: the index of the next one in the queue's
     /// order, which stamps the registry's observations.
     handled: u64,
@@ -172,7 +215,7 @@ impl Worker {
             budget,
             epoch: Instant::now(),
             handles,
-            live: IdMap::default(),
+            live: LiveSet::default(),
             handled: 0,
             held: 0,
             clock: Instant::now(),
@@ -243,7 +286,7 @@ impl Worker {
             } => self.open(id, *exchange, at, seq),
             Msg::Unjudged { reason } => self.skipped(reason),
             Msg::Head { id, head } => {
-                if let Some(live) = self.live.get_mut(&id) {
+                if let Some(live) = self.live.get_mut(id) {
                     live.engine.head(head);
                     if let Some(r) = live.engine.skipped() {
                         self.forget(id);
@@ -257,7 +300,7 @@ impl Worker {
                 self.data(id, data, at);
             }
             Msg::Lost { id } => {
-                if self.forget(id).is_some() {
+                if self.forget(id) {
                     self.skipped(SkipReason::Overload);
                 }
             }
@@ -268,7 +311,7 @@ impl Worker {
 
     fn open(&mut self, id: u64, exchange: Exchange, at: Instant, seq: Seq) {
         let engine = ExchangeEngine::new(exchange, seq, self.engine_cfg);
-        self.live.insert(
+        self.live.open(
             id,
             Live {
                 engine,
@@ -284,7 +327,7 @@ impl Worker {
     fn data(&mut self, id: u64, data: &[u8], at: Option<Instant>) {
         let now = at.map_or(self.clock_ms, |at| self.now(at));
         let at = at.unwrap_or(self.clock);
-        let Some(live) = self.live.get_mut(&id) else {
+        let Some(live) = self.live.get_mut(id) else {
             return;
         };
         let mut sink = Collect::default();
@@ -329,7 +372,7 @@ impl Worker {
 
     fn end(&mut self, id: u64, end: End, at: Instant) {
         let now = self.now(at);
-        let Some(mut live) = self.forget(id) else {
+        let Some(live) = self.live.get_mut(id) else {
             return;
         };
         let mut sink = Collect::default();
@@ -347,16 +390,23 @@ impl Worker {
                 h.observe(at.saturating_duration_since(live.opened).as_secs_f64());
             }
         }
-        if !sink.findings.is_empty() {
-            self.report(id, Some(live.engine.exchange()), sink.findings);
+        // Reporting reads the whole worker: the exchange is copied out
+        // for it (only when there are findings) and its state dropped
+        // where it lies.
+        let exchange = (!sink.findings.is_empty()).then(|| live.engine.exchange().clone());
+        self.forget(id);
+        if let Some(exchange) = exchange {
+            self.report(id, Some(&exchange), sink.findings);
         }
     }
 
-    /// Stops judging `id`, releasing what it held.
-    fn forget(&mut self, id: u64) -> Option<Live> {
-        let live = self.live.remove(&id)?;
-        self.held -= live.held;
-        Some(live)
+    /// Stops judging `id`, releasing what it held; whether it was judged.
+    fn forget(&mut self, id: u64) -> bool {
+        let Some(held) = self.live.discard(id) else {
+            return false;
+        };
+        self.held -= held;
+        true
     }
 
     fn tick(&mut self) {

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{Msg, Worker};
-use crate::a2a::model::{Binding, Exchange, Operation, RpcId, Version};
+use crate::a2a::model::{Binding, Exchange, Operation, RpcId, TaskState, Version};
 use crate::engine::{EngineConfig, Head};
 use crate::findings::Policy;
 use crate::lifecycle::{End, Registry, RegistryConfig, Seq};
@@ -228,5 +228,76 @@ fn bodies_held_whole_share_the_analysis_budget() {
         .get();
     assert_eq!(overload, 1, "the second body crossed the bound");
     assert!(w.held <= 4096, "held {}", w.held);
+    file.remove(w);
+}
+
+#[test]
+fn exchanges_answered_out_of_turn_are_each_judged_to_their_end() {
+    let (mut w, _m, file) = worker();
+    let at = Instant::now();
+    let json = || Head::read(200, Some("application/json"), None);
+    for id in [1, 2, 3] {
+        let seq = begun(&w);
+        let exchange = exchange(Operation::GetTask, Some(&format!("t{id}")));
+        w.handle(
+            Msg::Open {
+                id,
+                exchange,
+                at,
+                seq,
+            },
+            &[],
+        );
+        w.handle(Msg::Head { id, head: json() }, &[]);
+    }
+    // Bodies and ends come in another order than the openings, the last
+    // opened exchange's in the middle.
+    for id in [2, 3, 1] {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"id":"t{id}","contextId":"c","status":{{"state":"TASK_STATE_WORKING"}}}}}}"#
+        );
+        piece(&mut w, id, body.as_bytes(), at);
+    }
+    assert_eq!(w.live.len(), 3);
+    assert!(w.held > 0, "bodies are held until their ends");
+    for id in [3, 1, 2] {
+        let end = End::Upstream;
+        w.handle(Msg::End { id, end, at }, &[]);
+        assert_eq!(
+            w.registry.state_of(&format!("t{id}")),
+            Some(TaskState::Working)
+        );
+    }
+    assert_eq!(w.live.len(), 0);
+    assert_eq!(w.held, 0);
+    // An exchange whose messages come together is judged as well.
+    let seq = begun(&w);
+    let exchange = exchange(Operation::GetTask, Some("t4"));
+    w.handle(
+        Msg::Open {
+            id: 4,
+            exchange,
+            at,
+            seq,
+        },
+        &[],
+    );
+    w.handle(
+        Msg::Head {
+            id: 4,
+            head: json(),
+        },
+        &[],
+    );
+    piece(
+        &mut w,
+        4,
+        br#"{"jsonrpc":"2.0","id":1,"result":{"id":"t4","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}}"#,
+        at,
+    );
+    let end = End::Upstream;
+    w.handle(Msg::End { id: 4, end, at }, &[]);
+    assert_eq!(w.registry.state_of("t4"), Some(TaskState::Completed));
+    assert_eq!((w.live.len(), w.held), (0, 0));
     file.remove(w);
 }
