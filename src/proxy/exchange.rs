@@ -258,16 +258,17 @@ impl ResponseTap {
 
 impl BodyObserver for ResponseTap {
     fn data(&mut self, chunk: &Bytes) {
-        let Some(o) = &self.exchange.observer else {
+        if self.exchange.observer.is_none() {
             return;
-        };
-        if self.run.len() + chunk.len() > RUN_BYTES && !self.run.is_empty() {
-            o.response_data(&self.run);
-            self.run.clear();
+        }
+        if self.run.len() + chunk.len() > RUN_BYTES {
+            self.hand_over();
         }
         if chunk.len() >= RUN_BYTES {
             // A run's worth alone: handed over as it is, not gathered.
-            o.response_data(chunk);
+            if let Some(o) = &self.exchange.observer {
+                o.response_data(chunk);
+            }
         } else {
             if self.run.capacity() == 0 {
                 self.run = spare_run();

@@ -38,13 +38,14 @@ pub(crate) enum Msg {
         id: u64,
         head: Head,
     },
+    /// A run of the response body (what one upstream read brought).
     Data {
         id: u64,
-        /// Where the piece's bytes lie in the bytes taken with it.
+        /// Where the run's bytes lie in the bytes taken with it.
         piece: Range<usize>,
-        /// When the first piece passed (for time to first event); later
-        /// pieces are timed when the analysis thread takes them, which
-        /// saves a clock read per piece on the forwarding path.
+        /// When the first run passed (for time to first event); later
+        /// runs are timed when the analysis thread takes them, which
+        /// saves a clock read per run on the forwarding path.
         at: Option<Instant>,
     },
     /// Bytes of this exchange were not delivered: stop judging it.
