@@ -1,5 +1,6 @@
-//! A body gathered until its end. Most arrive in one piece, which is kept
-//! as it came (shared, not copied); pieces after it are copied together.
+//! A request body gathered until its end, for the classifier. Most arrive
+//! in one piece, which is kept as it came (shared, not copied); pieces
+//! after it are copied together.
 
 use bytes::{Bytes, BytesMut};
 
@@ -16,18 +17,6 @@ impl Gathered {
         self.as_slice().len()
     }
 
-    /// Bytes held. A kept piece counts at its length, though it may share
-    /// a larger read buffer: that buffer is let go when a second piece
-    /// comes (the two are copied together) or at the end, which for a
-    /// body that fits one read is the next message.
-    pub(crate) fn held_bytes(&self) -> usize {
-        match self {
-            Gathered::Empty => 0,
-            Gathered::One(b) => b.len(),
-            Gathered::Many(b) => b.capacity(),
-        }
-    }
-
     /// Appends a piece; the first is kept without a copy.
     pub(crate) fn push(&mut self, data: &Bytes) {
         match self {
@@ -37,7 +26,7 @@ impl Gathered {
     }
 
     /// Appends a copy of `data`.
-    pub(crate) fn push_slice(&mut self, data: &[u8]) {
+    fn push_slice(&mut self, data: &[u8]) {
         match std::mem::take(self) {
             Gathered::Empty => *self = Gathered::Many(BytesMut::from(data)),
             Gathered::One(first) => {
@@ -80,7 +69,6 @@ mod tests {
         g.push_slice(b"}");
         assert_eq!(g.as_slice(), b"{\"a\":1}");
         assert_eq!(g.len(), 7);
-        assert!(g.held_bytes() >= 7);
 
         let mut copied = Gathered::default();
         copied.push_slice(b"ab");

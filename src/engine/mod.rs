@@ -12,7 +12,6 @@ use crate::findings::Finding;
 use crate::lifecycle::{End, Millis, Outcome, Reducer, Registry, Seq};
 use crate::report::evidence::EvidencePolicy;
 use crate::sse::{Frame, Framer};
-use gathered::Gathered;
 use inflate::{Encoding, Inflate};
 
 /// Limits and evidence rules of the engine.
@@ -83,9 +82,9 @@ enum Body {
     /// stream's state and no other body's, and the engine is moved when an
     /// exchange opens and closes.
     Stream(Box<Stream>),
-    /// A JSON body, gathered up to the limit and judged at its end.
+    /// A JSON body, copied up to the limit and judged at its end.
     Whole {
-        buf: Gathered,
+        buf: Vec<u8>,
     },
     /// Not judged: an operation with nothing to check, or a non-2xx answer
     /// that is not JSON (a load balancer's error page is not the agent's).
@@ -183,7 +182,7 @@ impl ExchangeEngine {
     pub fn held_bytes(&self) -> usize {
         match &self.body {
             Body::Stream(s) => s.framer.buffered_capacity() + s.last.held_bytes(),
-            Body::Whole { buf } => buf.held_bytes(),
+            Body::Whole { buf } => buf.capacity(),
             _ => 0,
         }
     }
@@ -235,9 +234,7 @@ impl ExchangeEngine {
                 last: LastFrame::default(),
             }))
         } else if success || head.media == Media::Json {
-            Body::Whole {
-                buf: Gathered::Empty,
-            }
+            Body::Whole { buf: Vec::new() }
         } else {
             Body::Ignored
         };
@@ -276,7 +273,7 @@ impl ExchangeEngine {
                     if buf.len() + plain.len() > limit {
                         over = true;
                     } else if !over {
-                        buf.push_slice(plain);
+                        buf.extend_from_slice(plain);
                     }
                 });
                 if over {
@@ -312,7 +309,7 @@ impl ExchangeEngine {
             // A body is judged only when it arrived whole.
             Body::Whole { .. } if matches!(end, End::Upstream) => {
                 if let Body::Whole { buf } = std::mem::replace(&mut self.body, Body::Ignored) {
-                    self.judge_whole(buf.as_slice(), reg, now, sink);
+                    self.judge_whole(&buf, reg, now, sink);
                 }
                 None
             }
