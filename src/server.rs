@@ -368,10 +368,16 @@ impl ServingThread {
     }
 }
 
-/// The HTTP/1.1 and h2c server settings for caller connections.
+/// The HTTP/1.1 and h2c server settings for caller connections. hyper
+/// adds no `Date` header: answers go out with the upstream's headers as
+/// they came (a gRPC trailers-only answer too).
 fn caller_builder() -> auto::Builder<TokioExecutor> {
     let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder.http1().timer(TokioTimer::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .auto_date_header(false);
+    builder.http2().auto_date_header(false);
     builder
 }
 

@@ -19,11 +19,14 @@ use crate::config::{ProxySection, UpstreamUrl};
 pub type UpstreamClient = Client<HttpsConnector<HttpConnector>, UpstreamBody>;
 
 /// How the forwarder reaches the upstream.
-pub enum Upstream {
-    /// HTTP/1.1: connections leased to and driven by each exchange.
-    Http1(Arc<Pool>),
-    /// HTTP/2 (h2c or ALPN h2): one multiplexed pooled client.
-    Http2(Box<UpstreamClient>),
+pub struct Upstream {
+    /// HTTP/1.1: connections leased to and driven by each exchange; `None`
+    /// when `proxy.upstream_http2` sends everything over HTTP/2.
+    pub http1: Option<Arc<Pool>>,
+    /// HTTP/2 (h2c or ALPN h2): one multiplexed pooled client, for every
+    /// request with `upstream_http2`, else for gRPC calls only (gRPC needs
+    /// HTTP/2). It connects on first use.
+    pub http2: Box<UpstreamClient>,
 }
 
 /// Why the upstream client could not be built.
@@ -44,25 +47,26 @@ pub fn build(cfg: &ProxySection, upstream: &UpstreamUrl) -> Result<Upstream, Cli
     http.set_nodelay(true);
     http.set_connect_timeout(Some(cfg.connect_timeout.0));
     let tls = tls_config(upstream.is_https(), cfg.tls_ca_file.as_deref())?;
-    let builder = HttpsConnectorBuilder::new()
-        .with_tls_config(tls)
-        .https_or_http();
-    if !cfg.upstream_http2 {
-        let connector = builder.enable_http1().wrap_connector(http);
-        return Ok(Upstream::Http1(Arc::new(Pool::new(
-            connector,
-            cfg.pool_idle_timeout.0,
-        ))));
-    }
-    let connector = builder.enable_http2().wrap_connector(http);
-    Ok(Upstream::Http2(Box::new(
-        Client::builder(TokioExecutor::new())
-            .pool_timer(TokioTimer::new())
-            .timer(TokioTimer::new())
-            .pool_idle_timeout(cfg.pool_idle_timeout.0)
-            .http2_only(true)
-            .build(connector),
-    )))
+    let builder = || {
+        HttpsConnectorBuilder::new()
+            .with_tls_config(tls.clone())
+            .https_or_http()
+    };
+    let http1 = (!cfg.upstream_http2).then(|| {
+        let connector = builder().enable_http1().wrap_connector(http.clone());
+        Arc::new(Pool::new(connector, cfg.pool_idle_timeout.0))
+    });
+    let connector = builder().enable_http2().wrap_connector(http);
+    let http2 = Client::builder(TokioExecutor::new())
+        .pool_timer(TokioTimer::new())
+        .timer(TokioTimer::new())
+        .pool_idle_timeout(cfg.pool_idle_timeout.0)
+        .http2_only(true)
+        .build(connector);
+    Ok(Upstream {
+        http1,
+        http2: Box::new(http2),
+    })
 }
 
 /// Root store: system roots (only loaded for `https://` upstreams) plus the CA file.

@@ -16,7 +16,7 @@ use tracing::Instrument;
 use super::client::{self, ClientError, Upstream};
 use super::error::ProxyError;
 use super::exchange::{Exchange, RequestTap, ResponseTap, Shared};
-use super::headers::{add_forwarded, strip_hop_by_hop};
+use super::headers::{add_forwarded, strip_hop_by_hop, strip_request_hop_by_hop};
 use super::idle::IdleTimeout;
 use super::inspect::Inspector;
 use super::limit::LimitBody;
@@ -54,7 +54,6 @@ pub struct Forwarder {
     max_request_body: u64,
     header_timeout: Duration,
     forwarded_headers: bool,
-    version: Version,
 }
 
 // === impl Forwarder ===
@@ -103,11 +102,6 @@ impl Forwarder {
             max_request_body: p.max_request_body,
             header_timeout: p.upstream_header_timeout.0,
             forwarded_headers: p.forwarded_headers,
-            version: if p.upstream_http2 {
-                Version::HTTP_2
-            } else {
-                Version::HTTP_11
-            },
         })
     }
 
@@ -145,7 +139,9 @@ impl Forwarder {
                 ProxyError::RequestTooLarge(self.max_request_body),
             );
         }
-        let uri = match self.upstream_uri(&head.uri, &mut head.headers) {
+        // gRPC needs HTTP/2 upstream, whatever the other requests use.
+        let http2 = self.upstream.http1.is_none() || is_grpc(&head.headers);
+        let uri = match self.upstream_uri(&head.uri, http2) {
             Ok(uri) => uri,
             Err(detail) => {
                 let err = ProxyError::Upstream {
@@ -159,17 +155,28 @@ impl Forwarder {
         let body = LimitBody::new(body, self.max_request_body, tripped.clone());
         let body = TeeBody::new(body, RequestTap(exchange.clone()));
         let caller_version = head.version;
-        strip_hop_by_hop(&mut head.headers);
+        strip_request_hop_by_hop(&mut head.headers);
         if self.forwarded_headers {
             add_forwarded(&mut head.headers, caller_version, peer.ip());
         }
+        // Set after the strip, so that no `Connection` value can remove it.
+        if http2 {
+            head.headers.remove(header::HOST);
+        } else {
+            head.headers.insert(header::HOST, self.target.host.clone());
+        }
         head.uri = uri;
-        head.version = self.version;
+        head.version = if http2 {
+            Version::HTTP_2
+        } else {
+            Version::HTTP_11
+        };
         head.extensions = http::Extensions::new();
         let upstream_req = Request::from_parts(head, body);
 
         let sent = Instant::now();
-        let result = tokio::time::timeout(self.header_timeout, self.send(upstream_req)).await;
+        let result =
+            tokio::time::timeout(self.header_timeout, self.send(upstream_req, http2)).await;
         let answered = Instant::now();
         let response = match result {
             Err(_) => {
@@ -210,21 +217,24 @@ impl Forwarder {
         Response::from_parts(head, body)
     }
 
-    /// Sends on the upstream; a stale pooled HTTP/1.1 connection that did
-    /// not take the request is replaced once.
+    /// Sends on the upstream, over HTTP/2 when `http2`; a stale pooled
+    /// HTTP/1.1 connection that did not take the request is replaced once.
     async fn send(
         &self,
         req: Request<UpstreamBody>,
+        http2: bool,
     ) -> Result<Response<UpstreamResponseBody>, ProxyError> {
-        let pool = match &self.upstream {
-            Upstream::Http2(client) => {
-                let resp = client
+        let pool = match &self.upstream.http1 {
+            Some(pool) if !http2 => pool,
+            _ => {
+                let resp = self
+                    .upstream
+                    .http2
                     .request(req)
                     .await
                     .map_err(|e| ProxyError::from_client(&e, e.is_connect()))?;
                 return Ok(resp.map(UpstreamResponseBody::Plain));
             }
-            Upstream::Http1(pool) => pool,
         };
         let connect_failed = |e: BoxError| ProxyError::from_client(&*e, true);
         let wire_failed = |f: SendFailure| ProxyError::from_client(&f.into_error(), false);
@@ -248,9 +258,10 @@ impl Forwarder {
         Ok(resp.map(|body| UpstreamResponseBody::Leased(LeasedBody::new(body, lease, pool))))
     }
 
-    /// The upstream request target: origin-form with a `Host` header for
-    /// HTTP/1.1, absolute for HTTP/2. The path is base path + caller's path and query.
-    fn upstream_uri(&self, caller: &Uri, headers: &mut http::HeaderMap) -> Result<Uri, String> {
+    /// The upstream request target: origin-form for HTTP/1.1 (with a `Host`
+    /// header), absolute for HTTP/2. The path is base path + caller's path
+    /// and query.
+    fn upstream_uri(&self, caller: &Uri, http2: bool) -> Result<Uri, String> {
         let pq = caller
             .path_and_query()
             .cloned()
@@ -261,11 +272,9 @@ impl Forwarder {
             let joined = format!("{}{}", self.target.base_path, pq.as_str());
             PathAndQuery::try_from(joined).map_err(|e| e.to_string())?
         };
-        if let Upstream::Http1(_) = self.upstream {
-            headers.insert(header::HOST, self.target.host.clone());
+        if !http2 {
             return Ok(Uri::from(pq));
         }
-        headers.remove(header::HOST);
         Uri::builder()
             .scheme(self.target.scheme.clone())
             .authority(self.target.authority.clone())
@@ -278,6 +287,15 @@ impl Forwarder {
         exchange.failed(&err);
         error_response(&err)
     }
+}
+
+/// Whether the request is a gRPC call (`application/grpc`, `+proto` and
+/// the other `application/grpc+...` subtypes).
+fn is_grpc(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.as_bytes().get(..16))
+        .is_some_and(|m| m.eq_ignore_ascii_case(b"application/grpc"))
 }
 
 fn declared_length(headers: &http::HeaderMap) -> Option<u64> {

@@ -18,33 +18,68 @@ const HOP_BY_HOP: [HeaderName; 6] = [
 ];
 
 /// Removes hop-by-hop headers: those named by `Connection`, the fixed set,
-/// and every `Proxy-*` header.
+/// and every `Proxy-*` header. The headers left keep their order.
 pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
-    if headers.contains_key(header::CONNECTION) {
-        let named: Vec<HeaderName> = headers
-            .get_all(header::CONNECTION)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
-            .collect();
-        for name in named {
-            headers.remove(name);
+    strip(headers, false);
+}
+
+/// Removes a request's hop-by-hop headers, but passes `TE: trailers` on:
+/// the proxy carries trailers both ways, and gRPC servers refuse a request
+/// without it (RFC 9113 §8.2.2 allows exactly that value on HTTP/2; RFC 9110
+/// §10.1.4 lets a proxy that supports trailers say so). Every other `TE`
+/// value stays behind.
+pub fn strip_request_hop_by_hop(headers: &mut HeaderMap) {
+    strip(headers, true);
+}
+
+/// Headers that `Connection` cannot make hop-by-hop: the message's framing
+/// and target are the proxy's to set, never a caller's to remove.
+fn protected(name: &HeaderName) -> bool {
+    name == header::HOST || name == header::CONTENT_LENGTH
+}
+
+fn strip(headers: &mut HeaderMap, keep_te_trailers: bool) {
+    let named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .filter(|name| !protected(name))
+        .collect();
+    let hop = |name: &HeaderName| {
+        HOP_BY_HOP.contains(name) || is_proxy_header(name) || named.contains(name)
+    };
+    if !headers.keys().any(hop) {
+        return;
+    }
+    // Rebuilt rather than removed from: `HeaderMap::remove` moves the last
+    // header into the hole, and the upstream's order is kept as it came.
+    let old = std::mem::replace(headers, HeaderMap::with_capacity(headers.len()));
+    let mut name: Option<HeaderName> = None;
+    let mut te_sent = false;
+    for (next, value) in old {
+        if let Some(next) = next {
+            name = Some(next);
+        }
+        let Some(name) = &name else { continue };
+        if keep_te_trailers && name == header::TE {
+            if !te_sent && lists_trailers(&value) {
+                te_sent = true;
+                headers.append(header::TE, HeaderValue::from_static("trailers"));
+            }
+        } else if !hop(name) {
+            headers.append(name.clone(), value);
         }
     }
-    for name in HOP_BY_HOP.iter() {
-        headers.remove(name);
-    }
-    if headers.keys().any(is_proxy_header) {
-        let proxy: Vec<HeaderName> = headers
-            .keys()
-            .filter(|k| is_proxy_header(k))
-            .cloned()
-            .collect();
-        for name in proxy {
-            headers.remove(name);
-        }
-    }
+}
+
+/// Whether a `TE` value lists `trailers` (parameters and case ignored).
+fn lists_trailers(value: &HeaderValue) -> bool {
+    value.as_bytes().split(|b| *b == b',').any(|item| {
+        let token = item.split(|b| *b == b';').next().unwrap_or_default();
+        token.trim_ascii().eq_ignore_ascii_case(b"trailers")
+    })
 }
 
 fn is_proxy_header(name: &HeaderName) -> bool {
@@ -104,6 +139,68 @@ mod tests {
         strip_hop_by_hop(&mut h);
         let left: Vec<&str> = h.keys().map(|k| k.as_str()).collect();
         assert_eq!(left, vec!["content-type", "x-kept"]);
+    }
+
+    #[test]
+    fn a_request_keeps_te_trailers_and_nothing_else_of_te() {
+        for (te, kept) in [
+            ("trailers", true),
+            ("Trailers", true),
+            ("deflate;q=0.5, trailers", true),
+            ("trailers;q=1", true),
+            ("gzip", false),
+            ("trailersx", false),
+            ("", false),
+        ] {
+            let mut h = map(&[("connection", "te, close"), ("upgrade", "h2c")]);
+            h.insert(header::TE, HeaderValue::from_str(te).unwrap());
+            strip_request_hop_by_hop(&mut h);
+            let left: Vec<(&str, &str)> = h
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.to_str().unwrap()))
+                .collect();
+            let want = if kept {
+                vec![("te", "trailers")]
+            } else {
+                vec![]
+            };
+            assert_eq!(left, want, "TE: {te:?}");
+        }
+        let mut h = map(&[("te", "trailers")]);
+        strip_hop_by_hop(&mut h);
+        assert!(h.is_empty(), "responses never carry TE");
+    }
+
+    #[test]
+    fn the_headers_left_keep_their_order_and_framing_is_not_nominated() {
+        let mut h = map(&[
+            ("x-b", "1"),
+            ("connection", "x-gone, host, content-length"),
+            ("x-a", "2"),
+            ("te", "trailers"),
+            ("x-gone", "3"),
+            ("host", "agent"),
+            ("x-b", "4"),
+            ("content-length", "5"),
+            ("x-c", "6"),
+        ]);
+        strip_request_hop_by_hop(&mut h);
+        let left: Vec<(&str, &str)> = h
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.to_str().unwrap()))
+            .collect();
+        assert_eq!(
+            left,
+            [
+                ("x-b", "1"),
+                ("x-b", "4"),
+                ("x-a", "2"),
+                ("te", "trailers"),
+                ("host", "agent"),
+                ("content-length", "5"),
+                ("x-c", "6"),
+            ]
+        );
     }
 
     #[test]

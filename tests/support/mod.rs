@@ -71,7 +71,11 @@ where
                     let fut = handler(req);
                     async move { Ok::<_, Infallible>(fut.await) }
                 });
-                let _ = auto::Builder::new(TokioExecutor::new())
+                // No `Date` of its own: tests see exactly the script's headers.
+                let mut builder = auto::Builder::new(TokioExecutor::new());
+                builder.http1().auto_date_header(false);
+                builder.http2().auto_date_header(false);
+                let _ = builder
                     .serve_connection(TokioIo::new(stream), service)
                     .await;
             });
