@@ -175,15 +175,21 @@ fn read_lines(stdout: ChildStdout) -> mpsc::Receiver<String> {
 
 /// Starts tests/peers/agent.py on a free port; returns it and its port.
 fn start_agent(scratch: &Scratch, name: &str, public_url: Option<&str>) -> (Proc, u16) {
+    let mut args = vec!["--port", "0"];
+    if let Some(url) = public_url {
+        args.extend(["--public-url", url]);
+    }
+    start_server(scratch, name, "tests/peers/agent.py", &args)
+}
+
+/// Starts a Python server of tests/peers that prints `READY <port>`.
+fn start_server(scratch: &Scratch, name: &str, script: &str, args: &[&str]) -> (Proc, u16) {
     let mut cmd = Command::new(python());
-    cmd.arg(repo().join("tests/peers/agent.py"))
-        .args(["--port", "0"])
+    cmd.arg(repo().join(script))
+        .args(args)
         .env("PYTHONUNBUFFERED", "1")
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .stdout(Stdio::piped());
-    if let Some(url) = public_url {
-        cmd.args(["--public-url", url]);
-    }
     let mut agent = Proc::spawn(name, &mut cmd, scratch);
     let lines = read_lines(agent.take_stdout());
     let line = match lines.recv_timeout(START_TIMEOUT) {
@@ -207,9 +213,14 @@ fn start_agent(scratch: &Scratch, name: &str, public_url: Option<&str>) -> (Proc
 
 /// Runs tests/peers/client.py against `base_url`; returns its outcomes document.
 fn run_client(scratch: &Scratch, name: &str, base_url: &str) -> Value {
+    run_python(scratch, name, "tests/peers/client.py", &[base_url])
+}
+
+/// Runs a Python client of tests/peers; returns the JSON document it printed.
+fn run_python(scratch: &Scratch, name: &str, script: &str, args: &[&str]) -> Value {
     let mut cmd = Command::new(python());
-    cmd.arg(repo().join("tests/peers/client.py"))
-        .arg(base_url)
+    cmd.arg(repo().join(script))
+        .args(args)
         .env("PYTHONUNBUFFERED", "1")
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .stdout(Stdio::piped());
@@ -460,4 +471,82 @@ fn real_peer_audit_log_holds_expected_findings() {
         show(&expected),
         show(&actual),
     );
+}
+
+// === gRPC: grpcio's server and client, direct and through a2a-tap ===
+
+/// a2a-tap in front of `upstream` with only `config` beyond the ports (the
+/// default `proxy.upstream_http2 = false`: gRPC still goes over HTTP/2);
+/// returns it and its listen port once its admin port answers.
+fn start_tap(scratch: &Scratch, name: &str, upstream: u16, config: &str) -> (Proc, u16) {
+    let (listen, admin) = (free_port(), free_port());
+    let file = scratch.path(&format!("{name}.toml"));
+    fs::write(
+        &file,
+        format!(
+            "listen = \"127.0.0.1:{listen}\"\nadmin = \"127.0.0.1:{admin}\"\n\
+             upstream = \"http://127.0.0.1:{upstream}\"\naudit_log = \"{}\"\n{config}\n",
+            scratch.path(&format!("{name}.audit.jsonl")).display()
+        ),
+    )
+    .expect("write config");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2a-tap"));
+    cmd.arg("--config").arg(&file).stdout(Stdio::null());
+    let mut proxy = Proc::spawn(name, &mut cmd, scratch);
+    let deadline = Instant::now() + START_TIMEOUT;
+    while http_get_status(admin, "/healthz") != Some(200) {
+        proxy.assert_running();
+        assert!(
+            Instant::now() < deadline,
+            "{name} did not start within {START_TIMEOUT:?}\n{}",
+            proxy.stderr_tail()
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    (proxy, listen)
+}
+
+/// Issue: a2a-tap stripped `te: trailers`, so grpcio reset every call (the
+/// caller got UNAVAILABLE / 502), and hyper added a `date` header to the
+/// answers. Through the proxy, validating or not, every call must come back
+/// exactly as direct: status, message, initial and trailing metadata
+/// (binary ones too), every message (one of 100 KB), a gzip-compressed
+/// call, errors with `grpc-status-details-bin`, a trailers-only answer; and
+/// the server must see the same request metadata.
+#[test]
+fn grpc_calls_identical_direct_and_through_proxy() {
+    let scratch = Scratch::new("grpc");
+    let (_server, port) = start_server(
+        &scratch,
+        "grpc-server",
+        "tests/peers/grpc_echo.py",
+        &["serve", "--port", "0"],
+    );
+    let call = |name: &str, port: u16| {
+        let addr = format!("127.0.0.1:{port}");
+        run_python(&scratch, name, "tests/peers/grpc_echo.py", &["call", &addr])
+    };
+    let direct = call("grpc-client-direct", port);
+    assert_eq!(direct["unary"]["code"], "OK", "{direct:#}");
+    assert_eq!(
+        direct["stream"]["messages"][2]["len"], 102_400,
+        "{direct:#}"
+    );
+    assert_eq!(direct["fail"]["code"], "INVALID_ARGUMENT", "{direct:#}");
+    assert_eq!(direct["fail"]["trailing"][0][0], "grpc-status-details-bin");
+    assert_eq!(direct["trailers_only"]["code"], "NOT_FOUND", "{direct:#}");
+
+    for (name, config) in [
+        ("tap-validating", "validate = true"),
+        ("tap-plain", "validate = false"),
+        ("tap-upstream-h2", "[proxy]\nupstream_http2 = true"),
+    ] {
+        let (proxy, listen) = start_tap(&scratch, name, port, config);
+        let through = call(&format!("grpc-client-{name}"), listen);
+        assert!(
+            direct == through,
+            "gRPC calls differ through {name}\n--- direct ---\n{direct:#}\n--- through ---\n{through:#}\n{}",
+            proxy.stderr_tail()
+        );
+    }
 }
