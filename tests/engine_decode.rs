@@ -411,9 +411,60 @@ fn every_state_spelling() {
     assert_eq!(state_of(s), StateValue::Unspecified(String::new()));
 }
 
+/// Proto3 JSON leaves out what is at its default: an empty ListTasks page
+/// is `{}`, or only its paging fields (no `tasks`); in a JSON-RPC result too.
+#[test]
+fn empty_list_pages_without_tasks() {
+    for body in [
+        "{}",
+        r#"{"pageSize":50}"#,
+        r#"{"nextPageToken":"","totalSize":0}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"pageSize":50}}"#,
+    ] {
+        let d = decode(body.as_bytes()).unwrap_or_else(|e| panic!("{body}: {e:?}"));
+        assert_eq!(d.payload, Payload::TaskList(Vec::new()), "{body}");
+    }
+}
+
+/// Error objects sent bare: 0.3 HTTP+JSON servers answer a JSON-RPC error
+/// object (`@a2a-js/sdk` 0.3.x), google.rpc.Status may come unwrapped.
+#[test]
+fn bare_error_objects() {
+    use a2a_tap::a2a::model::{A2aError, ErrorInfo};
+    for (body, code, error) in [
+        (
+            r#"{"code":-32001,"message":"Task not found"}"#,
+            -32001,
+            A2aError::TaskNotFound,
+        ),
+        (
+            r#"{"code":-32004,"message":"x","data":null}"#,
+            -32004,
+            A2aError::UnsupportedOperation,
+        ),
+        (
+            r#"{"code":5,"message":"nope","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}"#,
+            5,
+            A2aError::TaskNotFound,
+        ),
+        (r#"{"code":9,"message":"other"}"#, 9, A2aError::Other),
+    ] {
+        let d = decode(body.as_bytes()).unwrap_or_else(|e| panic!("{body}: {e:?}"));
+        assert_eq!(
+            d.payload,
+            Payload::Error(ErrorInfo { code, error }),
+            "{body}"
+        );
+    }
+    // A bare `message` string alone is no error shape (nor a Message).
+    assert!(decode(br#"{"message":"hello"}"#).is_err());
+}
+
 #[test]
 fn malformed_inputs() {
     let cases: [&[u8]; 16] = [
+        b"{\"code\":-32004}",
         b"",
         b"   ",
         b"not json",
@@ -423,7 +474,6 @@ fn malformed_inputs() {
         b"[1,2]",
         b"\"a string\"",
         b"null",
-        b"{}",
         b"{\"foo\":1}",
         b"{\"task\":{\"id\":\"t\",\"status\":{}},\"message\":{\"messageId\":\"m\"}}",
         b"{\"statusUpdate\":{\"status\":{\"state\":\"working\"}}}",

@@ -11,10 +11,15 @@
 //! 4. `taskId` + `status`: a status update; `taskId` + `artifact`: an
 //!    artifact update (the `kind`-less objects of real-world dumps);
 //! 5. `id` + `status`: a bare Task (GetTask, CancelTask);
-//! 6. `messageId`, or `role` + `parts`: a bare Message.
+//! 6. `messageId`, or `role` + `parts`: a bare Message;
+//! 7. no member at all, or only a page's `nextPageToken` / `pageSize` /
+//!    `totalSize`: an empty ListTasks result (proto3 JSON leaves out what
+//!    is at its default, an empty list included).
 //!
 //! Errors: an envelope's `error`; a top-level `error` object (REST
-//! google.rpc.Status-like, `code` = the HTTP code it states); an RFC 9457
+//! google.rpc.Status-like, `code` = the HTTP code it states); an error
+//! object sent bare (`code` with a string `message` or a `details[].reason`:
+//! google.rpc.Status, or 0.3 HTTP+JSON's JSON-RPC error object); an RFC 9457
 //! problem (`type`/`title` with a numeric `status`). The A2A error is taken
 //! from a `details[].reason`, else from a JSON-RPC code -32001..-32009 (for
 //! problems: from the `type`/`title` text); otherwise `Other`.
@@ -83,6 +88,18 @@ fn decode_text<'a>(cur: &mut Cursor<'a>) -> Result<Decoded<'a>, Malformed> {
             payload: Payload::Error(err),
         });
     }
+    if let Some(code) = top
+        .code
+        .filter(|_| top.message_text || top.reason.is_some())
+    {
+        // An error object sent bare: google.rpc.Status (`code`, `message`,
+        // `details`), or a JSON-RPC error object as 0.3 HTTP+JSON servers
+        // answer (`{"code":-32001,"message":..}`).
+        return Ok(Decoded {
+            rpc_id: None,
+            payload: Payload::Error(super::errors::info(code, top.reason)),
+        });
+    }
     if let (Some(StatusField::Code(code)), true) = (
         &top.status,
         top.problem_type.is_some() || top.title.is_some(),
@@ -147,6 +164,10 @@ pub(super) fn payload<'a>(o: &mut Obj<'a>) -> Result<Payload<'a>, Malformed> {
         Event::Task(task(o)?)
     } else if o.message_id.is_some() || (o.role && o.parts) {
         Event::Message(message(o))
+    } else if o.page || o.members == 0 {
+        // Proto3 JSON omits an empty `tasks`: `{}` and `{"pageSize":50}`
+        // are empty ListTasks pages.
+        return Ok(Payload::TaskList(Vec::new()));
     } else {
         return Err(bad("no known A2A shape"));
     };

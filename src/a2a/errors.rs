@@ -17,41 +17,54 @@ pub(super) fn error_obj(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<
         let mut by_reason = None;
         members(cur, &["code", "details"], |cur, i| {
             if i == 1 {
-                return details(cur, &mut by_reason);
+                by_reason = details(cur)?;
+            } else {
+                code = self::code(cur)?;
             }
-            code = nullable(cur, |cur, kind| match kind {
-                Kind::Number => match integer(cur, "code", "an integer")? {
-                    Int::Negative(c) => Ok(c),
-                    Int::Unsigned(u) => match i64::try_from(u) {
-                        Ok(c) => Ok(c),
-                        Err(_) => cur.type_error("code", "an integer"),
-                    },
-                },
-                _ => cur.type_error("code", "an integer"),
-            })?;
             Ok(())
         })?;
-        let code = code.unwrap_or(0);
-        let error = by_reason
-            .or_else(|| error_from_code(code))
-            .unwrap_or(A2aError::Other);
-        Ok(ErrorInfo { code, error })
+        Ok(info(code.unwrap_or(0), by_reason))
     })
 }
 
-/// `details[]`: the first entry whose `reason` names an A2A error.
-fn details(cur: &mut Cursor<'_>, by_reason: &mut Option<A2aError>) -> Result<()> {
+/// The error an error object's `code` and `details[].reason` name: the
+/// reason, else the JSON-RPC code.
+pub(super) fn info(code: i64, by_reason: Option<A2aError>) -> ErrorInfo {
+    let error = by_reason
+        .or_else(|| error_from_code(code))
+        .unwrap_or(A2aError::Other);
+    ErrorInfo { code, error }
+}
+
+/// An error object's integer `code` (`null`: absent).
+pub(super) fn code(cur: &mut Cursor<'_>) -> Result<Option<i64>> {
+    nullable(cur, |cur, kind| match kind {
+        Kind::Number => match integer(cur, "code", "an integer")? {
+            Int::Negative(c) => Ok(c),
+            Int::Unsigned(u) => match i64::try_from(u) {
+                Ok(c) => Ok(c),
+                Err(_) => cur.type_error("code", "an integer"),
+            },
+        },
+        _ => cur.type_error("code", "an integer"),
+    })
+}
+
+/// `details[]`: the A2A error the first entry whose `reason` names one
+/// names.
+pub(super) fn details(cur: &mut Cursor<'_>) -> Result<Option<A2aError>> {
+    let mut by_reason = None;
     objects(cur, "details", |cur| {
         members(cur, &["reason"], |cur, _| {
             if let Some(r) = string(cur, "reason")? {
                 if by_reason.is_none() {
-                    *by_reason = error_from_reason(&r.value());
+                    by_reason = error_from_reason(&r.value());
                 }
             }
             Ok(())
         })
     })?;
-    Ok(())
+    Ok(by_reason)
 }
 
 /// The REST ErrorInfo `reason` names.

@@ -49,6 +49,18 @@ pub(crate) struct Obj<'a> {
     /// RFC 9457 problem members (`status` is in `StatusField::Code`).
     pub problem_type: Option<JStr<'a>>,
     pub title: Option<JStr<'a>>,
+    /// A top-level `code` (an error object sent bare: google.rpc.Status,
+    /// or a JSON-RPC error object as 0.3 REST servers answer).
+    pub code: Option<i64>,
+    /// `message` sent as a string (an error's text, not a Message).
+    pub message_text: bool,
+    /// The A2A error a top-level `details[].reason` names.
+    pub reason: Option<crate::a2a::model::A2aError>,
+    /// A ListTasks result's `nextPageToken`, `pageSize` or `totalSize`
+    /// (proto3 JSON omits `tasks` when the page is empty).
+    pub page: bool,
+    /// How many members the object has, read or skipped.
+    pub members: u32,
 }
 
 /// `status`: a task status object, or a problem body's HTTP status number
@@ -60,7 +72,7 @@ pub(crate) enum StatusField<'a> {
 }
 
 /// The members of `Obj`, in the order of the bits that catch duplicates.
-const MEMBERS: [&str; 23] = [
+const MEMBERS: [&str; 28] = [
     "jsonrpc",
     "id",
     "result",
@@ -84,6 +96,11 @@ const MEMBERS: [&str; 23] = [
     "final",
     "type",
     "title",
+    "code",
+    "details",
+    "nextPageToken",
+    "pageSize",
+    "totalSize",
 ];
 
 /// The index of a member in `MEMBERS`.
@@ -113,6 +130,11 @@ fn member(key: &str) -> Option<usize> {
         "final" => 20,
         "type" => 21,
         "title" => 22,
+        "code" => 23,
+        "details" => 24,
+        "nextPageToken" => 25,
+        "pageSize" => 26,
+        "totalSize" => 27,
         _ => return None,
     })
 }
@@ -139,6 +161,7 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
     let mut seen = Seen(0);
     let mut first = true;
     while let Some(key) = cur.next_key(&mut first) {
+        o.members += 1;
         // A member name is matched as sent; an escaped one (never one of
         // the names, as sent) is matched by its value.
         let found = match member(key.as_sent()) {
@@ -158,6 +181,10 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
             }
             3 => o.error = errors::error_obj(cur, m)?,
             4 => o.kind = string(cur, m)?,
+            6 if cur.peek()? == Kind::String => {
+                cur.string()?;
+                o.message_text = true;
+            }
             5..=8 => {
                 let wrapped = object(cur, m, &mut o.wrapper, |w| match i {
                     5 => decode::task(w).map(Event::Task),
@@ -186,7 +213,13 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
             }
             20 => o.final_flag = boolean(cur, m)?,
             21 => o.problem_type = string(cur, m)?,
-            _ => o.title = string(cur, m)?,
+            22 => o.title = string(cur, m)?,
+            23 => o.code = errors::code(cur)?,
+            24 => o.reason = errors::details(cur)?,
+            _ => {
+                cur.skip_value()?;
+                o.page = true;
+            }
         }
     }
     cur.check()
