@@ -92,6 +92,7 @@ fn exchange_of(operation: Operation) -> Exchange {
         task_id: None,
         context_id: None,
         blocking: false,
+        guessed_path: None,
     }
 }
 

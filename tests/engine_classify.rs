@@ -387,13 +387,49 @@ fn version_from_header_or_query() {
     );
 }
 
+/// The public agent card's GET is classified, so that what the card says
+/// (its HTTP+JSON URLs, its capabilities) is learned; it is no RPC.
+#[test]
+fn the_agent_card_get_is_classified() {
+    for uri in ["/.well-known/agent-card.json", "/t1/.well-known/agent.json"] {
+        let ex = req(Method::GET, uri, None, "").expect(uri);
+        assert_eq!(ex.operation, Operation::GetAgentCard, "{uri}");
+        assert!(!ex.guessed(), "the card path is certain: {uri}");
+    }
+}
+
+/// An HTTP+JSON exchange is only guessed to be A2A from its path until a
+/// version is declared (or an agent card names the path, see the worker).
+#[test]
+fn rest_paths_are_guessed_until_a_version_is_declared() {
+    let guessed = req(Method::GET, "/api/tasks/t1", None, "").unwrap();
+    assert_eq!(guessed.guessed_path.as_deref(), Some("/api/tasks/t1"));
+    let declared = req(Method::GET, "/api/tasks/t1", Some("1.0"), "").unwrap();
+    assert!(!declared.guessed());
+    let query = req(Method::GET, "/api/tasks/t1?A2A-Version=1.0", None, "").unwrap();
+    assert!(!query.guessed());
+    let rpc = req(
+        Method::POST,
+        "/",
+        None,
+        r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}"#,
+    )
+    .unwrap();
+    assert!(!rpc.guessed(), "a JSON-RPC method name is certain");
+}
+
 #[test]
 fn non_a2a_traffic_is_none() {
     let none = |m: Method, uri: &str, body: &str| {
         assert_eq!(req(m.clone(), uri, None, body), None, "{m} {uri} {body}");
     };
-    none(Method::GET, "/.well-known/agent-card.json", "");
-    none(Method::GET, "/.well-known/agent.json", "");
+    none(Method::POST, "/.well-known/agent-card.json", "");
+    none(Method::GET, "/agent-card.json", "");
+    none(
+        Method::POST,
+        "/",
+        r#"{"jsonrpc":"2.0","id":1,"method":"GetAgentCard"}"#,
+    );
     none(Method::GET, "/", "");
     none(Method::GET, "/healthz", "");
     none(Method::POST, "/", "");

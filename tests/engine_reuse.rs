@@ -73,6 +73,7 @@ fn judge(body: &str) -> Seen {
         task_id: None,
         context_id: None,
         blocking: false,
+        guessed_path: None,
     };
     let mut e = ExchangeEngine::new(exchange, reg.open_exchange(), EngineConfig::default());
     e.response_head(200, Some("text/event-stream"), None);

@@ -164,6 +164,7 @@ fn exchange(op: Operation, task: Option<&str>, blocking: bool) -> Exchange {
         task_id: task.map(str::to_owned),
         context_id: None,
         blocking,
+        guessed_path: None,
     }
 }
 

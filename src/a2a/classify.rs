@@ -3,8 +3,8 @@
 //!
 //! Binding: a POST whose JSON body names a known 1.0 or 0.3 `method` is
 //! JSON-RPC, whatever the path. Otherwise the path's tail is matched against
-//! the REST routes (see `routes`). Anything else, the agent card GETs
-//! included, is not A2A (`None`).
+//! the REST routes (see `routes`), the public agent card's GET among them
+//! (`GetAgentCard`). Anything else is not A2A (`None`).
 //!
 //! Version rule (A2A.md says a missing `A2A-Version` means 0.3, but 1.0
 //! clients are identifiable without it):
@@ -220,7 +220,10 @@ fn method_op(name: &str) -> Option<(Operation, Version)> {
             return Some((ListTaskPushNotificationConfigs, Version::V1_0))
         }
         _ => {
-            let op = Operation::ALL.iter().find(|op| op.as_str() == name)?;
+            let op = Operation::ALL
+                .iter()
+                .filter(|op| **op != GetAgentCard)
+                .find(|op| op.as_str() == name)?;
             return Some((*op, Version::V1_0));
         }
     };
@@ -248,7 +251,7 @@ fn jsonrpc(name: &str, req: &Req<'_>) -> Option<Exchange> {
                 Version::V1_0 => None,
             })
         }),
-        ListTasks | GetExtendedAgentCard => None,
+        ListTasks | GetExtendedAgentCard | GetAgentCard => None,
     };
     let context_id = match operation {
         ListTasks => params.and_then(|p| owned(&p.context_id)),
@@ -263,6 +266,7 @@ fn jsonrpc(name: &str, req: &Req<'_>) -> Option<Exchange> {
         task_id,
         context_id,
         blocking: blocking(operation, version, config),
+        guessed_path: None,
     })
 }
 
@@ -274,12 +278,16 @@ fn rest(
 ) -> Option<Exchange> {
     use Operation::*;
     let r = route(method, uri.path())?;
-    let version =
-        declared_version(uri, a2a_version).unwrap_or(if r.under_v1 && r.operation != ListTasks {
-            Version::V0_3
-        } else {
-            Version::V1_0
-        });
+    let declared = declared_version(uri, a2a_version);
+    let version = declared.unwrap_or(if r.under_v1 && r.operation != ListTasks {
+        Version::V0_3
+    } else {
+        Version::V1_0
+    });
+    // Only A2A clients declare a version; without one, the path's tail is
+    // a guess until an agent card confirms it. The card path is certain.
+    let guessed_path =
+        (declared.is_none() && r.operation != GetAgentCard).then(|| uri.path().to_owned());
     let (mut task_id, mut context_id, mut config) = (r.task_id, None, None);
     match r.operation {
         SendMessage | SendStreamingMessage => {
@@ -300,6 +308,7 @@ fn rest(
         task_id,
         context_id,
         blocking: blocking(r.operation, version, config),
+        guessed_path,
     })
 }
 

@@ -57,6 +57,10 @@ pub enum Operation {
     ListTaskPushNotificationConfigs,
     DeleteTaskPushNotificationConfig,
     GetExtendedAgentCard,
+    /// The public agent card (`GET /.well-known/agent-card.json`): no RPC
+    /// of any binding, but what the card says decides how the agent's other
+    /// answers are read.
+    GetAgentCard,
 }
 
 impl Operation {
@@ -73,6 +77,7 @@ impl Operation {
         Operation::ListTaskPushNotificationConfigs,
         Operation::DeleteTaskPushNotificationConfig,
         Operation::GetExtendedAgentCard,
+        Operation::GetAgentCard,
     ];
 
     /// The 1.0 method name, used in metrics labels and audit records.
@@ -89,6 +94,7 @@ impl Operation {
             Operation::ListTaskPushNotificationConfigs => "ListTaskPushNotificationConfigs",
             Operation::DeleteTaskPushNotificationConfig => "DeleteTaskPushNotificationConfig",
             Operation::GetExtendedAgentCard => "GetExtendedAgentCard",
+            Operation::GetAgentCard => "GetAgentCard",
         }
     }
 
@@ -154,6 +160,17 @@ pub struct Exchange {
     /// interrupted state (1.0: `returnImmediately` false or absent; 0.3:
     /// `blocking: true`). False for every other operation.
     pub blocking: bool,
+    /// The request path of an HTTP+JSON exchange that only its path says is
+    /// A2A (no `A2A-Version` declared, no agent card seen naming it): then
+    /// no finding accuses its answer of not being A2A. `None` otherwise.
+    pub guessed_path: Option<String>,
+}
+
+impl Exchange {
+    /// Whether only the request path says this exchange is A2A.
+    pub fn guessed(&self) -> bool {
+        self.guessed_path.is_some()
+    }
 }
 
 /// A task state in the one internal vocabulary.

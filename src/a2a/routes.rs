@@ -28,6 +28,9 @@ pub(crate) fn route(method: &Method, path: &str) -> Option<Route> {
     let (operation, id, len) = match last {
         "message:send" if post => (SendMessage, None, 1),
         "message:stream" if post => (SendStreamingMessage, None, 1),
+        "agent-card.json" | "agent.json" if get && at(2) == Some(".well-known") => {
+            (GetAgentCard, None, 2)
+        }
         "extendedAgentCard" if get => (GetExtendedAgentCard, None, 1),
         "card" if get && at(2) == Some("v1") => (GetExtendedAgentCard, None, 1),
         "tasks" if get => (ListTasks, None, 1),
@@ -124,6 +127,9 @@ mod tests {
             assert_eq!(route(&Method::POST, p), None, "{p}");
         }
         assert!(route(&Method::PUT, "/tasks/t1").is_none());
-        assert!(route(&Method::GET, "/.well-known/agent-card.json").is_none());
+        assert!(route(&Method::POST, "/.well-known/agent-card.json").is_none());
+        assert!(route(&Method::GET, "/agent-card.json").is_none());
+        let card = route(&Method::GET, "/t/.well-known/agent.json").unwrap();
+        assert_eq!(card.operation, Operation::GetAgentCard);
     }
 }

@@ -67,6 +67,7 @@ fn stream(body: Vec<u8>, label: String) -> Recorded {
             task_id: None,
             context_id: None,
             blocking: false,
+            guessed_path: None,
         },
         status: 200,
         content_type: Some("text/event-stream".into()),

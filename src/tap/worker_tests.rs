@@ -70,6 +70,7 @@ fn exchange(op: Operation, task: Option<&str>) -> Box<Exchange> {
         task_id: task.map(str::to_owned),
         context_id: None,
         blocking: false,
+        guessed_path: None,
     })
 }
 

@@ -16,6 +16,7 @@ pub fn ex(op: Operation, task: Option<&str>) -> Exchange {
         task_id: task.map(str::to_owned),
         context_id: None,
         blocking: false,
+        guessed_path: None,
     }
 }
 

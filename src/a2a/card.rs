@@ -1,0 +1,203 @@
+//! What an agent card served through the proxy says about the agent: the
+//! interfaces it offers (binding, URL path, version) and its capabilities,
+//! in 1.0 (`supportedInterfaces`, `capabilities.extendedAgentCard`) and 0.3
+//! (`url` + `preferredTransport`, `additionalInterfaces`,
+//! `supportsAuthenticatedExtendedCard`) alike. A card is fetched rarely:
+//! it is read with serde_json, not the frame decoder.
+
+use serde_json::{Map, Value};
+
+use super::model::Version;
+
+/// An interface a card offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Interface {
+    /// `JSONRPC`, `HTTP+JSON`, `GRPC`, or another (open) binding name.
+    pub binding: String,
+    /// The path of its URL, without a trailing slash (`""` for the root).
+    pub path: String,
+    /// Its `protocolVersion` (1.0 per interface; 0.3 the card's), if given.
+    pub version: Option<String>,
+}
+
+/// What the proxy keeps of the last agent card it saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardInfo {
+    /// The card's dialect: 1.0 when it lists `supportedInterfaces`, else 0.3.
+    pub dialect: Version,
+    pub interfaces: Vec<Interface>,
+    /// `capabilities.streaming` (absent: `None`, which the spec reads as off).
+    pub streaming: Option<bool>,
+    /// `capabilities.pushNotifications`.
+    pub push_notifications: Option<bool>,
+    /// 1.0 `capabilities.extendedAgentCard`, 0.3
+    /// `supportsAuthenticatedExtendedCard`.
+    pub extended_card: Option<bool>,
+}
+
+/// The binding name of the HTTP+JSON interfaces.
+pub const HTTP_JSON: &str = "HTTP+JSON";
+
+impl CardInfo {
+    /// Reads a card body; `Err` says why it is not a JSON object.
+    pub fn parse(body: &[u8]) -> Result<CardInfo, String> {
+        let value: Value =
+            serde_json::from_slice(body).map_err(|e| format!("not valid JSON: {e}"))?;
+        let Value::Object(card) = value else {
+            return Err("not a JSON object".into());
+        };
+        Ok(CardInfo::of(&card))
+    }
+
+    fn of(card: &Map<String, Value>) -> CardInfo {
+        let caps = card.get("capabilities").and_then(Value::as_object);
+        let flag = |name: &str| caps.and_then(|c| c.get(name)).and_then(Value::as_bool);
+        fn str_of<'a>(o: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
+            o.get(k).and_then(Value::as_str)
+        }
+        let mut interfaces = Vec::new();
+        let dialect = if let Some(list) = card.get("supportedInterfaces").and_then(Value::as_array)
+        {
+            for i in list.iter().filter_map(Value::as_object) {
+                if let (Some(url), Some(binding)) = (str_of(i, "url"), str_of(i, "protocolBinding"))
+                {
+                    interfaces.push(Interface {
+                        binding: binding.to_owned(),
+                        path: url_path(url),
+                        version: str_of(i, "protocolVersion").map(str::to_owned),
+                    });
+                }
+            }
+            Version::V1_0
+        } else {
+            let version = str_of(card, "protocolVersion").map(str::to_owned);
+            if let Some(url) = str_of(card, "url") {
+                // 0.3: "If not specified, defaults to 'JSONRPC'".
+                let binding = str_of(card, "preferredTransport").unwrap_or("JSONRPC");
+                interfaces.push(Interface {
+                    binding: binding.to_owned(),
+                    path: url_path(url),
+                    version: version.clone(),
+                });
+            }
+            let more = card.get("additionalInterfaces").and_then(Value::as_array);
+            for i in more.into_iter().flatten().filter_map(Value::as_object) {
+                if let (Some(url), Some(binding)) = (str_of(i, "url"), str_of(i, "transport")) {
+                    interfaces.push(Interface {
+                        binding: binding.to_owned(),
+                        path: url_path(url),
+                        version: version.clone(),
+                    });
+                }
+            }
+            Version::V0_3
+        };
+        let extended = match dialect {
+            Version::V1_0 => flag("extendedAgentCard"),
+            Version::V0_3 => card
+                .get("supportsAuthenticatedExtendedCard")
+                .and_then(Value::as_bool),
+        };
+        CardInfo {
+            dialect,
+            interfaces,
+            streaming: flag("streaming"),
+            push_notifications: flag("pushNotifications"),
+            extended_card: extended,
+        }
+    }
+
+    /// Whether a request to `path` is to one of the card's HTTP+JSON
+    /// interfaces: the path lies under an interface's URL path, segment by
+    /// segment (tenants and the 0.3 `/v1` sit below it).
+    pub fn offers_rest_at(&self, path: &str) -> bool {
+        self.interfaces
+            .iter()
+            .filter(|i| i.binding.eq_ignore_ascii_case(HTTP_JSON))
+            .any(|i| under(path, &i.path))
+    }
+}
+
+/// Clears `exchange`'s guessed path when `card` names an HTTP+JSON
+/// interface it lies under: the caller's path as it is, or with the
+/// upstream URL's `base_path` before it (the card names the agent's own
+/// URLs; a rewritten card, the proxy's).
+pub fn confirm(exchange: &mut super::model::Exchange, card: Option<&CardInfo>, base_path: &str) {
+    let (Some(card), Some(path)) = (card, &exchange.guessed_path) else {
+        return;
+    };
+    if card.offers_rest_at(path) || card.offers_rest_at(&format!("{base_path}{path}")) {
+        exchange.guessed_path = None;
+    }
+}
+
+/// The path of a URL without a trailing slash; `""` for none or the root.
+fn url_path(url: &str) -> String {
+    let path = url
+        .parse::<http::Uri>()
+        .ok()
+        .map(|u| u.path().to_owned())
+        .unwrap_or_default();
+    path.trim_end_matches('/').to_owned()
+}
+
+/// Whether `path` is `base` or lies below it (`/rest` covers `/rest` and
+/// `/rest/tasks/1`, not `/restx`).
+fn under(path: &str, base: &str) -> bool {
+    match path.strip_prefix(base) {
+        Some(rest) => rest.is_empty() || rest.starts_with('/') || base.is_empty(),
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_a_1_0_card() {
+        let card = br#"{"name":"a","supportedInterfaces":[
+            {"url":"http://10.0.0.5:9999/","protocolBinding":"JSONRPC","protocolVersion":"1.0"},
+            {"url":"http://10.0.0.5:9999/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}],
+            "capabilities":{"streaming":true,"extendedAgentCard":false}}"#;
+        let c = CardInfo::parse(card).unwrap();
+        assert_eq!(c.dialect, Version::V1_0);
+        assert_eq!(c.interfaces.len(), 2);
+        assert_eq!(c.interfaces[0].path, "");
+        assert_eq!(c.interfaces[1].path, "/rest");
+        assert_eq!(c.streaming, Some(true));
+        assert_eq!(c.push_notifications, None);
+        assert_eq!(c.extended_card, Some(false));
+        assert!(c.offers_rest_at("/rest/message:send"));
+        assert!(c.offers_rest_at("/rest/acme/tasks/t1"));
+        assert!(!c.offers_rest_at("/restx/tasks/t1"));
+        assert!(!c.offers_rest_at("/api/tasks/t1"));
+    }
+
+    #[test]
+    fn reads_a_0_3_card() {
+        let card = br#"{"url":"http://a:1/","preferredTransport":"JSONRPC","protocolVersion":"0.3.0",
+            "additionalInterfaces":[{"url":"http://a:1/","transport":"JSONRPC"},{"url":"http://a:1/rest","transport":"HTTP+JSON"}],
+            "capabilities":{"streaming":true,"pushNotifications":false},"supportsAuthenticatedExtendedCard":true}"#;
+        let c = CardInfo::parse(card).unwrap();
+        assert_eq!(c.dialect, Version::V0_3);
+        assert_eq!(c.interfaces.len(), 3);
+        assert_eq!(c.interfaces[0].version.as_deref(), Some("0.3.0"));
+        assert!(c.offers_rest_at("/rest/v1/tasks/t"));
+        assert_eq!(c.push_notifications, Some(false));
+        assert_eq!(c.extended_card, Some(true));
+        // A REST interface at the root covers every path.
+        let root =
+            CardInfo::parse(br#"{"url":"http://a:1","preferredTransport":"HTTP+JSON"}"#).unwrap();
+        assert!(root.offers_rest_at("/v1/tasks/t"));
+    }
+
+    #[test]
+    fn bodies_that_are_no_card() {
+        assert!(CardInfo::parse(b"nope").is_err());
+        assert!(CardInfo::parse(b"[1]").is_err());
+        let empty = CardInfo::parse(b"{}").unwrap();
+        assert!(empty.interfaces.is_empty());
+        assert!(!empty.offers_rest_at("/tasks/1"));
+    }
+}
