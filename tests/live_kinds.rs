@@ -821,10 +821,15 @@ async fn stream_truncated() {
     .await;
 }
 
+/// Stalls need evidence. Look-alikes, silent: a task whose stream closed at
+/// input-required and that a poll then shows working (unstamped); a task
+/// whose caller hung up while it was working (the conformance kit's case).
+/// Provoked: a stream held open, silent in working past the limit; and a
+/// poll past the limit showing the very status (same timestamp) seen when
+/// the task entered working. Each once per state entry.
 #[tokio::test]
-async fn stalled_task_is_reported_once_per_state_entry() {
+async fn stalled_task_needs_an_open_stream_or_an_unchanged_status() {
     let (up, p) = setup("[stall]\nworking = \"1s\"\n").await;
-    // Look-alike: a task that finishes in time.
     exchange(
         &up,
         &p,
@@ -832,23 +837,8 @@ async fn stalled_task_is_reported_once_per_state_entry() {
         Reply::sse(&frames(
             1,
             &[
-                task("t-ok", "c", "TASK_STATE_WORKING"),
-                status("t-ok", "c", "TASK_STATE_COMPLETED"),
-            ],
-        )),
-    )
-    .await;
-    // Provoked: a task left working (stream closes at input-required, the
-    // follow-up moves it to working and it stays there).
-    exchange(
-        &up,
-        &p,
-        stream_req(2),
-        Reply::sse(&frames(
-            2,
-            &[
-                task("t-1", "c", "TASK_STATE_WORKING"),
-                status("t-1", "c", "TASK_STATE_INPUT_REQUIRED"),
+                task("t-closed", "c", "TASK_STATE_WORKING"),
+                status("t-closed", "c", "TASK_STATE_INPUT_REQUIRED"),
             ],
         )),
     )
@@ -856,20 +846,96 @@ async fn stalled_task_is_reported_once_per_state_entry() {
     get_task(
         &up,
         &p,
-        3,
-        "t-1",
-        bare_task("t-1", "c", "TASK_STATE_WORKING", None),
+        2,
+        "t-closed",
+        bare_task("t-closed", "c", "TASK_STATE_WORKING", None),
     )
     .await;
-    let recs = p.wait_records(1).await;
-    assert_eq!(recs.len(), 1, "{recs:#?}");
-    // Two more ticks pass: still one record for this state entry.
-    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
-    settle_expecting(
+    // The caller hangs up on a working task (its stream goes on upstream).
+    let mut left = Reply::sse(&frames(3, &[task("t-left", "c", "TASK_STATE_WORKING")]));
+    let left_hold = Hold::after(1);
+    left.hold = Some(left_hold.clone());
+    up.push(left);
+    let (tcp, _) = p
+        .post_until("/", V1, &stream_req(3), "TASK_STATE_WORKING")
+        .await;
+    drop(tcp);
+    // Provoked (open stream): held open after its working snapshot.
+    let mut open = Reply::sse(&frames(
+        4,
+        &[
+            task("t-open", "c", "TASK_STATE_WORKING"),
+            status("t-open", "c", "TASK_STATE_COMPLETED"),
+        ],
+    ));
+    let open_hold = Hold::after(1);
+    open.hold = Some(open_hold.clone());
+    up.push(open);
+    let listen = p.listen;
+    let streaming =
+        tokio::spawn(
+            async move { live::request_to(listen, "POST", "/", V1, &stream_req(4)).await },
+        );
+    up.wait_taken().await;
+    // Provoked (unchanged status): stamped when first seen working.
+    let ts = "2026-11-29T10:00:00Z";
+    get_task(
         &up,
         &p,
-        &[expect("stalled_task", "warning", Some("t-1"), None)],
-        "",
+        5,
+        "t-poll",
+        bare_task("t-poll", "c", "TASK_STATE_WORKING", Some(ts)),
     )
     .await;
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    get_task(
+        &up,
+        &p,
+        6,
+        "t-poll",
+        bare_task("t-poll", "c", "TASK_STATE_WORKING", Some(ts)),
+    )
+    .await;
+    // Two more ticks, another poll: still one record per state entry.
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    get_task(
+        &up,
+        &p,
+        7,
+        "t-poll",
+        bare_task("t-poll", "c", "TASK_STATE_WORKING", Some(ts)),
+    )
+    .await;
+    open_hold.release.notify_one();
+    left_hold.release.notify_one();
+    let (_, _, got) = streaming.await.expect("stream caller");
+    assert!(String::from_utf8_lossy(&got).contains("TASK_STATE_COMPLETED"));
+    let recs = settle(&up, &p).await;
+    let stalled: Vec<(&str, Option<&str>)> = recs
+        .iter()
+        .map(|r| (r["kind"].as_str().unwrap_or("?"), r["task_id"].as_str()))
+        .collect();
+    assert_eq!(
+        stalled,
+        [
+            ("stalled_task", Some("t-open")),
+            ("stalled_task", Some("t-poll"))
+        ],
+        "{recs:#?}"
+    );
+    assert!(recs[0]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("open stream has been silent"));
+    assert_eq!(recs[1]["method"], "GetTask", "{:#?}", recs[1]);
+    assert_eq!(recs[1]["severity"], "warning");
+    let m = p.metrics().await;
+    assert_eq!(
+        live::sample(
+            &m,
+            "a2a_violations_total",
+            &[("kind", "stalled_task"), ("severity", "warning")]
+        ),
+        Some(2.0)
+    );
 }

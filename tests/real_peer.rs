@@ -433,13 +433,15 @@ fn real_peer_audit_log_holds_expected_findings() {
     }
 
     // fail: Task, working, artifact (open), failed => abandoned at the failed status (index 3).
-    // follow-up: first event is a statusUpdate => stream_start at index 0.
+    // follow-up: first event is a statusUpdate => stream_start at index 0,
+    // on 1.0 only (§3.1.2; 0.3 states no rule on a stream's first event).
     let mut expected: Vec<FindingKey> = Vec::new();
     for (binding, version) in INTERFACES {
-        for (kind, severity, index) in [
-            ("abandoned_artifact", "warning", 3),
-            ("stream_start", "error", 0),
-        ] {
+        let start = (version == "1.0").then_some(("stream_start", "error", 0));
+        for (kind, severity, index) in [("abandoned_artifact", "warning", 3)]
+            .into_iter()
+            .chain(start)
+        {
             expected.push((
                 kind.to_string(),
                 severity.to_string(),

@@ -12,8 +12,9 @@ mod sidecar;
 
 use std::path::{Path, PathBuf};
 
+use crate::a2a::card::CardInfo;
 use crate::a2a::model::Exchange;
-use crate::engine::{EngineConfig, ExchangeEngine};
+use crate::engine::{EngineConfig, ExchangeEngine, Sink};
 use crate::findings::{Finding, Severity};
 use crate::lifecycle::{End, Millis, Registry, RegistryConfig};
 use crate::report::audit::{Origin, Record};
@@ -73,11 +74,30 @@ pub fn run(format: Format, files: &[PathBuf]) -> i32 {
     }
 }
 
+/// Findings of one exchange, and the agent card it carried.
+#[derive(Default)]
+struct Judged {
+    findings: Vec<Finding>,
+    card: Option<CardInfo>,
+}
+
+impl Sink for Judged {
+    fn finding(&mut self, finding: Finding) {
+        self.findings.push(finding);
+    }
+    fn card(&mut self, card: CardInfo) {
+        self.card = Some(card);
+    }
+}
+
 /// Judges exchanges in order; returns every finding as an audit record.
+/// An agent card in the recording confirms the HTTP+JSON paths after it,
+/// as live.
 pub(crate) fn judge_all(registry: &mut Registry, exchanges: Vec<Recorded>) -> Vec<Record> {
     let mut records = Vec::new();
     let mut last_at = 0;
-    for rec in exchanges {
+    let mut card: Option<CardInfo> = None;
+    for mut rec in exchanges {
         let now = rec.at.unwrap_or(last_at).max(last_at);
         last_at = now;
         let mut findings: Vec<Finding> = Vec::new();
@@ -87,13 +107,16 @@ pub(crate) fn judge_all(registry: &mut Registry, exchanges: Vec<Recorded>) -> Ve
             ..Origin::default()
         };
         records.extend(findings.drain(..).map(|f| Record::new(f, &about_task)));
+        crate::a2a::card::confirm(&mut rec.exchange, card.as_ref(), "");
         let origin = Origin::of(&rec.upstream, &rec.exchange, rec.label.clone());
         let seq = registry.open_exchange();
         let mut engine = ExchangeEngine::new(rec.exchange, seq, EngineConfig::default());
+        let mut judged = Judged::default();
         engine.response_head(rec.status, rec.content_type.as_deref(), None);
-        engine.response_data(&rec.body, registry, now, &mut findings);
-        engine.response_end(End::Upstream, registry, now, &mut findings);
-        records.extend(findings.into_iter().map(|f| Record::new(f, &origin)));
+        engine.response_data(&rec.body, registry, now, &mut judged);
+        engine.response_end(End::Upstream, registry, now, &mut judged);
+        records.extend(judged.findings.into_iter().map(|f| Record::new(f, &origin)));
+        card = judged.card.or(card);
     }
     records
 }

@@ -5,10 +5,11 @@
 pub(crate) mod gathered;
 pub mod inflate;
 
+use crate::a2a::card::CardInfo;
 use crate::a2a::decode::decode;
 use crate::a2a::last_frame::LastFrame;
-use crate::a2a::model::{Decoded, Exchange, Malformed, Operation, Payload};
-use crate::findings::Finding;
+use crate::a2a::model::{Decoded, Exchange, Operation, Payload};
+use crate::findings::{Finding, Kind};
 use crate::lifecycle::{End, Millis, Outcome, Reducer, Registry, Seq};
 use crate::report::evidence::EvidencePolicy;
 use crate::sse::{Frame, Framer};
@@ -41,6 +42,12 @@ pub trait Sink {
     /// One decoded stream event (`task`, `message`, `status_update`,
     /// `artifact_update`, or `error`).
     fn event(&mut self, _label: &'static str) {}
+    /// One event the engine did not read (a gap in the stream's history;
+    /// judging goes on, findings that would rest on it are withheld).
+    fn gap(&mut self, _reason: SkipReason) {}
+    /// An agent card passed (a 2xx answer to `GetAgentCard` that is a JSON
+    /// object): what it says of the agent.
+    fn card(&mut self, _card: CardInfo) {}
 }
 
 impl Sink for Vec<Finding> {
@@ -57,6 +64,9 @@ pub enum SkipReason {
     BodyTooLarge,
     /// A request body above the classifier's limit.
     RequestTooLarge,
+    /// One SSE event above `max_event_bytes`: a gap in its stream, which
+    /// is judged on without it.
+    EventTooLarge,
     /// A `Content-Encoding` that cannot be undone, or a corrupt body.
     ContentEncoding,
     /// Analysis fell behind and bytes were not seen.
@@ -64,11 +74,21 @@ pub enum SkipReason {
 }
 
 impl SkipReason {
+    /// Every reason, for pre-registering label values.
+    pub const ALL: [SkipReason; 5] = [
+        SkipReason::BodyTooLarge,
+        SkipReason::RequestTooLarge,
+        SkipReason::EventTooLarge,
+        SkipReason::ContentEncoding,
+        SkipReason::Overload,
+    ];
+
     /// The metric label.
     pub fn as_str(self) -> &'static str {
         match self {
             SkipReason::BodyTooLarge => "body_too_large",
             SkipReason::RequestTooLarge => "request_too_large",
+            SkipReason::EventTooLarge => "event_too_large",
             SkipReason::ContentEncoding => "content_encoding",
             SkipReason::Overload => "overload",
         }
@@ -88,6 +108,8 @@ enum Body {
     },
     /// Not judged: an operation with nothing to check, or a non-2xx answer
     /// that is not JSON (a load balancer's error page is not the agent's).
+    /// A non-2xx JSON answer is gathered, and judged only if it is an A2A
+    /// error.
     Ignored,
     Skipped(SkipReason),
 }
@@ -201,6 +223,12 @@ impl ExchangeEngine {
         self.body = Body::Skipped(reason);
     }
 
+    /// The driver drops this exchange without its end (it stopped judging
+    /// it): the registry no longer counts its stream as following a task.
+    pub fn release(&mut self, reg: &mut Registry) {
+        self.reducer.release(reg);
+    }
+
     /// The response head arrived.
     pub fn response_head(
         &mut self,
@@ -301,6 +329,7 @@ impl ExchangeEngine {
             Body::Stream(_) => {
                 self.scratch.clear();
                 let outcome = self.reducer.on_end(end, reg, now, &mut self.scratch);
+                unaccused(self.reducer.exchange(), &mut self.scratch);
                 for f in self.scratch.drain(..) {
                     sink.finding(f);
                 }
@@ -319,14 +348,26 @@ impl ExchangeEngine {
 
     fn judge_whole(&mut self, buf: &[u8], reg: &mut Registry, now: Millis, sink: &mut impl Sink) {
         self.scratch.clear();
+        let success = self.reducer.answered_success();
+        if self.exchange().operation == Operation::GetAgentCard {
+            if let (true, Ok(card)) = (success, CardInfo::parse(buf)) {
+                sink.card(card);
+            }
+            return;
+        }
         match decode(buf) {
-            Ok(d) => self
-                .reducer
-                .on_decoded(None, &d, reg, now, &mut self.scratch),
-            Err(m) => self.reducer.on_malformed(None, &m, &mut self.scratch),
+            Ok(d) if success || matches!(d.payload, Payload::Error(_)) => {
+                self.reducer
+                    .on_decoded(None, &d, reg, now, &mut self.scratch)
+            }
+            Err(m) if success => self.reducer.on_malformed(None, &m, &mut self.scratch),
+            // A non-2xx answer that is not an A2A error (an auth layer's
+            // 401, a gateway's 429) is not the agent's protocol at all.
+            _ => {}
         }
         self.reducer
             .on_end(End::Upstream, reg, now, &mut self.scratch);
+        unaccused(self.reducer.exchange(), &mut self.scratch);
         for mut f in self.scratch.drain(..) {
             f.evidence = Some(self.cfg.evidence.prepare(buf));
             sink.finding(f);
@@ -363,21 +404,29 @@ fn on_frame(
             });
             ev.data
         }
-        Frame::Oversized { start, end } => {
-            let why = Malformed(format!(
-                "event of {} bytes exceeds the {}-byte limit",
-                end - start,
-                cfg.max_event_bytes
-            ));
-            reducer.on_malformed(Some(i), &why, scratch);
+        Frame::Oversized { .. } => {
+            // Not read: a gap, not a violation (as a body over its limit
+            // is skipped, not accused).
+            reducer.on_skipped(Some(i));
+            sink.gap(SkipReason::EventTooLarge);
             b""
         }
     };
+    unaccused(reducer.exchange(), scratch);
     for mut f in scratch.drain(..) {
         if f.event_index == Some(i) && !data.is_empty() {
             f.evidence = Some(cfg.evidence.prepare(data));
         }
         sink.finding(f);
+    }
+}
+
+/// On an exchange only its path says is A2A, drops the findings that
+/// accuse an answer of not being A2A (`malformed_event`, `unknown_state`):
+/// the route may be the agent's own, not the protocol's.
+fn unaccused(exchange: &Exchange, findings: &mut Vec<Finding>) {
+    if exchange.guessed() {
+        findings.retain(|f| !matches!(f.kind, Kind::MalformedEvent | Kind::UnknownState));
     }
 }
 
@@ -401,6 +450,7 @@ fn judged(op: Operation) -> bool {
             | Operation::ListTasks
             | Operation::CancelTask
             | Operation::SubscribeToTask
+            | Operation::GetAgentCard
     )
 }
 

@@ -64,11 +64,13 @@ impl Reducer {
                 }
                 return;
             }
-            Payload::TaskList(_) => {
-                let detail = format!(
-                    "expected {} for {op}; got a ListTasks result",
-                    expect.describe()
-                );
+            Payload::TaskList(list) => {
+                let got = if list.is_empty() {
+                    "an empty ListTasks result (or an empty object)"
+                } else {
+                    "a ListTasks result"
+                };
+                let detail = format!("expected {} for {op}; got {got}", expect.describe());
                 out.push(self.finding(Kind::MalformedEvent, None, detail));
                 return;
             }
@@ -87,6 +89,17 @@ impl Reducer {
             );
             out.push(self.finding(Kind::MalformedEvent, None, detail));
             return;
+        }
+        if let (Some(asked), Some(named)) = (&self.task_id, ev.task_id()) {
+            if !asked.is(named) {
+                let detail = format!(
+                    "expected the answer to {op} for task {} to be about that task; a {} named task {named}",
+                    asked.as_str(),
+                    ev.label()
+                );
+                out.push(self.finding(Kind::TaskIdMismatch, None, detail));
+                return;
+            }
         }
         self.check_accepted(ev.task_id(), None, reg, out);
         let Event::Task(t) = ev else {

@@ -3,10 +3,10 @@
 //! ids, and how a finding is built.
 
 use super::reducer::Reducer;
-use super::registry::{Observation, Registry, Verdict};
+use super::registry::{secs, Observation, Registry, Verdict};
 use super::Millis;
 use crate::a2a::model::{
-    Binding, Decoded, ErrorInfo, Operation, Payload, RpcId, StateValue, Status, TaskState,
+    Binding, Decoded, ErrorInfo, Operation, Payload, RpcId, StateValue, Status, TaskState, Version,
 };
 use crate::findings::{Finding, Kind};
 
@@ -69,6 +69,20 @@ impl Reducer {
         if let (true, Some(c), Some(known)) = (check_ctx, ctx, ctx_was) {
             out.push(context_mismatch(task_id, known.as_str(), c, ix));
         }
+        if let Verdict::Stalled { state, sat, limit } = verdict {
+            let detail = format!(
+                "task {task_id} was expected to leave {state} within {}; this answer shows it there with the very status it had when first seen in that state, {} ago",
+                secs(limit),
+                secs(sat)
+            );
+            out.push(make(
+                Kind::StalledTask,
+                Some(task_id),
+                known_ctx(),
+                ix,
+                detail,
+            ));
+        }
         if let Verdict::TerminalExit { was } = verdict {
             let op = self.exchange.operation;
             let detail = format!(
@@ -99,13 +113,18 @@ impl Reducer {
             return;
         }
         let op = self.exchange.operation;
-        let judged = matches!(
-            op,
-            Operation::SendMessage
-                | Operation::SendStreamingMessage
-                | Operation::CancelTask
-                | Operation::SubscribeToTask
-        );
+        // Messages (1.0 §3.1.1, 0.3 §7.1/7.2: "Sending a message to such a
+        // task will result in an error") and cancels (TaskNotCancelable in
+        // both) to a terminal task are refused in every version; a
+        // subscribe only in 1.0 (§3.1.6): 0.3 `tasks/resubscribe` may
+        // replay the final state and close.
+        let judged = match op {
+            Operation::SendMessage | Operation::SendStreamingMessage | Operation::CancelTask => {
+                true
+            }
+            Operation::SubscribeToTask => self.exchange.version == Version::V1_0,
+            _ => false,
+        };
         let Some(t) = self.exchange.task_id.as_deref().filter(|_| judged) else {
             return;
         };
@@ -131,7 +150,7 @@ impl Reducer {
         let (Some(want), Some(got)) = (&self.exchange.rpc_id, &d.rpc_id) else {
             return;
         };
-        if want == got {
+        if same_rpc_id(want, got) {
             return;
         }
         let unreadable = matches!(
@@ -156,6 +175,24 @@ impl Reducer {
     /// A finding about this exchange's task.
     pub(super) fn finding(&self, kind: Kind, ix: Option<u64>, detail: String) -> Finding {
         make(kind, self.task_id(), self.context_id(), ix, detail)
+    }
+}
+
+/// Whether two JSON-RPC ids are the same JSON value: numbers by value
+/// (`1`, `1.0` and `1e0` are one number), strings by text, and a number
+/// never equals a string (`1` is not `"1"`). Numbers compare as f64: two
+/// spellings of one number always agree, and only ids beyond f64's
+/// precision could be taken for each other (a miss, never a false alarm).
+fn same_rpc_id(a: &RpcId, b: &RpcId) -> bool {
+    match (a, b) {
+        (RpcId::Number(x), RpcId::Number(y)) => {
+            x == y
+                || matches!(
+                    (x.parse::<f64>(), y.parse::<f64>()),
+                    (Ok(x), Ok(y)) if x == y
+                )
+        }
+        _ => a == b,
     }
 }
 

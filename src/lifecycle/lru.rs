@@ -112,6 +112,15 @@ impl<V> Lru<V> {
         self.slot(i).map(|s| &s.value)
     }
 
+    /// The value of `key`, to change in place, without touching it.
+    pub(crate) fn get_mut(&mut self, key: &str) -> Option<&mut V> {
+        let i = self.find(key).ok()?;
+        self.slots
+            .get_mut(i as usize)
+            .and_then(Option::as_mut)
+            .map(|s| &mut s.value)
+    }
+
     /// The value of `key`, made the most recently used; or, when absent,
     /// where to `insert` it.
     pub(crate) fn touch(&mut self, key: &str) -> Result<&mut V, Vacant> {

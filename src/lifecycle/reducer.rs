@@ -95,6 +95,18 @@ pub struct Reducer {
     pub(super) saw_message: bool,
     pub(super) message_reported: bool,
     pub(super) saw_error: bool,
+    /// The one Task snapshot repeating the terminal state that a stream may
+    /// carry after it (spec 1.0 §11.7) was seen.
+    pub(super) final_snapshot: bool,
+    /// A frame after the terminal state went unread: it may have been that
+    /// snapshot.
+    pub(super) terminal_gap: bool,
+    /// The status that made the stream terminal (or the last status, until
+    /// one did) carried 0.3 `final:true`.
+    pub(super) terminal_final: bool,
+    /// The registry counts this stream as following its task (`watch`),
+    /// until `release`.
+    pub(super) watching: bool,
     pub(super) accept_checked: bool,
     pub(super) artifacts: Artifacts,
     pub(super) ended: Option<Outcome>,
@@ -105,8 +117,10 @@ pub struct Reducer {
 impl Reducer {
     /// A reducer for `exchange`, whose request was stamped `seq`.
     pub fn new(exchange: Exchange, seq: Seq) -> Reducer {
+        // The task the request names (a follow-up send's `taskId` too):
+        // the answer must be about it.
         let task_id = match exchange.operation {
-            Operation::SendMessage | Operation::SendStreamingMessage => None,
+            Operation::ListTasks | Operation::GetExtendedAgentCard => None,
             _ => exchange.task_id.as_deref().map(ShortStr::new),
         };
         Reducer {
@@ -125,6 +139,10 @@ impl Reducer {
             saw_message: false,
             message_reported: false,
             saw_error: false,
+            final_snapshot: false,
+            terminal_gap: false,
+            terminal_final: false,
+            watching: false,
             accept_checked: false,
             artifacts: Artifacts::default(),
             ended: None,
@@ -149,6 +167,12 @@ impl Reducer {
     /// The exchange's causal stamp.
     pub fn seq(&self) -> Seq {
         self.seq
+    }
+
+    /// Whether the response head had a 2xx status (also when no head was
+    /// given: the status is then taken as 200).
+    pub fn answered_success(&self) -> bool {
+        (200..300).contains(&self.http_status)
     }
 
     /// The response head: its HTTP status, and whether the body is an SSE
@@ -219,7 +243,7 @@ impl Reducer {
     /// nothing is reported about it, and findings that depend on the whole
     /// history (`stream_start`, artifacts, `stream_truncated`) are withheld.
     pub fn on_skipped(&mut self, index: Option<u64>) {
-        self.gapped = true;
+        self.gap();
         if let Some(i) = index {
             self.frames = self.frames.max(i.saturating_add(1));
         }
@@ -231,10 +255,11 @@ impl Reducer {
     pub fn on_end(
         &mut self,
         end: End,
-        _reg: &mut Registry,
+        reg: &mut Registry,
         _now: Millis,
         out: &mut Vec<Finding>,
     ) -> Outcome {
+        self.release(reg);
         if let Some(o) = self.ended {
             return o;
         }
@@ -254,6 +279,23 @@ impl Reducer {
         };
         self.ended = Some(outcome);
         outcome
+    }
+
+    /// The stream no longer follows its task (it ended, or its driver
+    /// stopped judging it). Idempotent; `on_end` calls it.
+    pub fn release(&mut self, reg: &mut Registry) {
+        if std::mem::take(&mut self.watching) {
+            if let Some(t) = &self.task_id {
+                reg.unwatch(t.as_str());
+            }
+        }
+    }
+
+    /// Something of the stream went unread (a skipped or out-of-order
+    /// frame).
+    pub(super) fn gap(&mut self) {
+        self.gapped = true;
+        self.terminal_gap |= self.terminal.is_some();
     }
 
     fn is_stream(&self, index: Option<u64>) -> bool {

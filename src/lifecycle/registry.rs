@@ -86,6 +86,15 @@ pub enum Verdict {
     /// A causally later observation left the terminal state `was`
     /// (`terminal_exit`). The new state is recorded.
     TerminalExit { was: TaskState },
+    /// The same status again, with the very `status.timestamp` the task had
+    /// when this proxy first saw it in that state, more than the state's
+    /// limit ago (`stalled_task`, once per state entry): the agent has not
+    /// touched the status since.
+    Stalled {
+        state: TaskState,
+        sat: Millis,
+        limit: Millis,
+    },
     /// Not recorded: stamped before the known status, or (for a terminal
     /// task) carried by an exchange sent before the terminal state was seen.
     Ignored,
@@ -106,11 +115,15 @@ struct Entry {
     context_id: Option<ShortStr>,
     /// When the task entered `state`.
     entered: Millis,
-    /// When the task was last observed (TTL).
+    /// When the task was last observed or heard of on a stream (TTL, and
+    /// the silence a watched task's stall is measured by).
     last_seen: Millis,
     state: TaskState,
     /// `stalled_task` was reported for the current state entry.
     stall_reported: bool,
+    /// Open streams on the task (`watch` / `unwatch`): only while one is,
+    /// silence about the task is evidence.
+    watchers: u16,
 }
 
 /// The tasks this proxy has seen, bounded by count (LRU) and age (TTL).
@@ -264,6 +277,19 @@ impl Registry {
             }
         }
         if e.state == o.state {
+            let untouched = stamp.is_some() && stamp == e.status_at;
+            let sat = now.saturating_sub(e.entered);
+            match self.cfg.stall.limit(e.state) {
+                Some(limit) if untouched && !e.stall_reported && sat > limit => {
+                    e.stall_reported = true;
+                    return Verdict::Stalled {
+                        state: e.state,
+                        sat,
+                        limit,
+                    };
+                }
+                _ => {}
+            }
             e.status_at = e.status_at.or(stamp);
             return Verdict::Recorded;
         }
@@ -308,6 +334,7 @@ impl Registry {
             last_seen: now,
             state: o.state,
             stall_reported: false,
+            watchers: 0,
         };
         if self.tasks.insert(o.task_id, at, entry) {
             self.by_state[idx(o.state)] += 1;
@@ -326,28 +353,54 @@ impl Registry {
         }
     }
 
-    /// Periodic: reports `stalled_task` (once per state entry) for tasks past
-    /// their state's limit, then forgets tasks not observed within the TTL.
+    /// An open stream now follows `task_id` (a no-op for a task not
+    /// tracked): while one does, its silence counts (`tick`).
+    pub fn watch(&mut self, task_id: &str) {
+        if let Some(e) = self.tasks.get_mut(task_id) {
+            e.watchers = e.watchers.saturating_add(1);
+        }
+    }
+
+    /// A stream that followed `task_id` ended.
+    pub fn unwatch(&mut self, task_id: &str) {
+        if let Some(e) = self.tasks.get_mut(task_id) {
+            e.watchers = e.watchers.saturating_sub(1);
+        }
+    }
+
+    /// A stream carried news of `task_id` (an artifact chunk, say) that
+    /// changed no state: the task is not silent.
+    pub fn heard(&mut self, task_id: &str, now: Millis) {
+        if let Ok(e) = self.tasks.touch(task_id) {
+            e.last_seen = e.last_seen.max(now);
+        }
+    }
+
+    /// Periodic: reports `stalled_task` (once per state entry) for tasks an
+    /// open stream follows that have been silent in one state past its
+    /// limit, then forgets tasks not observed within the TTL. A task no
+    /// stream follows is not judged here: what the proxy did not see is no
+    /// evidence (a later answer may still show the stall, see `Verdict`).
     /// Scans every task: O(tracked), meant for a tick every second or so.
     pub fn tick(&mut self, now: Millis, out: &mut Vec<Finding>) {
         for (id, e) in self.tasks.iter_mut() {
-            if e.stall_reported {
+            if e.stall_reported || e.watchers == 0 {
                 continue;
             }
             let Some(limit) = self.cfg.stall.limit(e.state) else {
                 continue;
             };
-            let sat = now.saturating_sub(e.entered);
-            if sat > limit {
+            let silent = now.saturating_sub(e.last_seen);
+            if silent > limit {
                 e.stall_reported = true;
                 let mut f = Finding::new(
                     Kind::StalledTask,
                     format!(
-                        "task {} was expected to leave {} within {}; it has sat there for {}",
+                        "task {} was expected to leave {} within {}; its open stream has been silent in that state for {}",
                         id.as_str(),
                         e.state,
                         secs(limit),
-                        secs(sat)
+                        secs(silent)
                     ),
                 );
                 f.task_id = Some(id.as_str().to_owned());
@@ -369,7 +422,7 @@ impl Registry {
 }
 
 /// Milliseconds as a short human duration (`"90s"`, `"1.5s"`).
-fn secs(ms: Millis) -> String {
+pub(crate) fn secs(ms: Millis) -> String {
     if ms % 1000 == 0 {
         format!("{}s", ms / 1000)
     } else {

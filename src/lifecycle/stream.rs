@@ -24,7 +24,9 @@ use super::reducer::Reducer;
 use super::registry::{Observation, Registry};
 use super::short::ShortStr;
 use super::{End, Millis, Outcome};
-use crate::a2a::model::{Decoded, Event, Operation, Payload, StateClass, StateValue, TaskState};
+use crate::a2a::model::{
+    Decoded, Event, Operation, Payload, StateClass, StateValue, TaskState, Version,
+};
 use crate::findings::{Finding, Kind, Severity};
 
 // === impl Reducer (streams) ===
@@ -52,8 +54,10 @@ impl Reducer {
             Payload::Error(_) => {
                 self.saw_error = true;
                 if let Some(term) = self.terminal {
-                    let detail = self.after_terminal_detail(term, "an error");
-                    out.push(self.finding(Kind::EventAfterTerminal, Some(i), detail));
+                    if self.after_terminal_judged() {
+                        let detail = self.after_terminal_detail(term, "an error");
+                        out.push(self.finding(Kind::EventAfterTerminal, Some(i), detail));
+                    }
                 } else {
                     self.check_message_alone(i, "error", out);
                 }
@@ -65,7 +69,7 @@ impl Reducer {
     /// the history uncertain.
     pub(super) fn note_frame(&mut self, i: u64) {
         if i != self.frames {
-            self.gapped = true;
+            self.gap();
         }
         self.frames = self.frames.max(i.saturating_add(1));
     }
@@ -101,7 +105,10 @@ impl Reducer {
             return;
         }
         let op = self.exchange.operation;
-        if first && op.streams() {
+        // 1.0 only: §3.1.2 "the stream MUST begin with the Task object"
+        // (§3.1.6 for subscribe); 0.3 states nothing of a stream's first
+        // event, and its SDKs begin follow-ups with a status update.
+        if first && op.streams() && self.exchange.version == Version::V1_0 {
             let fits = match ev {
                 Event::Task(_) => true,
                 Event::Message(_) => op == Operation::SendStreamingMessage,
@@ -143,7 +150,9 @@ impl Reducer {
                 self.status(&t.id, t.context_id.as_deref(), &t.status, i, reg, now, out);
             }
             Event::StatusUpdate(u) => {
-                self.final_seen |= u.final_flag == Some(true);
+                let is_final = u.final_flag == Some(true);
+                self.final_seen |= is_final;
+                self.terminal_final = is_final;
                 self.status(
                     &u.task_id,
                     u.context_id.as_deref(),
@@ -155,6 +164,7 @@ impl Reducer {
                 );
             }
             Event::ArtifactUpdate(a) => {
+                reg.heard(&a.task_id, now);
                 let unknown = self
                     .artifacts
                     .update(&a.artifact_id, a.append, a.last_chunk);
@@ -170,9 +180,14 @@ impl Reducer {
         }
     }
 
-    /// `message_not_alone`, once per stream.
+    /// `message_not_alone`, once per stream. 1.0 only: §3.1.2 says a
+    /// Message stream "MUST contain exactly one `Message` object and then
+    /// close immediately"; 0.3 states no such rule.
     fn check_message_alone(&mut self, i: u64, what: &str, out: &mut Vec<Finding>) {
-        if self.saw_message && !std::mem::replace(&mut self.message_reported, true) {
+        if self.saw_message
+            && self.exchange.version == Version::V1_0
+            && !std::mem::replace(&mut self.message_reported, true)
+        {
             let detail = format!("expected a stream that carried a Message to carry nothing else; it also carried another event ({what})");
             out.push(self.finding(Kind::MessageNotAlone, Some(i), detail));
         }
@@ -221,6 +236,11 @@ impl Reducer {
         let Some(s) = state else {
             return;
         };
+        if !self.watching {
+            // While the stream is open, its silence is evidence of a stall.
+            reg.watch(task);
+            self.watching = true;
+        }
         self.state = Some(s);
         if !s.is_terminal() {
             return;
@@ -266,8 +286,10 @@ impl Reducer {
             Event::Task(t) => (&t.id, t.context_id.as_deref(), &t.status),
             Event::StatusUpdate(u) => (&u.task_id, u.context_id.as_deref(), &u.status),
             _ => {
-                let detail = self.after_terminal_detail(term, &format!("a {}", ev.label()));
-                out.push(self.finding(Kind::EventAfterTerminal, Some(i), detail));
+                if self.after_terminal_judged() {
+                    let detail = self.after_terminal_detail(term, &format!("a {}", ev.label()));
+                    out.push(self.finding(Kind::EventAfterTerminal, Some(i), detail));
+                }
                 return;
             }
         };
@@ -289,6 +311,15 @@ impl Reducer {
             // The same terminal state again is not a state change. On a
             // subscribe stream it is a replay of the current state.
             StateValue::Known(_) if self.is_subscribe() => {}
+            // Spec 1.0 §11.7: a server "MAY optionally resend a final Task
+            // snapshot before closing". One is legal on every stream. After
+            // a gap it may be the second (the unread event the first) or
+            // the first (the unread event something else): not judged.
+            StateValue::Known(_) if !self.after_terminal_judged() => {}
+            StateValue::Known(_) if matches!(ev, Event::Task(_)) && self.terminal_gap => {}
+            StateValue::Known(_) if matches!(ev, Event::Task(_)) && !self.final_snapshot => {
+                self.final_snapshot = true;
+            }
             StateValue::Known(_) => {
                 let detail =
                     self.after_terminal_detail(term, &format!("a {} repeating {term}", ev.label()));
@@ -298,6 +329,14 @@ impl Reducer {
                 let _ = self.task_status(task, ctx, status, Some(i), false, reg, now, out);
             }
         }
+    }
+
+    /// Whether events after the terminal state are judged: in 1.0 the
+    /// stream "MUST close when the task reaches a terminal state" (§3.1.2);
+    /// 0.3 only says a `final:true` event is "the final event in the
+    /// stream", so there it holds after a terminal status with `final:true`.
+    fn after_terminal_judged(&self) -> bool {
+        self.exchange.version == Version::V1_0 || self.terminal_final
     }
 
     fn after_terminal_detail(&self, term: TaskState, what: &str) -> String {
@@ -319,12 +358,18 @@ impl Reducer {
             return Outcome::ClientGone;
         }
         let Some(s) = self.state else {
-            let clean = self.saw_error && end == End::Upstream;
-            return if clean {
-                Outcome::Terminal
-            } else {
-                Outcome::Truncated
-            };
+            if self.saw_error && end == End::Upstream {
+                return Outcome::Terminal;
+            }
+            if self.frames == 0 && end == End::Upstream {
+                let op = self.exchange.operation;
+                let detail = format!(
+                    "expected the {op} stream to carry a Task snapshot{}; the upstream ended it with no event",
+                    if op == Operation::SendStreamingMessage { " (or one Message)" } else { "" }
+                );
+                out.push(self.finding(Kind::StreamStart, None, detail));
+            }
+            return Outcome::Truncated;
         };
         if s.class() == StateClass::Interrupted || self.final_seen {
             return Outcome::Interrupted;

@@ -55,6 +55,11 @@ impl TapConfig {
             },
             policy: config.policy()?,
             card_base: card_base(config),
+            upstream_base_path: config
+                .upstream
+                .as_ref()
+                .map_or("", |u| u.base_path())
+                .to_owned(),
         })
     }
 }
@@ -83,12 +88,7 @@ pub fn init_metrics(metrics: &Metrics, upstream: &str) {
                 .with_label_values(&[upstream, kind.as_str(), sev]);
         }
     }
-    for reason in [
-        SkipReason::BodyTooLarge,
-        SkipReason::RequestTooLarge,
-        SkipReason::ContentEncoding,
-        SkipReason::Overload,
-    ] {
+    for reason in SkipReason::ALL {
         metrics
             .analysis_skipped_total
             .with_label_values(&[upstream, reason.as_str()]);

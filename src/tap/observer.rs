@@ -49,6 +49,8 @@ pub struct TapConfig {
     pub policy: Policy,
     /// Rewrite agent cards onto this public base URL (`None`: never).
     pub card_base: Option<String>,
+    /// The upstream URL's path, put before every caller's path.
+    pub upstream_base_path: String,
 }
 
 /// The validation layer as the proxy sees it: an `Inspector`.
@@ -81,7 +83,8 @@ impl Tap {
             metrics.clone(),
             audit,
             cfg.queue_bytes,
-        );
+        )
+        .with_base_path(&cfg.upstream_base_path);
         let thread = std::thread::Builder::new()
             .name("a2a-tap-analysis".into())
             .spawn(move || worker.run(rx))?;
@@ -404,6 +407,7 @@ mod tests {
                     task_id: None,
                     context_id: None,
                     blocking: false,
+                    guessed_path: None,
                 });
                 let slot = usize::from(labels.slot);
                 assert!((1..LABEL_SLOTS).contains(&slot), "{labels:?}");

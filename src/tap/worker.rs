@@ -9,6 +9,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::queue::{Receiver, Sender};
+use crate::a2a::card::{self, CardInfo};
 use crate::a2a::model::{Binding, Exchange, TaskState};
 use crate::engine::{EngineConfig, ExchangeEngine, Head, Sink, SkipReason};
 use crate::findings::{Finding, Policy};
@@ -192,6 +193,12 @@ pub(crate) struct Worker {
     /// Bytes judged since the queue's budget was last given them back
     /// (once per drain: one lock instead of one per piece).
     returned: usize,
+    /// The last agent card that passed: its HTTP+JSON interfaces confirm
+    /// which paths are A2A.
+    card: Option<CardInfo>,
+    /// The upstream URL's path, which the proxy puts before every caller's
+    /// path (a card names the agent's own URLs).
+    base_path: String,
 }
 
 impl Worker {
@@ -222,7 +229,15 @@ impl Worker {
             clock: Instant::now(),
             clock_ms: 0,
             returned: 0,
+            card: None,
+            base_path: String::new(),
         }
+    }
+
+    /// The upstream URL's path (`/a2a` for `http://agent/a2a`).
+    pub(crate) fn with_base_path(mut self, base_path: &str) -> Worker {
+        self.base_path = base_path.to_owned();
+        self
     }
 
     /// Runs until shut down (or every sender is gone); ticks the registry
@@ -310,7 +325,10 @@ impl Worker {
         }
     }
 
-    fn open(&mut self, id: u64, exchange: Exchange, at: Instant, seq: Seq) {
+    fn open(&mut self, id: u64, mut exchange: Exchange, at: Instant, seq: Seq) {
+        // The card the agent serves names its HTTP+JSON URLs: a path under
+        // one is A2A for certain.
+        card::confirm(&mut exchange, self.card.as_ref(), &self.base_path);
         let engine = ExchangeEngine::new(exchange, seq, self.engine_cfg);
         self.live.open(
             id,
@@ -348,6 +366,12 @@ impl Worker {
             self.forget(id);
             self.skipped(r);
             return;
+        }
+        for reason in &sink.gaps {
+            self.metrics
+                .analysis_skipped_total
+                .with_label_values(&[&self.upstream, reason.as_str()])
+                .inc();
         }
         let seen: u32 = sink.events.iter().sum();
         if seen > 0 && !live.first_event {
@@ -396,6 +420,10 @@ impl Worker {
         // where it lies.
         let exchange = (!sink.findings.is_empty()).then(|| live.engine.exchange().clone());
         self.forget(id);
+        if let Some(card) = sink.card {
+            tracing::debug!(interfaces = card.interfaces.len(), "agent card seen");
+            self.card = Some(card);
+        }
         if let Some(exchange) = exchange {
             self.report(id, Some(&exchange), sink.findings);
         }
@@ -403,6 +431,9 @@ impl Worker {
 
     /// Stops judging `id`, releasing what it held; whether it was judged.
     fn forget(&mut self, id: u64) -> bool {
+        if let Some(live) = self.live.get_mut(id) {
+            live.engine.release(&mut self.registry);
+        }
         let Some(held) = self.live.discard(id) else {
             return false;
         };
@@ -495,6 +526,9 @@ struct Collect {
     findings: Vec<Finding>,
     /// Decoded events by label, indexed like `EVENT_LABELS`.
     events: [u32; 5],
+    /// Events not read (gaps), with why.
+    gaps: Vec<SkipReason>,
+    card: Option<CardInfo>,
 }
 
 impl Sink for Collect {
@@ -505,6 +539,12 @@ impl Sink for Collect {
         if let Some(i) = EVENT_LABELS.iter().position(|l| *l == label) {
             self.events[i] += 1;
         }
+    }
+    fn gap(&mut self, reason: SkipReason) {
+        self.gaps.push(reason);
+    }
+    fn card(&mut self, card: CardInfo) {
+        self.card = Some(card);
     }
 }
 
