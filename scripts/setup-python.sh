@@ -1,41 +1,70 @@
 #!/usr/bin/env bash
-# Create .venv/ at the repo root with the official A2A Python SDK (a2a-sdk) and
-# the pinned packages of tests/peers/requirements.txt, for the real-peer tests.
-# Idempotent: when the venv already holds exactly these requirements (a stamp
-# with the requirements' hash), it returns at once. Fails loudly otherwise.
+# Create the Python venvs of the real-peer tests at the repo root, each with the
+# official A2A Python SDK (a2a-sdk) and exactly the pinned packages of its
+# requirements file:
+#   .venv/     tests/peers/requirements.txt       (a2a-sdk 1.3.0: 1.0, and 0.3 by its compat layer)
+#   .venv-03/  tests/peers/py03/requirements.txt  (a2a-sdk 0.3.26: the 0.3 line natively)
+# Idempotent: a venv that already holds exactly its requirements (a stamp with
+# the requirements' hash) and imports is left alone at once. Fails loudly otherwise.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-venv="$root/.venv"
-req="$root/tests/peers/requirements.txt"
-stamp="$venv/.a2a-tap-requirements.sha256"
 python="${PYTHON:-python3}"
 
 die() { echo "setup-python: $*" >&2; exit 1; }
 
-[ -f "$req" ] || die "missing $req"
-want="$(sha256sum "$req" | cut -d' ' -f1)"
+sdk_version() {  # sdk_version VENV_PYTHON: the installed a2a-sdk version
+    "$1" -c 'from importlib.metadata import version; print(version("a2a-sdk"))'
+}
 
-if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] \
-    && "$venv/bin/python" -c 'import a2a.server.routes, a2a.client, uvicorn' 2>/dev/null; then
-    echo "setup-python: .venv up to date (a2a-sdk $("$venv/bin/python" -c 'from importlib.metadata import version; print(version("a2a-sdk"))'))"
-    exit 0
-fi
+python_checked=""
+check_python() {  # once, and only when something has to be installed
+    [ -n "$python_checked" ] && return 0
+    command -v "$python" >/dev/null 2>&1 || die "no $python on PATH (need Python >= 3.10)"
+    "$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
+        || die "$python is older than 3.10; a2a-sdk needs >= 3.10"
+    python_checked=1
+}
 
-command -v "$python" >/dev/null 2>&1 || die "no $python on PATH (need Python >= 3.10)"
-"$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
-    || die "$python is older than 3.10; a2a-sdk needs >= 3.10"
+# setup_venv NAME REQUIREMENTS IMPORTS
+#   NAME          venv folder at the repo root (.venv, .venv-03)
+#   REQUIREMENTS  pinned requirements file, relative to the repo root
+#   IMPORTS       Python statement that must run in the finished venv
+setup_venv() {
+    local name="$1" req_rel="$2" imports="$3"
+    local venv="$root/$name"
+    local req="$root/$req_rel"
+    local stamp="$venv/.a2a-tap-requirements.sha256"
+    local want
 
-if [ ! -x "$venv/bin/python" ]; then
-    echo "setup-python: creating $venv"
-    "$python" -m venv "$venv" || die "python3 -m venv failed (on Debian: apt-get install python3-venv)"
-fi
+    [ -f "$req" ] || die "missing $req"
+    want="$(sha256sum "$req" | cut -d' ' -f1)"
 
-rm -f "$stamp"
-echo "setup-python: installing $(grep -c '==' "$req") pinned packages from tests/peers/requirements.txt"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req" \
-    || die "pip install -r tests/peers/requirements.txt failed"
-"$venv/bin/python" -c 'import a2a.server.routes, a2a.client, uvicorn' \
-    || die "a2a-sdk installed but does not import"
-echo "$want" > "$stamp"
-echo "setup-python: ready ($("$venv/bin/python" -c 'from importlib.metadata import version; print("a2a-sdk", version("a2a-sdk"))'))"
+    if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] \
+        && "$venv/bin/python" -c "$imports" 2>/dev/null; then
+        echo "setup-python: $name up to date (a2a-sdk $(sdk_version "$venv/bin/python"))"
+        return 0
+    fi
+
+    check_python
+    if [ ! -x "$venv/bin/python" ]; then
+        echo "setup-python: creating $venv"
+        "$python" -m venv "$venv" || die "python3 -m venv failed (on Debian: apt-get install python3-venv)"
+    fi
+
+    rm -f "$stamp"
+    echo "setup-python: installing $(grep -c '==' "$req") pinned packages from $req_rel"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req" \
+        || die "pip install -r $req_rel failed"
+    "$venv/bin/python" -c "$imports" \
+        || die "a2a-sdk installed but does not import"
+    echo "$want" > "$stamp"
+    echo "setup-python: ready (a2a-sdk $(sdk_version "$venv/bin/python"))"
+}
+
+setup_venv .venv tests/peers/requirements.txt \
+    'import a2a.server.routes, a2a.client, uvicorn, grpc'
+# 0.3.26 has no a2a.server.routes: its JSON-RPC app (Starlette), REST app
+# (FastAPI, the http-server extra) and the client stand for it.
+setup_venv .venv-03 tests/peers/py03/requirements.txt \
+    'import a2a.server.apps.jsonrpc.starlette_app, a2a.server.apps.rest.fastapi_app, a2a.client, fastapi, uvicorn, httpx_sse'

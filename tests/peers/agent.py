@@ -11,20 +11,26 @@ the first word of the user's message:
   long      working until canceled
   direct    a direct Message reply, no task
 
-Usage: agent.py --port N [--public-url URL]
+Usage: agent.py --port N [--public-url URL] [--record FILE]
 Prints `READY <port>` on stdout once it accepts connections. `--port 0` picks
 a free port; `--public-url` is the base URL advertised in the agent card
 (default: this agent's own loopback URL), so a proxy in front can be advertised.
+`--record FILE` appends one JSON line per HTTP exchange,
+{"method", "path", "status", "content_type", "body_b64"}, holding the exact
+response body bytes this agent sent (an ASGI middleware around `send`).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import contextlib
+import json
 import socket
 import sys
 from collections.abc import AsyncIterator
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -170,8 +176,58 @@ class ScenarioExecutor(AgentExecutor):
         await TaskUpdater(event_queue, task_id, context_id).cancel()
 
 
-def build_app(public_url: str) -> Starlette:
-    """The Starlette app from the SDK's own route factories, 0.3 compatibility on."""
+class RecordExchanges:
+    """ASGI middleware: one JSON line per HTTP exchange, with the response body bytes as sent."""
+
+    def __init__(self, app: Any, path: str) -> None:
+        self.app = app
+        self.path = path
+
+    def write(self, record: dict[str, Any]) -> None:
+        with open(self.path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(record, separators=(",", ":")) + "\n")
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        record: dict[str, Any] = {
+            "method": scope["method"],
+            "path": scope["path"],
+            "status": None,
+            "content_type": None,
+        }
+        body = bytearray()
+        done = False
+
+        def finish() -> None:
+            nonlocal done
+            if not done:
+                done = True
+                record["body_b64"] = base64.b64encode(bytes(body)).decode("ascii")
+                self.write(record)
+
+        async def recording_send(message: dict[str, Any]) -> None:
+            await send(message)
+            if message["type"] == "http.response.start":
+                record["status"] = message["status"]
+                for key, value in message.get("headers", []):
+                    if key.lower() == b"content-type":
+                        record["content_type"] = value.decode("latin-1")
+            elif message["type"] == "http.response.body":
+                body.extend(message.get("body", b""))
+                if not message.get("more_body", False):
+                    finish()
+
+        try:
+            await self.app(scope, receive, recording_send)
+        finally:
+            finish()  # a stream cut short is recorded with what was sent
+
+
+def build_app(public_url: str, record: str | None = None) -> Any:
+    """The Starlette app from the SDK's own route factories, 0.3 compatibility on,
+    wrapped in `RecordExchanges` when `record` names a file."""
     card = agent_card(public_url)
     handler = DefaultRequestHandler(
         agent_executor=ScenarioExecutor(),
@@ -189,15 +245,16 @@ def build_app(public_url: str) -> Starlette:
         yield
         await handler.aclose()
 
-    return Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan)
+    return RecordExchanges(app, record) if record else app
 
 
-async def serve(port: int, public_url: str | None) -> None:
+async def serve(port: int, public_url: str | None, record: str | None = None) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     bound = sock.getsockname()[1]
-    app = build_app(public_url or f"http://127.0.0.1:{bound}")
+    app = build_app(public_url or f"http://127.0.0.1:{bound}", record)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     run = asyncio.create_task(server.serve(sockets=[sock]))
@@ -214,9 +271,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--public-url", default=None)
+    parser.add_argument("--record", default=None, help="append one JSON line per HTTP exchange")
     args = parser.parse_args()
     try:
-        asyncio.run(serve(args.port, args.public_url))
+        asyncio.run(serve(args.port, args.public_url, args.record))
     except KeyboardInterrupt:
         sys.exit(0)
 

@@ -1,6 +1,6 @@
 """Drive tests/peers/agent.py with the official a2a-sdk client and print what it saw.
 
-Usage: client.py BASE_URL [--only BINDING/VERSION]
+Usage: client.py BASE_URL [--only BINDING/VERSION] [--record FILE]
 
 Resolves the agent card at BASE_URL and, for each interface the card offers
 (JSON-RPC and HTTP+JSON, protocol 1.0 and 0.3), builds the SDK's own client
@@ -19,16 +19,22 @@ how the SDK chooses a binding and version) and plays every scenario:
 Prints ONE JSON document (sorted keys): outcomes per "BINDING/VERSION" and
 scenario, made only of event types, states, artifact texts, roles and error
 classes: no ids, timestamps or ports, so that a run straight to the agent and
-a run through a proxy compare equal. Exits 1 if the card cannot be fetched.
+a run through a proxy compare equal. `--record FILE` appends one JSON line
+per HTTP exchange (the card fetch too), {"method", "path", "status",
+"content_type", "body_b64"}, with the response body bytes as received (an
+httpx transport wrapper); the document printed is the same with or without
+it. Exits 1 if the card cannot be fetched.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import json
 import re
 import sys
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -53,6 +59,72 @@ HTTP_TIMEOUT = 15.0
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _URL = re.compile(r"https?://[^\s'\"]+")
+
+
+# --- recording -------------------------------------------------------------
+
+
+class _RecordedStream(httpx.AsyncByteStream):
+    """Passes a response body through and records its bytes when it is closed."""
+
+    def __init__(self, inner: httpx.AsyncByteStream, record: dict[str, Any], path: str) -> None:
+        self.inner = inner
+        self.record = record
+        self.path = path
+        self.body = bytearray()
+        self.done = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self.inner:
+            self.body.extend(chunk)
+            yield chunk
+
+    async def aclose(self) -> None:
+        try:
+            await self.inner.aclose()
+        finally:
+            if not self.done:
+                self.done = True
+                self.record["body_b64"] = base64.b64encode(bytes(self.body)).decode("ascii")
+                with open(self.path, "a", encoding="utf-8") as out:
+                    out.write(json.dumps(self.record, separators=(",", ":")) + "\n")
+
+
+class RecordingTransport(httpx.AsyncBaseTransport):
+    """httpx transport wrapper: one JSON line per exchange, response bytes as received."""
+
+    def __init__(self, path: str) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.path = path
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        record = {
+            "method": request.method,
+            "path": request.url.path,
+            "status": response.status_code,
+            "content_type": response.headers.get("content-type"),
+        }
+        assert isinstance(response.stream, httpx.AsyncByteStream)
+        return httpx.Response(
+            status_code=response.status_code,
+            headers=response.headers,
+            stream=_RecordedStream(response.stream, record, self.path),
+            extensions=response.extensions,
+        )
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def http_client(record: str | None) -> httpx.AsyncClient:
+    """An httpx client; with `record`, every response it receives is recorded there."""
+    if record is None:
+        return httpx.AsyncClient(timeout=HTTP_TIMEOUT)
+    return httpx.AsyncClient(timeout=HTTP_TIMEOUT, transport=RecordingTransport(record))
+
+
+# --- outcomes --------------------------------------------------------------
 
 
 def state_name(state: int) -> str:
@@ -274,14 +346,14 @@ def relative(url: str, base: str) -> str:
     return url[len(base):] or "/" if url.startswith(base) else url
 
 
-async def run_interface(base_url: str, card: AgentCard, binding: str, version: str) -> dict[str, Any]:
+async def run_interface(
+    base_url: str, card: AgentCard, binding: str, version: str, record: str | None = None
+) -> dict[str, Any]:
     one = narrowed(card, binding, version)
     if one is None:
         return {"error": "not offered by the card"}
     out: dict[str, Any] = {"endpoint": relative(one.supported_interfaces[0].url, base_url)}
-    async with httpx.AsyncClient(timeout=HTTP_TIMEOUT) as http_streaming, httpx.AsyncClient(
-        timeout=HTTP_TIMEOUT
-    ) as http_unary:
+    async with http_client(record) as http_streaming, http_client(record) as http_unary:
         streaming = ClientFactory(
             ClientConfig(streaming=True, httpx_client=http_streaming, supported_protocol_bindings=[binding])
         ).create(one)
@@ -299,14 +371,14 @@ async def run_interface(base_url: str, card: AgentCard, binding: str, version: s
 INTERFACES = [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("JSONRPC", "0.3"), ("HTTP+JSON", "0.3")]
 
 
-async def main_async(base_url: str, only: str | None) -> dict[str, Any]:
-    async with httpx.AsyncClient(timeout=HTTP_TIMEOUT) as http:
+async def main_async(base_url: str, only: str | None, record: str | None = None) -> dict[str, Any]:
+    async with http_client(record) as http:
         card = await A2ACardResolver(http, base_url).get_agent_card()
     outcomes: dict[str, Any] = {}
     for binding, version in INTERFACES:
         key = f"{binding}/{version}"
         if only is None or only == key:
-            outcomes[key] = await run_interface(base_url, card, binding, version)
+            outcomes[key] = await run_interface(base_url, card, binding, version, record)
     return outcomes
 
 
@@ -314,9 +386,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("base_url")
     parser.add_argument("--only", default=None, help='one of "JSONRPC/1.0", "HTTP+JSON/0.3", ...')
+    parser.add_argument("--record", default=None, help="append one JSON line per HTTP exchange")
     args = parser.parse_args()
     try:
-        outcomes = asyncio.run(main_async(args.base_url, args.only))
+        outcomes = asyncio.run(main_async(args.base_url, args.only, args.record))
     except Exception as error:  # noqa: BLE001
         print(f"client: {type(error).__name__}: {error}", file=sys.stderr)
         sys.exit(1)

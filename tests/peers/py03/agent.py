@@ -1,0 +1,284 @@
+"""A real A2A 0.3 agent built only from the official a2a-sdk 0.3.26 server classes.
+
+The 0.3 line of the SDK natively (no compatibility layer): `AgentExecutor`,
+`DefaultRequestHandler`, `InMemoryTaskStore`, `TaskUpdater`, the SDK's
+JSON-RPC app (`A2AStarletteApplication`) at `/` and its HTTP+JSON app
+(`A2ARESTFastAPIApplication`, paths `/v1/message:send` ...) under `/rest`.
+The agent card (0.3 shape: top-level `url`, `preferredTransport`,
+`additionalInterfaces`, `protocolVersion` "0.3.0") is at
+`/.well-known/agent-card.json`. The behaviour is chosen by the first word of
+the user's message, as in tests/peers/agent.py:
+
+  echo ...  streamed echo: a chunked artifact (append, lastChunk) then completed
+  ask       input-required (final); a follow-up message on the same task
+            completes it with one whole artifact
+  fail      one artifact chunk without lastChunk, then failed (abandoned artifact)
+  long      working until canceled
+  direct    a direct Message reply, no task
+
+Usage: agent.py --port N [--public-url URL] [--record FILE]
+Prints `READY <port>` on stdout once it accepts connections. `--port 0` picks
+a free port; `--public-url` is the base URL advertised in the agent card
+(default: this agent's own loopback URL), so a proxy in front can be
+advertised. `--record FILE` appends one JSON line per HTTP exchange,
+{"method", "path", "status", "content_type", "body_b64"}, holding the exact
+response body bytes this agent sent (an ASGI middleware around `send`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import socket
+import sys
+from typing import Any
+
+import uvicorn
+
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.apps import A2ARESTFastAPIApplication, A2AStarletteApplication
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    Part,
+    TaskState,
+    TextPart,
+    TransportProtocol,
+)
+from a2a.utils import new_agent_text_message, new_task
+
+JSONRPC_PATH = "/"
+REST_PREFIX = "/rest"
+
+# Small pauses between events so that each one leaves the server as its own
+# write, as a real agent's would; the order of events never depends on them.
+CHUNK_PAUSE = 0.01
+LONG_TASK_SECONDS = 60.0
+
+
+def text_part(text: str) -> Part:
+    return Part(root=TextPart(text=text))
+
+
+def agent_card(public_url: str) -> AgentCard:
+    """The 0.3 card: JSON-RPC preferred at `url`, HTTP+JSON as an additional interface."""
+    base = public_url.rstrip("/")
+    jsonrpc_url = base + JSONRPC_PATH
+    rest_url = base + REST_PREFIX
+    return AgentCard(
+        name="a2a-tap test peer (a2a-sdk 0.3)",
+        description="Echo, ask, fail, long and direct scenarios for a2a-tap tests.",
+        version="1.0.0",
+        protocol_version="0.3.0",
+        url=jsonrpc_url,
+        preferred_transport=TransportProtocol.jsonrpc,
+        additional_interfaces=[
+            AgentInterface(url=jsonrpc_url, transport=TransportProtocol.jsonrpc),
+            AgentInterface(url=rest_url, transport=TransportProtocol.http_json),
+        ],
+        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[
+            AgentSkill(
+                id="scenarios",
+                name="scenarios",
+                description="echo | ask | fail | long | direct",
+                tags=["test"],
+            )
+        ],
+    )
+
+
+class ScenarioExecutor(AgentExecutor):
+    """Picks a scenario from the message text and plays it on the event queue."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        text = context.get_user_input().strip()
+        words = text.split()
+        verb = words[0].lower() if words else ""
+        task = context.current_task
+
+        if task is None and verb == "direct":
+            await event_queue.enqueue_event(
+                new_agent_text_message("direct reply", context_id=context.context_id)
+            )
+            return
+
+        if task is None:
+            message = context.message
+            if message is None:
+                raise ValueError("a new task needs a user message")
+            # The request context has already put the task id it chose on the
+            # message, so the new task gets exactly that id.
+            task = new_task(message)
+            await event_queue.enqueue_event(task)
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+
+        if task.status.state == TaskState.input_required:
+            await self._answer(updater, text)
+        elif verb == "echo":
+            await self._echo(updater, words[1:] or ["(nothing)"])
+        elif verb == "ask":
+            await updater.start_work()
+            # final=True: in 0.3 the input-required update ends the stream.
+            await updater.requires_input(
+                updater.new_agent_message([text_part("what is the answer?")]), final=True
+            )
+        elif verb == "fail":
+            await self._fail(updater)
+        elif verb == "long":
+            await updater.start_work()
+            await asyncio.sleep(LONG_TASK_SECONDS)
+            await updater.complete()
+        else:
+            await updater.reject(updater.new_agent_message([text_part("unknown scenario")]))
+
+    async def _echo(self, updater: TaskUpdater, words: list[str]) -> None:
+        await updater.start_work()
+        for index, word in enumerate(words):
+            await asyncio.sleep(CHUNK_PAUSE)
+            await updater.add_artifact(
+                [text_part(word if index == 0 else " " + word)],
+                artifact_id="echo-1",
+                name="echo",
+                append=index > 0,
+                last_chunk=index == len(words) - 1,
+            )
+        await updater.complete()
+
+    async def _answer(self, updater: TaskUpdater, text: str) -> None:
+        await updater.start_work()
+        await asyncio.sleep(CHUNK_PAUSE)
+        await updater.add_artifact(
+            [text_part("you said: " + text)],
+            artifact_id="answer-1",
+            name="answer",
+            last_chunk=True,
+        )
+        await updater.complete()
+
+    async def _fail(self, updater: TaskUpdater) -> None:
+        await updater.start_work()
+        await asyncio.sleep(CHUNK_PAUSE)
+        await updater.add_artifact(
+            [text_part("partial")],
+            artifact_id="partial-1",
+            name="partial",
+        )
+        await asyncio.sleep(CHUNK_PAUSE)
+        await updater.failed(updater.new_agent_message([text_part("gave up")]))
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        task = context.current_task
+        task_id = task.id if task else context.task_id
+        context_id = task.context_id if task else context.context_id
+        if not task_id or not context_id:
+            raise ValueError("cancel without a task")
+        await TaskUpdater(event_queue, task_id, context_id).cancel()
+
+
+class RecordExchanges:
+    """ASGI middleware: one JSON line per HTTP exchange, with the response body bytes as sent."""
+
+    def __init__(self, app: Any, path: str) -> None:
+        self.app = app
+        self.path = path
+
+    def write(self, record: dict[str, Any]) -> None:
+        with open(self.path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(record, separators=(",", ":")) + "\n")
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        record: dict[str, Any] = {
+            "method": scope["method"],
+            "path": scope["path"],
+            "status": None,
+            "content_type": None,
+        }
+        body = bytearray()
+        done = False
+
+        def finish() -> None:
+            nonlocal done
+            if not done:
+                done = True
+                record["body_b64"] = base64.b64encode(bytes(body)).decode("ascii")
+                self.write(record)
+
+        async def recording_send(message: dict[str, Any]) -> None:
+            await send(message)
+            if message["type"] == "http.response.start":
+                record["status"] = message["status"]
+                for key, value in message.get("headers", []):
+                    if key.lower() == b"content-type":
+                        record["content_type"] = value.decode("latin-1")
+            elif message["type"] == "http.response.body":
+                body.extend(message.get("body", b""))
+                if not message.get("more_body", False):
+                    finish()
+
+        try:
+            await self.app(scope, receive, recording_send)
+        finally:
+            finish()  # a stream cut short is recorded with what was sent
+
+
+def build_app(public_url: str, record: str | None = None) -> Any:
+    """The SDK's REST app (FastAPI) under /rest, with the SDK's JSON-RPC routes added at /."""
+    card = agent_card(public_url)
+    handler = DefaultRequestHandler(
+        agent_executor=ScenarioExecutor(),
+        task_store=InMemoryTaskStore(),
+    )
+    app = A2ARESTFastAPIApplication(agent_card=card, http_handler=handler).build(
+        rpc_url=REST_PREFIX, docs_url=None, redoc_url=None, openapi_url=None
+    )
+    A2AStarletteApplication(agent_card=card, http_handler=handler).add_routes_to_app(
+        app, rpc_url=JSONRPC_PATH
+    )
+    return RecordExchanges(app, record) if record else app
+
+
+async def serve(port: int, public_url: str | None, record: str | None) -> None:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    bound = sock.getsockname()[1]
+    app = build_app(public_url or f"http://127.0.0.1:{bound}", record)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    run = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        if run.done():
+            await run
+            raise SystemExit("agent stopped before it started")
+        await asyncio.sleep(0.01)
+    print(f"READY {bound}", flush=True)
+    await run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--public-url", default=None)
+    parser.add_argument("--record", default=None, help="append one JSON line per HTTP exchange")
+    args = parser.parse_args()
+    try:
+        asyncio.run(serve(args.port, args.public_url, args.record))
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
