@@ -65,6 +65,10 @@ pub enum ProxyError {
     /// The caller's request body broke off (the caller went away mid-upload).
     #[error("request body ended early")]
     RequestBroken,
+    /// A method a reverse proxy does not forward (`CONNECT`: a tunnel, not
+    /// an exchange with the upstream).
+    #[error("method {0} is not forwarded")]
+    MethodNotAllowed(http::Method),
 }
 
 impl ProxyError {
@@ -84,6 +88,7 @@ impl ProxyError {
             ProxyError::HeaderTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             ProxyError::RequestTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ProxyError::RequestBroken => StatusCode::BAD_REQUEST,
+            ProxyError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
         }
     }
 
@@ -94,7 +99,9 @@ impl ProxyError {
             ProxyError::HeaderTimeout(_) | ProxyError::StreamIdle(_) => {
                 Some(UpstreamReason::Timeout)
             }
-            ProxyError::RequestTooLarge(_) | ProxyError::RequestBroken => None,
+            ProxyError::RequestTooLarge(_)
+            | ProxyError::RequestBroken
+            | ProxyError::MethodNotAllowed(_) => None,
         }
     }
 }

@@ -133,6 +133,9 @@ impl Forwarder {
         let exchange = Arc::new(Exchange::new(id, start, observer, self.shared.clone()));
         let transform = inspector.and_then(|i| i.transform_for(&head));
 
+        if head.method == http::Method::CONNECT {
+            return self.refuse(&exchange, ProxyError::MethodNotAllowed(head.method));
+        }
         if declared_length(&head.headers).is_some_and(|n| n > self.max_request_body) {
             return self.refuse(
                 &exchange,
@@ -198,6 +201,12 @@ impl Forwarder {
         };
 
         let (mut head, body) = response.into_parts();
+        // RFC 9112 §6.3: with Transfer-Encoding, Content-Length is ignored and
+        // must go: the body's length is what the chunks say, and forwarding
+        // the stale length would cut the answer.
+        if head.headers.contains_key(header::TRANSFER_ENCODING) {
+            head.headers.remove(header::CONTENT_LENGTH);
+        }
         strip_hop_by_hop(&mut head.headers);
         // The version is per hop: answer in the caller's.
         head.version = caller_version;
@@ -317,5 +326,12 @@ pub fn error_response(err: &ProxyError) -> Response<ProxyBody> {
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
+    if let ProxyError::MethodNotAllowed(_) = err {
+        // RFC 9110 §15.5.6: a 405 lists what is allowed.
+        resp.headers_mut().insert(
+            header::ALLOW,
+            HeaderValue::from_static("GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"),
+        );
+    }
     resp
 }
