@@ -3,6 +3,8 @@
 
 pub mod audit;
 pub mod evidence;
+mod log_safe;
 pub mod metrics;
 
+pub use log_safe::log_safe;
 pub use metrics::Metrics;

@@ -15,6 +15,7 @@ use crate::engine::{EngineConfig, ExchangeEngine, Head, Sink, SkipReason};
 use crate::findings::{Finding, Policy};
 use crate::lifecycle::{End, Millis, Outcome, Registry, Seq};
 use crate::report::audit::{AuditLog, Origin, Record};
+use crate::report::log_safe;
 use crate::report::metrics::Metrics;
 use prometheus::{Histogram, IntCounter, IntGauge};
 
@@ -475,7 +476,7 @@ impl Worker {
                 severity = f.severity.as_str(),
                 task_id = f.task_id.as_deref().unwrap_or("-"),
                 "{}",
-                f.detail
+                log_safe(&f.detail)
             );
             self.metrics
                 .violations_total

@@ -87,12 +87,13 @@ impl Proxy {
             ),
         )
         .unwrap();
+        let stderr = std::fs::File::create(dir.0.join("stderr.log")).expect("stderr file");
         let child = Command::new(env!("CARGO_BIN_EXE_a2a-tap"))
             .arg("--config")
             .arg(&config)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("start a2a-tap");
         let proxy = Proxy {
@@ -104,7 +105,11 @@ impl Proxy {
         };
         let deadline = Instant::now() + Duration::from_secs(15);
         while get(&format!("http://{admin}/healthz")).await.map(|r| r.0) != Some(200) {
-            assert!(Instant::now() < deadline, "a2a-tap did not come up");
+            assert!(
+                Instant::now() < deadline,
+                "a2a-tap did not come up:\n{}",
+                proxy.stderr()
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         proxy
@@ -176,6 +181,11 @@ impl Proxy {
             got.extend_from_slice(&buf[..n]);
         }
         (tcp, got)
+    }
+
+    /// What the proxy wrote to stderr so far (its log).
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(self.dir.0.join("stderr.log")).unwrap_or_default()
     }
 
     /// The proxy process's id.
