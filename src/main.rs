@@ -86,6 +86,11 @@ async fn run(config: &Config) -> ExitCode {
     // Registered before the listeners open, so no SIGHUP, SIGTERM or SIGINT
     // can find the default (fatal) action in place.
     let hup = signal(SignalKind::hangup()).ok();
+    // A file size limit (RLIMIT_FSIZE) reached by the audit log must fail
+    // that write (EFBIG, counted), not kill the proxy: SIGXFSZ is caught.
+    let _xfsz = signal(SignalKind::from_raw(rustix::process::Signal::XFSZ.as_raw()))
+        .map_err(|e| tracing::warn!(error = %e, "cannot catch SIGXFSZ"))
+        .ok();
     let stop = server::shutdown_signal();
     let handle = match server::start_with(config, metrics, inspector).await {
         Ok(handle) => handle,

@@ -106,3 +106,77 @@ async fn redaction_holds_whatever_the_shape_of_the_parts() {
     assert!(evidence(1).contains("a-1"));
     assert!(evidence(2).contains("TASK_STATE_COMPLETED") && evidence(2).contains("m-3"));
 }
+
+/// A full disk (here a file size limit: the kernel fails the writes past
+/// it, EFBIG) never leaves a partial record: each line in the file is a
+/// whole record, the records that did not fit are counted as dropped, no
+/// more and no less, and once there is room again records go on, each on
+/// its own line (before, the cut record and the next one shared a line).
+#[tokio::test]
+async fn a_full_disk_leaves_whole_lines_and_counts_what_it_dropped() {
+    let (up, p) = setup("").await;
+    let limit = |spec: &str| {
+        let ok = std::process::Command::new("prlimit")
+            .args(["--pid", &p.pid().to_string(), &format!("--fsize={spec}")])
+            .status()
+            .expect("run prlimit (util-linux)")
+            .success();
+        assert!(ok, "prlimit --fsize={spec}");
+    };
+    let bad = |t: &str| {
+        let pad = "p".repeat(600);
+        vec![
+            json!({"task": {"id": t, "contextId": "c", "status": {"state": "TASK_STATE_UNSPECIFIED"},
+            "metadata": {"pad": pad}}}),
+        ]
+    };
+    // Room for a few records, then the disk is "full".
+    limit("2500:unlimited");
+    for i in 0..6 {
+        send_stream(&up, &p, i, &bad(&format!("t-full-{i}"))).await;
+    }
+    // Every one of the six is either in the file or counted.
+    let audit = p.audit.clone();
+    let in_file = move || {
+        let text = std::fs::read_to_string(&audit).unwrap_or_default();
+        text.lines().filter(|l| l.contains("t-full-")).count()
+    };
+    let m = p
+        .wait_metrics("six records written or dropped", |m| {
+            let dropped = live::sample(m, "a2a_audit_records_dropped_total", &[]).unwrap_or(0.0);
+            dropped > 0.0 && dropped as usize + in_file() == 6
+        })
+        .await;
+    let dropped = live::sample(&m, "a2a_audit_records_dropped_total", &[]).unwrap();
+    limit("unlimited:unlimited");
+    for i in 6..9 {
+        send_stream(&up, &p, i, &bad(&format!("t-room-{i}"))).await;
+    }
+    let _ = settle(&up, &p).await;
+    let text = std::fs::read_to_string(&p.audit).expect("audit log");
+    let lines: Vec<&str> = text.lines().collect();
+    for line in &lines {
+        let v: Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("torn line ({e}): {line}"));
+        assert!(v["kind"].is_string());
+    }
+    assert!(text.ends_with('\n'));
+    let full = lines.iter().filter(|l| l.contains("t-full-")).count();
+    assert!((1..6).contains(&full), "some fit, some did not: {full}");
+    assert_eq!(
+        dropped,
+        (6 - full) as f64,
+        "exactly the records not written are counted"
+    );
+    for i in 6..9 {
+        assert!(
+            text.contains(&format!("t-room-{i}")),
+            "record {i} after room came back"
+        );
+    }
+    let m = p.metrics().await;
+    assert_eq!(
+        live::sample(&m, "a2a_audit_records_dropped_total", &[]),
+        Some(dropped)
+    );
+}

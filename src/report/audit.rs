@@ -4,7 +4,7 @@
 //! nothing.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -146,14 +146,35 @@ impl AuditWriter {
 
 // === impl Sink ===
 
+/// Where the writer thread writes: a file it can cut back to a line's end
+/// after a short write, or stdout, where it can only start afresh.
+enum Out {
+    Stdout(io::Stdout),
+    File(File),
+}
+
+impl Out {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Out::Stdout(o) => o.write(buf),
+            Out::File(f) => f.write(buf),
+        }
+    }
+}
+
 /// The writer thread's state.
 struct Sink {
     target: Target,
-    out: Option<BufWriter<Box<dyn Write + Send>>>,
+    out: Option<Out>,
     dropped: IntCounter,
-    /// Records in the buffer since the last successful flush: lost, and so
-    /// counted as dropped, if the flush fails.
-    pending: u64,
+    /// The lines of the records taken since the last write, each ending in
+    /// a newline...
+    batch: Vec<u8>,
+    /// ...and where each line ends in `batch`.
+    ends: Vec<usize>,
+    /// Part of a line reached stdout before a write failed: the next write
+    /// starts a new line first.
+    torn: bool,
     last_error: Option<Instant>,
 }
 
@@ -163,16 +184,18 @@ impl Sink {
             target,
             out: None,
             dropped,
-            pending: 0,
+            batch: Vec::new(),
+            ends: Vec::new(),
+            torn: false,
             last_error: None,
         }
     }
 
     /// Writes records as they come; after each batch (whatever was queued)
-    /// it flushes, so a record reaches the file within a batch's time.
-    /// The reopen flag is read at every message: the wake-up that follows a
-    /// SIGHUP may arrive in the middle of a batch, and must not be taken
-    /// without the reopen it announces.
+    /// it writes them out, so a record reaches the file within a batch's
+    /// time. The reopen flag is read at every message: the wake-up that
+    /// follows a SIGHUP may arrive in the middle of a batch, and must not
+    /// be taken without the reopen it announces.
     fn run(&mut self, rx: mpsc::Receiver<Msg>, reopen: &AtomicBool) {
         self.open();
         while let Ok(first) = rx.recv() {
@@ -184,7 +207,7 @@ impl Sink {
                     self.open();
                 }
                 if let Msg::Record(r) = msg {
-                    self.write(&r);
+                    self.take(&r);
                 }
                 next = rx.try_recv().ok();
             }
@@ -194,61 +217,107 @@ impl Sink {
     }
 
     fn open(&mut self) {
-        let opened: io::Result<Box<dyn Write + Send>> = match &self.target {
-            Target::Stdout => Ok(Box::new(io::stdout())),
+        let opened = match &self.target {
+            Target::Stdout => Ok(Out::Stdout(io::stdout())),
             Target::File(path) => OpenOptions::new()
                 .create(true)
                 .append(true)
                 .mode(0o600)
                 .open(path)
-                .map(|f: File| Box::new(f) as Box<dyn Write + Send>),
+                .map(Out::File),
         };
         match opened {
-            Ok(w) => self.out = Some(BufWriter::with_capacity(64 * 1024, w)),
+            Ok(out) => self.out = Some(out),
             Err(e) => self.report(&e, "cannot open audit log"),
         }
     }
 
-    fn write(&mut self, record: &Record) {
-        if self.out.is_none() {
-            self.open();
-        }
-        let Some(out) = self.out.as_mut() else {
-            self.dropped.inc();
-            return;
-        };
-        let mut line = match serde_json::to_vec(record) {
-            Ok(l) => l,
-            Err(_) => {
-                self.dropped.inc();
-                return;
+    /// Adds a record's line to the batch.
+    fn take(&mut self, record: &Record) {
+        match serde_json::to_writer(&mut self.batch, record) {
+            Ok(()) => {
+                self.batch.push(b'\n');
+                self.ends.push(self.batch.len());
             }
-        };
-        line.push(b'\n');
-        match out.write_all(&line) {
-            Ok(()) => self.pending += 1,
-            Err(e) => {
-                self.dropped.inc_by(self.pending + 1);
-                self.pending = 0;
-                self.report(&e, "cannot write audit record");
-                // Start afresh next time: the buffer may hold a partial line.
-                self.out = None;
+            Err(_) => {
+                self.batch.truncate(self.ends.last().copied().unwrap_or(0));
+                self.dropped.inc();
             }
         }
     }
 
+    /// Writes the batch: whole lines or nothing. A write that fails part
+    /// way (a full disk, a file size limit) keeps the lines it completed;
+    /// a line it cut is taken back off a file (cut at the last line's end)
+    /// or, on stdout, ended by a newline before the next write. Every
+    /// record not written whole is counted as dropped, and no other.
     fn flush(&mut self) {
-        if let Some(out) = self.out.as_mut() {
-            match out.flush() {
-                Ok(()) => {}
+        if self.ends.is_empty() {
+            return;
+        }
+        if self.out.is_none() {
+            self.open();
+        }
+        let lines = self.ends.len() as u64;
+        let Some(out) = self.out.as_mut() else {
+            self.dropped.inc_by(lines);
+            self.clear();
+            return;
+        };
+        let start = match out {
+            Out::File(f) => f.metadata().map(|m| m.len()).ok(),
+            Out::Stdout(_) => None,
+        };
+        if std::mem::take(&mut self.torn) && out.write(b"\n").map_or(true, |n| n == 0) {
+            self.torn = true;
+            self.dropped.inc_by(lines);
+            self.clear();
+            return;
+        }
+        let mut written = 0;
+        let mut failed = None;
+        while written < self.batch.len() {
+            match out.write(&self.batch[written..]) {
+                Ok(0) => {
+                    failed = Some(io::Error::from(io::ErrorKind::WriteZero));
+                    break;
+                }
+                Ok(n) => written += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    self.dropped.inc_by(self.pending);
-                    self.report(&e, "cannot flush audit log");
-                    self.out = None;
+                    failed = Some(e);
+                    break;
                 }
             }
         }
-        self.pending = 0;
+        if let Some(e) = failed {
+            let whole = self.ends.iter().take_while(|end| **end <= written).count();
+            let kept = whole.checked_sub(1).map_or(0, |i| self.ends[i]);
+            if written > kept {
+                // A cut line: off the file, or (stdout) ended next time.
+                let cut_back = match (out, start) {
+                    (Out::File(f), Some(start)) => f.set_len(start + kept as u64).is_ok(),
+                    _ => false,
+                };
+                self.torn = !cut_back;
+            }
+            self.dropped.inc_by(lines - whole as u64);
+            self.report(&e, "cannot write audit records");
+        } else if let Some(Out::Stdout(o)) = self.out.as_mut() {
+            if let Err(e) = o.flush() {
+                self.report(&e, "cannot flush audit log");
+            }
+        }
+        self.clear();
+    }
+
+    /// Empties the batch, keeping a buffer of a usual size.
+    fn clear(&mut self) {
+        self.batch.clear();
+        self.ends.clear();
+        if self.batch.capacity() > 1 << 20 {
+            self.batch.shrink_to(64 * 1024);
+        }
     }
 
     /// Logs an I/O problem, at most once every ten seconds.
