@@ -2,7 +2,6 @@
 //! reducer: the engine that both the live proxy and `a2a-tap check` drive.
 //! Pure: no I/O, no clock (time is passed in), no async.
 
-pub(crate) mod gathered;
 pub mod inflate;
 
 use crate::a2a::card::CardInfo;

@@ -25,7 +25,6 @@ use bytes::Bytes;
 use super::queue::{queue, Sender};
 use super::worker::{AnalysisHandle, Msg, Worker};
 use crate::a2a::classify::{classify_with, A2A_VERSION};
-use crate::engine::gathered::Gathered;
 use crate::engine::{EngineConfig, Head, Media, SkipReason};
 use crate::findings::Policy;
 use crate::lifecycle::{End, Registry, RegistryConfig, Seq};
@@ -118,8 +117,8 @@ impl Inspector for Tap {
             shared: self.shared.clone(),
             request: Mutex::new(Request {
                 head: Some(RequestHead::of(head)),
-                body: Gathered::Empty,
-                over: false,
+                body: Vec::new(),
+                over: None,
             }),
             held: Mutex::default(),
             opened: Instant::now(),
@@ -180,8 +179,11 @@ impl RequestHead {
 struct Request {
     /// Taken when the exchange is opened with the analysis thread.
     head: Option<RequestHead>,
-    body: Gathered,
-    over: bool,
+    /// The body so far, copied (a shared piece would pin the whole read
+    /// buffer it came in), its bytes taken from the analysis budget.
+    body: Vec<u8>,
+    /// Not judged, and why: over `max_request_bytes`, or over the budget.
+    over: Option<SkipReason>,
 }
 
 /// What an observer holds for its next hand-over to the analysis thread:
@@ -225,17 +227,16 @@ impl Observer {
             return;
         };
         let Some(head) = req.head.take() else { return };
-        if req.over {
-            self.shared.tx.send(Msg::Unjudged {
-                reason: SkipReason::RequestTooLarge,
-            });
+        if let Some(reason) = req.over {
+            self.shared.tx.send(Msg::Unjudged { reason });
             return;
         }
         let body = std::mem::take(&mut req.body);
         drop(req);
         let version = head.a2a_version.as_ref();
-        let Some(exchange) = classify_with(&head.method, &head.uri, version, body.as_slice())
-        else {
+        let exchange = classify_with(&head.method, &head.uri, version, &body);
+        self.shared.tx.unreserve(body.len());
+        let Some(exchange) = exchange else {
             return;
         };
         let _ = self.labels.set(labels_of(&exchange));
@@ -325,14 +326,22 @@ impl ExchangeObserver for Observer {
         let Ok(mut req) = self.request.lock() else {
             return;
         };
-        if req.head.is_none() || req.over {
+        if req.head.is_none() || req.over.is_some() {
             return;
         }
-        if req.body.len() + data.len() > self.shared.max_request_bytes {
-            req.over = true;
-            req.body = Gathered::Empty;
+        let over = if req.body.len() + data.len() > self.shared.max_request_bytes {
+            Some(SkipReason::RequestTooLarge)
+        } else if !self.shared.tx.reserve(data.len()) {
+            Some(SkipReason::Overload)
         } else {
-            req.body.push(data);
+            None
+        };
+        if over.is_some() {
+            req.over = over;
+            self.shared.tx.unreserve(req.body.len());
+            req.body = Vec::new();
+        } else {
+            req.body.extend_from_slice(data);
         }
     }
 
@@ -342,6 +351,8 @@ impl ExchangeObserver for Observer {
         } else if let Ok(mut req) = self.request.lock() {
             // A request that never finished is not judged.
             req.head = None;
+            self.shared.tx.unreserve(req.body.len());
+            req.body = Vec::new();
         }
     }
 
@@ -383,6 +394,10 @@ impl ExchangeObserver for Observer {
 
 impl Drop for Observer {
     fn drop(&mut self) {
+        // A body still gathered gives its bytes back to the budget.
+        if let Ok(req) = self.request.get_mut() {
+            self.shared.tx.unreserve(req.body.len());
+        }
         // Every exchange ends exactly once for the analysis thread.
         self.finish(&[], End::ClientGone);
     }

@@ -112,6 +112,28 @@ impl<T> Sender<T> {
         true
     }
 
+    /// Takes `bytes` of the budget for bytes held outside the queue (a
+    /// request body gathered for classification): true if they fit.
+    /// Whatever analysis holds, queued or gathered, shares one bound.
+    pub(crate) fn reserve(&self, bytes: usize) -> bool {
+        let mut state = self.0.lock();
+        match state.in_flight.checked_add(bytes) {
+            Some(n) if n <= self.0.limit => {
+                state.in_flight = n;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Gives back `bytes` taken by `reserve`.
+    pub(crate) fn unreserve(&self, bytes: usize) {
+        if bytes > 0 {
+            let mut state = self.0.lock();
+            state.in_flight = state.in_flight.saturating_sub(bytes);
+        }
+    }
+
     /// Counts the `added` items and releases the lock, waking the receiver
     /// if it is parked.
     fn release(&self, mut state: MutexGuard<'_, State<T>>, added: usize) {
