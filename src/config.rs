@@ -87,6 +87,12 @@ pub struct ProxySection {
     pub stream_idle_timeout: HumanDuration,
     /// Most caller connections open at once; more wait in the accept queue.
     pub max_connections: usize,
+    /// Most HTTP/1.1 upstream connections in use at once, over every
+    /// serving thread; an exchange past it waits for one (within
+    /// `upstream_header_timeout`).
+    pub max_upstream_connections: usize,
+    /// Most concurrent streams an h2 caller connection may open.
+    pub max_concurrent_streams: u32,
     /// Talk HTTP/2 to the upstream (h2c for `http://`, ALPN h2 for `https://`).
     pub upstream_http2: bool,
     /// Add `Via`, `X-Forwarded-For` and `X-Forwarded-Proto` to forwarded requests.
@@ -99,6 +105,16 @@ pub struct ProxySection {
     pub connect_timeout: HumanDuration,
     /// How long an idle pooled upstream connection is kept.
     pub pool_idle_timeout: HumanDuration,
+    /// A caller connection must finish its first request's headers within
+    /// this long of connecting (a later request's, within this long of
+    /// starting it); then it is closed.
+    pub header_read_timeout: HumanDuration,
+    /// A caller connection with no exchange in flight is closed after this
+    /// long (HTTP/1.1 keep-alive and h2 alike).
+    pub idle_timeout: HumanDuration,
+    /// A response whose caller takes none of its bytes for this long (a
+    /// caller that stopped reading) is cut and its connection closed.
+    pub write_timeout: HumanDuration,
 }
 
 /// `[log]`: the process's own logs (not the audit log).
@@ -324,12 +340,17 @@ impl Default for ProxySection {
             upstream_header_timeout: HumanDuration::secs(30),
             stream_idle_timeout: HumanDuration::secs(300),
             max_connections: 10_000,
+            max_upstream_connections: 10_000,
+            max_concurrent_streams: 100,
             upstream_http2: false,
             forwarded_headers: false,
             grace_period: HumanDuration::secs(30),
             tls_ca_file: None,
             connect_timeout: HumanDuration::secs(5),
             pool_idle_timeout: HumanDuration::secs(90),
+            header_read_timeout: HumanDuration::secs(30),
+            idle_timeout: HumanDuration::secs(60),
+            write_timeout: HumanDuration::secs(60),
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod config;
 pub mod engine;
 pub mod findings;
 pub mod lifecycle;
+pub mod limits;
 pub mod proxy;
 pub mod report;
 pub mod server;

@@ -44,7 +44,7 @@ fn serve(args: &ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    init_tracing(&config);
+    let (log_guard, log_dropped) = init_tracing(&config);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -55,13 +55,20 @@ fn serve(args: &ServeArgs) -> ExitCode {
             return ExitCode::from(3);
         }
     };
-    runtime.block_on(run(&config))
+    let code = runtime.block_on(run(&config, log_dropped));
+    drop(runtime);
+    // The last lines (the "stopped" one) are written before exit.
+    drop(log_guard);
+    code
 }
 
 /// Serves until SIGTERM/SIGINT, then drains: the server first (in-flight
 /// exchanges get the grace period), then the analysis thread (every byte
 /// seen is judged), then the audit log (every record flushed).
-async fn run(config: &Config) -> ExitCode {
+async fn run(
+    config: &Config,
+    log_dropped: tracing_appender::non_blocking::ErrorCounter,
+) -> ExitCode {
     let metrics = match Metrics::new() {
         Ok(m) => Arc::new(m),
         Err(e) => {
@@ -69,6 +76,10 @@ async fn run(config: &Config) -> ExitCode {
             return ExitCode::from(3);
         }
     };
+    if let Err(e) = metrics.count_log_drops(move || log_dropped.dropped_lines() as u64) {
+        eprintln!("a2a-tap: cannot set up metrics: {e}");
+        return ExitCode::from(3);
+    }
     let validation = if config.validate {
         match start_validation(config, &metrics) {
             Ok(v) => Some(v),
@@ -190,18 +201,36 @@ fn load_config(args: &ServeArgs) -> Result<Config, a2a_tap::config::ConfigError>
     Ok(config)
 }
 
-fn init_tracing(config: &Config) {
+/// Log lines queued for stderr at most; past them lines are dropped and
+/// counted rather than making a serving thread wait for a stuck reader.
+const LOG_QUEUE_LINES: usize = 8192;
+
+/// Starts logging to stderr through a bounded non-blocking writer; the
+/// guard flushes what is queued when dropped, the counter counts drops.
+fn init_tracing(
+    config: &Config,
+) -> (
+    tracing_appender::non_blocking::WorkerGuard,
+    tracing_appender::non_blocking::ErrorCounter,
+) {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(&config.log.level.0))
         .unwrap_or_else(|_| EnvFilter::new("info"));
     use std::io::IsTerminal;
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(true)
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .thread_name("a2a-tap-log")
+        .finish(std::io::stderr());
+    let dropped = writer.error_counter();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr);
+        .with_writer(writer);
     match config.log.format {
         LogFormat::Json => builder.json().init(),
         LogFormat::Text => builder.init(),
     }
+    (guard, dropped)
 }

@@ -6,7 +6,7 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -17,6 +17,8 @@ use tokio::task::JoinHandle;
 
 use crate::admin::{self, Readiness};
 use crate::config::Config;
+use crate::limits::{self, Plan};
+use crate::proxy::activity::{Activity, Closed, Deadlines, Verdict};
 use crate::proxy::client::ClientError;
 use crate::proxy::inspect::{OTHER_METHOD, UNKNOWN_BINDING};
 use crate::proxy::{Forwarder, Inspector};
@@ -25,6 +27,13 @@ use crate::report::Metrics;
 
 /// How long connections get to close after the grace period's forced close.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
+/// How often each serving thread closes its pool's expired idle
+/// connections.
+const REAP_EVERY: Duration = Duration::from_secs(1);
+/// How often an h2 caller with open streams is pinged...
+const H2_PING_INTERVAL: Duration = Duration::from_secs(30);
+/// ...and how long its answer may take before the connection is dropped.
+const H2_PING_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -143,6 +152,22 @@ pub async fn start_with(
     let admin = local(&admin_listener, "admin", config.admin)?;
 
     metrics.init_upstream(&config.upstream_name());
+    let plan = Plan::new(
+        config.proxy.max_connections,
+        config.proxy.max_upstream_connections,
+        limits::raise_nofile(),
+    );
+    if plan.lowered {
+        tracing::warn!(
+            nofile = plan.nofile,
+            callers = plan.callers,
+            upstream_connections = plan.upstream_leases,
+            "RLIMIT_NOFILE is too low for proxy.max_connections and proxy.max_upstream_connections: \
+             serving fewer, to keep descriptors for the admin port and the audit log \
+             (raise LimitNOFILE / ulimit -n)"
+        );
+    }
+    let slots = plan.upstream_slots();
     // One forwarder (and upstream pool) per serving thread: a connection,
     // its exchanges and their upstream connections stay on one thread.
     let (drain, drain_rx) = watch::channel(false);
@@ -150,15 +175,30 @@ pub async fn start_with(
     let count = serving_threads();
     let mut threads = Vec::with_capacity(count);
     for i in 0..count {
-        let forwarder = Forwarder::new(config, &upstream, metrics.clone(), inspector.clone())?
-            .with_ids(i as u64 + 1, count as u64);
+        let budget = (slots.clone(), (plan.upstream_idle / count).max(1));
+        let forwarder = Forwarder::new(
+            config,
+            &upstream,
+            metrics.clone(),
+            inspector.clone(),
+            budget,
+        )?
+        .with_ids(i as u64 + 1, count as u64);
         let conn = Conn {
-            builder: caller_builder(),
+            builder: caller_builder(
+                config.proxy.header_read_timeout.0,
+                config.proxy.max_concurrent_streams,
+            ),
             forwarder: Arc::new(forwarder),
             metrics: metrics.clone(),
             upstream: config.upstream_name().into(),
             drain: drain_rx.clone(),
             kill: kill_rx.clone(),
+            deadlines: Deadlines {
+                header_read: config.proxy.header_read_timeout.0,
+                idle: config.proxy.idle_timeout.0,
+                write: config.proxy.write_timeout.0,
+            },
         };
         let thread =
             ServingThread::start(i, conn).map_err(|source| StartError::Thread { source })?;
@@ -187,9 +227,10 @@ pub async fn start_with(
     ));
     let lifecycle = Lifecycle {
         threads,
+        accept_errors: metrics.accept_errors_total.with_label_values(&["proxy"]),
         drain,
         kill,
-        max_connections: config.proxy.max_connections.clamp(1, u32::MAX as usize / 2),
+        max_connections: plan.callers.clamp(1, u32::MAX as usize / 2),
         grace: config.proxy.grace_period.0,
     };
     let done = tokio::spawn({
@@ -221,6 +262,8 @@ fn serving_threads() -> usize {
 /// connections to.
 struct Lifecycle {
     threads: Vec<ServingThread>,
+    /// `a2a_accept_errors_total{listener="proxy"}`.
+    accept_errors: prometheus::IntCounter,
     /// Raised at shutdown: connections finish their exchanges and close.
     drain: watch::Sender<bool>,
     /// Raised after the grace period: connections close at once.
@@ -238,6 +281,7 @@ impl Lifecycle {
     ) {
         let Lifecycle {
             mut threads,
+            accept_errors,
             drain,
             kill,
             max_connections,
@@ -245,6 +289,7 @@ impl Lifecycle {
         } = self;
         let slots = Arc::new(Semaphore::new(max_connections));
         let mut next = 0usize;
+        let mut backoff = AcceptBackoff::default();
 
         loop {
             if threads.is_empty() {
@@ -258,12 +303,17 @@ impl Lifecycle {
             let (stream, peer) = tokio::select! {
                 _ = raised(&mut shutdown) => break,
                 accepted = listener.accept() => match accepted {
-                    Ok(a) => a,
+                    Ok(a) => {
+                        backoff.reset();
+                        a
+                    }
                     Err(e) => {
                         // Out of descriptors and the like: back off, keep serving.
-                        tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(20)).await;
-                        continue;
+                        backoff.failed(&e, &accept_errors, "accept failed");
+                        tokio::select! {
+                            _ = raised(&mut shutdown) => break,
+                            _ = tokio::time::sleep(backoff.delay()) => continue,
+                        }
                     }
                 },
             };
@@ -339,6 +389,17 @@ impl ServingThread {
             .name(format!("a2a-tap-serve-{index}"))
             .spawn(move || {
                 runtime.block_on(async move {
+                    // Idle pooled connections close on time, traffic or not.
+                    let reaper = tokio::spawn({
+                        let forwarder = conn.forwarder.clone();
+                        async move {
+                            let mut every = tokio::time::interval(REAP_EVERY);
+                            loop {
+                                every.tick().await;
+                                forwarder.reap_idle();
+                            }
+                        }
+                    });
                     while let Some(a) = rx.recv().await {
                         let stream = match TcpStream::from_std(a.stream) {
                             Ok(s) => s,
@@ -353,6 +414,7 @@ impl ServingThread {
                             drop(a.permit);
                         });
                     }
+                    reaper.abort();
                 });
                 drop(runtime);
                 let _ = done_tx.send(());
@@ -370,14 +432,25 @@ impl ServingThread {
 
 /// The HTTP/1.1 and h2c server settings for caller connections. hyper
 /// adds no `Date` header: answers go out with the upstream's headers as
-/// they came (a gRPC trailers-only answer too).
-fn caller_builder() -> auto::Builder<TokioExecutor> {
+/// they came (a gRPC trailers-only answer too). A connection's read buffer
+/// stays at most 64 KiB (hyper's default lets it grow to ~400 KiB, kept
+/// for the connection's life). h2 callers are pinged while they have
+/// streams open, and dropped when a ping goes unanswered.
+fn caller_builder(header_read_timeout: Duration, max_streams: u32) -> auto::Builder<TokioExecutor> {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
         .timer(TokioTimer::new())
+        .header_read_timeout(header_read_timeout)
+        .max_buf_size(64 * 1024)
         .auto_date_header(false);
-    builder.http2().auto_date_header(false);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(max_streams)
+        .keep_alive_interval(H2_PING_INTERVAL)
+        .keep_alive_timeout(H2_PING_TIMEOUT)
+        .auto_date_header(false);
     builder
 }
 
@@ -391,6 +464,8 @@ struct Conn {
     drain: watch::Receiver<bool>,
     /// Raised after the grace period: close at once.
     kill: watch::Receiver<bool>,
+    /// The deadlines of every connection state.
+    deadlines: Deadlines,
 }
 
 impl Conn {
@@ -399,20 +474,46 @@ impl Conn {
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(error = %e, "set_nodelay failed");
         }
+        let activity = Arc::new(Activity::new(Instant::now()));
         let forwarder = self.forwarder.clone();
+        let on_conn = activity.clone();
         let service = service_fn(move |req| {
             let forwarder = forwarder.clone();
-            async move { Ok::<_, Infallible>(forwarder.handle(req, peer).await) }
+            let activity = Some(on_conn.clone());
+            async move { Ok::<_, Infallible>(forwarder.handle(req, peer, activity).await) }
         });
         let conn = self.builder.serve_connection(TokioIo::new(stream), service);
         tokio::pin!(conn);
-        let result = tokio::select! {
-            r = conn.as_mut() => r,
-            _ = raised(&mut drain) => {
-                conn.as_mut().graceful_shutdown();
-                tokio::select! {
-                    r = conn.as_mut() => r,
-                    _ = raised(&mut kill) => Ok(()),
+        let mut wait = Duration::ZERO;
+        let result = loop {
+            tokio::select! {
+                r = conn.as_mut() => break r,
+                _ = raised(&mut drain) => {
+                    conn.as_mut().graceful_shutdown();
+                    break tokio::select! {
+                        r = conn.as_mut() => r,
+                        _ = raised(&mut kill) => Ok(()),
+                    };
+                }
+                _ = tokio::time::sleep(wait) => {
+                    match activity.verdict(Instant::now(), &self.deadlines) {
+                        Verdict::Wait(next) => wait = next,
+                        Verdict::Close(why) => {
+                            tracing::debug!(%peer, reason = why.as_str(), "closing a caller connection");
+                            self.metrics
+                                .connections_closed_total
+                                .with_label_values(&[why.as_str()])
+                                .inc();
+                            if why == Closed::WriteTimeout {
+                                // The caller does not read: no goodbye reaches it.
+                                break Ok(());
+                            }
+                            conn.as_mut().graceful_shutdown();
+                            break tokio::time::timeout(CLOSE_WAIT, conn.as_mut())
+                                .await
+                                .unwrap_or(Ok(()));
+                        }
+                    }
                 }
             }
         };
@@ -426,10 +527,17 @@ impl Conn {
         err: &(dyn std::error::Error + Send + Sync + 'static),
         peer: SocketAddr,
     ) {
-        let parse = err
-            .downcast_ref::<hyper::Error>()
+        let hyper_err = err.downcast_ref::<hyper::Error>();
+        let parse = hyper_err
             .is_some_and(|h| h.is_parse() || h.is_parse_too_large() || h.is_parse_status());
-        if parse {
+        if hyper_err.is_some_and(hyper::Error::is_timeout) {
+            // hyper's own header deadline, on a later request's headers.
+            tracing::debug!(%peer, "caller sent no complete request headers in time");
+            self.metrics
+                .connections_closed_total
+                .with_label_values(&[Closed::HeaderTimeout.as_str()])
+                .inc();
+        } else if parse {
             // hyper answered 400 (or 431/414) itself; count it as a refused exchange.
             tracing::info!(%peer, error = %err, "malformed request from caller");
             self.metrics
@@ -442,7 +550,17 @@ impl Conn {
     }
 }
 
-/// Serves the admin listener until `stop` turns true.
+/// Deadlines of admin connections: a probe or a scrape is quick.
+const ADMIN_DEADLINES: Deadlines = Deadlines {
+    header_read: Duration::from_secs(5),
+    idle: Duration::from_secs(15),
+    write: Duration::from_secs(15),
+};
+
+/// Serves the admin listener until `stop` turns true: at most
+/// `limits::ADMIN_CONNECTIONS` connections at once (their descriptors are
+/// kept in reserve), each with deadlines, so that silent connections to it
+/// cannot stop `/healthz` answering.
 async fn serve_admin(
     listener: TcpListener,
     metrics: Arc<Metrics>,
@@ -450,31 +568,93 @@ async fn serve_admin(
     mut stop: watch::Receiver<bool>,
 ) {
     let builder = Arc::new(auto::Builder::new(TokioExecutor::new()));
+    let slots = Arc::new(Semaphore::new(limits::ADMIN_CONNECTIONS));
+    let accept_errors = metrics.accept_errors_total.with_label_values(&["admin"]);
+    let mut backoff = AcceptBackoff::default();
     loop {
+        let permit = tokio::select! {
+            _ = raised(&mut stop) => return,
+            p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => return },
+        };
         let (stream, _) = tokio::select! {
             _ = raised(&mut stop) => return,
             accepted = listener.accept() => match accepted {
-                Ok(a) => a,
+                Ok(a) => {
+                    backoff.reset();
+                    a
+                }
                 Err(e) => {
-                    tracing::warn!(error = %e, "admin accept failed");
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    continue;
+                    backoff.failed(&e, &accept_errors, "admin accept failed");
+                    tokio::select! {
+                        _ = raised(&mut stop) => return,
+                        _ = tokio::time::sleep(backoff.delay()) => continue,
+                    }
                 }
             },
         };
         let (metrics, readiness, builder) = (metrics.clone(), readiness.clone(), builder.clone());
         let mut stop = stop.clone();
         tokio::spawn(async move {
+            let activity = Arc::new(Activity::new(Instant::now()));
+            let on_conn = activity.clone();
             let service = service_fn(move |req| {
+                on_conn.begin();
                 let resp = admin::answer(&req, &metrics, &readiness);
+                on_conn.end();
                 std::future::ready(Ok::<_, Infallible>(resp))
             });
             let conn = builder.serve_connection(TokioIo::new(stream), service);
-            tokio::select! {
-                _ = conn => {}
-                _ = raised(&mut stop) => {}
+            tokio::pin!(conn);
+            let mut wait = Duration::ZERO;
+            loop {
+                tokio::select! {
+                    _ = conn.as_mut() => break,
+                    _ = raised(&mut stop) => break,
+                    _ = tokio::time::sleep(wait) => match activity.verdict(Instant::now(), &ADMIN_DEADLINES) {
+                        Verdict::Wait(next) => wait = next,
+                        Verdict::Close(_) => break,
+                    },
+                }
             }
+            drop(permit);
         });
+    }
+}
+
+/// The accept loop's answer to failed accepts (out of descriptors, say):
+/// wait longer each time, up to a second, and log at most one line every
+/// ten seconds, with how many failed; every failure is counted.
+#[derive(Default)]
+struct AcceptBackoff {
+    failures: u32,
+    unlogged: u64,
+    logged: Option<Instant>,
+}
+
+impl AcceptBackoff {
+    fn failed(&mut self, e: &std::io::Error, counter: &prometheus::IntCounter, what: &str) {
+        counter.inc();
+        self.failures = self.failures.saturating_add(1);
+        self.unlogged += 1;
+        let now = Instant::now();
+        if self
+            .logged
+            .is_none_or(|t| now.duration_since(t) >= Duration::from_secs(10))
+        {
+            tracing::warn!(error = %e, failures = self.unlogged, "{what}; backing off");
+            self.logged = Some(now);
+            self.unlogged = 0;
+        }
+    }
+
+    fn reset(&mut self) {
+        self.failures = 0;
+    }
+
+    /// 10 ms, doubling, at most 1 s.
+    fn delay(&self) -> Duration {
+        let exp = self.failures.saturating_sub(1).min(7);
+        Duration::from_millis(10 << exp).min(Duration::from_secs(1))
     }
 }
 

@@ -7,7 +7,7 @@ mod support;
 use std::net::SocketAddr;
 
 use bytes::Bytes;
-use http::Request;
+use http::{Request, StatusCode};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -158,4 +158,154 @@ async fn connect_is_refused_with_405() {
         Some(1.0)
     );
     assert_eq!(metric(&m, "a2a_requests_total", &[("code", "2xx")]), None);
+}
+
+/// A config whose connection deadlines are a second.
+fn short_deadlines(up: SocketAddr) -> a2a_tap::config::Config {
+    use a2a_tap::config::HumanDuration;
+    let mut c = config(up);
+    c.proxy.header_read_timeout = HumanDuration::secs(1);
+    c.proxy.idle_timeout = HumanDuration::secs(1);
+    c.proxy.write_timeout = HumanDuration::secs(1);
+    c
+}
+
+/// Reads until the peer closes; the bytes read.
+async fn until_closed(s: &mut TcpStream) -> Vec<u8> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match within("the proxy closing the connection", s.read(&mut buf)).await {
+            Ok(0) | Err(_) => return got,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// Every connection state has a deadline: a caller that sends nothing, an
+/// h2c caller that sends only the preface, a slowloris trickling its
+/// headers, and an HTTP/1.1 keep-alive connection left idle are closed
+/// and counted (before: kept forever, so `max_connections` of them locked
+/// every caller out). Look-alike: an exchange whose upstream is slow
+/// (in flight) is not idle, and completes.
+#[tokio::test]
+async fn silent_and_idle_connections_are_closed() {
+    let up = upstream(|req| async move {
+        if req.uri().path() == "/slow" {
+            tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+        }
+        http::Response::new(full("ok"))
+    })
+    .await;
+    let tap = proxy(short_deadlines(up)).await;
+    let addr = tap.listen_addr();
+    let mut silent = TcpStream::connect(addr).await.expect("connect");
+    let mut preface = TcpStream::connect(addr).await.expect("connect");
+    preface
+        .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        .await
+        .expect("preface");
+    let mut slowloris = TcpStream::connect(addr).await.expect("connect");
+    slowloris
+        .write_all(b"GET / HTTP/1.1\r\nho")
+        .await
+        .expect("start");
+    let slow = tokio::spawn(async move {
+        let req = Request::get(format!("http://{addr}/slow"))
+            .body(full(Bytes::new()))
+            .expect("request");
+        send(&client(), req).await
+    });
+    let mut idle = TcpStream::connect(addr).await.expect("connect");
+    idle.write_all(b"GET /x HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .expect("request");
+    let answer = until_closed(&mut idle).await;
+    assert!(
+        String::from_utf8_lossy(&answer).starts_with("HTTP/1.1 200"),
+        "answered, then closed when idle"
+    );
+    assert!(until_closed(&mut silent).await.is_empty());
+    until_closed(&mut preface).await;
+    for _ in 0..3 {
+        // Trickled bytes do not move the deadline.
+        let _ = slowloris.write_all(b"s").await;
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    until_closed(&mut slowloris).await;
+    let (head, body) = within("the slow exchange", slow).await.expect("join");
+    assert_eq!(head.status, StatusCode::OK, "in flight is not idle");
+    assert_eq!(&body[..], b"ok");
+    let m = scrape(&tap).await;
+    let closed = |r| metric(&m, "a2a_connections_closed_total", &[("reason", r)]).unwrap_or(0.0);
+    assert!(closed("header_timeout") >= 3.0, "{m}");
+    assert!(closed("idle") >= 1.0, "{m}");
+}
+
+/// A caller that stops reading a stream no longer holds both connections
+/// forever: past `write_timeout` with a chunk it never took, the
+/// connection is cut, the upstream stream let go, and it is counted.
+/// Look-alike: a stream whose upstream is silent for longer than the
+/// timeout, with a caller that reads, stays open.
+#[tokio::test]
+async fn a_caller_that_stops_reading_is_cut_after_the_write_timeout() {
+    let (dropped_tx, mut dropped_rx) = tokio::sync::mpsc::channel::<()>(1);
+    let up = upstream(move |req| {
+        let dropped_tx = dropped_tx.clone();
+        async move {
+            let (mut tx, body) = channel();
+            if req.uri().path() == "/flood" {
+                tokio::spawn(async move {
+                    let chunk = Bytes::from(vec![b'x'; 64 * 1024]);
+                    while tx.send_data(chunk.clone()).await.is_ok() {}
+                    let _ = dropped_tx.send(()).await;
+                });
+            } else {
+                tokio::spawn(async move {
+                    let _ = tx.send_data(Bytes::from_static(b"data: 1\n\n")).await;
+                    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+                    let _ = tx.send_data(Bytes::from_static(b"data: 2\n\n")).await;
+                });
+            }
+            http::Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(body)
+                .expect("response")
+        }
+    })
+    .await;
+    let tap = proxy(short_deadlines(up)).await;
+    let addr = tap.listen_addr();
+    let quiet = tokio::spawn(async move {
+        let req = Request::get(format!("http://{addr}/quiet"))
+            .body(full(Bytes::new()))
+            .expect("request");
+        send(&client(), req).await
+    });
+    let mut flood = TcpStream::connect(addr).await.expect("connect");
+    flood
+        .write_all(b"GET /flood HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .expect("request");
+    let mut head = [0u8; 16];
+    flood.read_exact(&mut head).await.expect("head");
+    // ...and never read again.
+    within("the upstream stream let go", dropped_rx.recv()).await;
+    let (h, body) = within("the quiet stream", quiet).await.expect("join");
+    assert_eq!(h.status, StatusCode::OK);
+    assert_eq!(
+        &body[..],
+        b"data: 1\n\ndata: 2\n\n",
+        "a reading caller is not cut"
+    );
+    let m = scrape(&tap).await;
+    assert_eq!(
+        metric(
+            &m,
+            "a2a_connections_closed_total",
+            &[("reason", "write_timeout")]
+        ),
+        Some(1.0),
+        "{m}"
+    );
 }

@@ -180,3 +180,236 @@ async fn a_full_disk_leaves_whole_lines_and_counts_what_it_dropped() {
         Some(dropped)
     );
 }
+
+/// The proxy's resident memory, from /proc.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+/// An upstream that reads every request body as it comes and never
+/// answers (the bodies never end).
+async fn sink_upstream() -> std::net::SocketAddr {
+    use tokio::io::AsyncReadExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 64 * 1024];
+                while let Ok(n) = s.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Request bodies gathered for classification share the one analysis
+/// budget (`analysis.queue_bytes`): 40 callers that each send 400 KB of a
+/// body and never the last byte do not make the proxy hold 40 × 400 KB
+/// (before: each held up to `max_request_bytes` outside the budget, and
+/// pinned its read buffer; 900 such callers grew RSS by 1.3 GB).
+#[tokio::test]
+async fn request_bodies_held_for_analysis_stay_within_the_budget() {
+    use tokio::io::AsyncWriteExt;
+    let up = sink_upstream().await;
+    let p = Proxy::start(
+        up,
+        "[analysis]\nqueue_bytes = 1048576\nmax_request_bytes = 1048576\n",
+    )
+    .await;
+    let before = rss_kib(p.pid());
+    let chunk = vec![b' '; 16 * 1024];
+    let mut callers = Vec::new();
+    for _ in 0..40 {
+        let mut s = tokio::net::TcpStream::connect(p.listen)
+            .await
+            .expect("connect");
+        let head = format!(
+            "POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"SendMessage\",\"x\":\"",
+            1 << 20
+        );
+        s.write_all(head.as_bytes()).await.expect("head");
+        for _ in 0..25 {
+            s.write_all(&chunk).await.expect("body");
+        }
+        callers.push(s);
+    }
+    // Let the proxy take in what was sent.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let grown = rss_kib(p.pid()).saturating_sub(before);
+    eprintln!("grown {grown} KiB");
+    assert!(
+        grown < 12 * 1024,
+        "40 callers × 400 KB of unfinished bodies grew the proxy by {grown} KiB"
+    );
+    drop(callers);
+}
+
+/// The proxy's open file descriptors.
+fn fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
+}
+
+/// An upstream that holds every request until `release` is notified, then
+/// answers each; counts the connections it was opened.
+async fn holding_upstream(
+    release: std::sync::Arc<tokio::sync::Notify>,
+) -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
+    use hyper::service::service_fn;
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let open = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = open.clone();
+    tokio::spawn(async move {
+        while let Ok((s, _)) = listener.accept().await {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let release = release.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |_req| {
+                    let release = release.clone();
+                    async move {
+                        release.notified().await;
+                        Ok::<_, std::convert::Infallible>(hyper::Response::new(
+                            http_body_util::Full::new(bytes::Bytes::from_static(b"ok")),
+                        ))
+                    }
+                });
+                let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(s), service)
+                    .await;
+            });
+        }
+    });
+    (addr, open)
+}
+
+/// File descriptors are bounded: with `RLIMIT_NOFILE` at 256, 12 h2
+/// callers opening 30 streams each (each would take an HTTP/1.1 upstream
+/// connection: before, 12 such callers exhausted 2,048 descriptors) and 40
+/// more callers that send nothing leave the proxy within its limit,
+/// `/healthz` answering throughout, nothing logged as a failed accept; once
+/// the upstream answers, every stream completes.
+#[tokio::test]
+async fn file_descriptors_stay_within_the_limit_and_healthz_answers() {
+    use http_body_util::BodyExt;
+    let release = std::sync::Arc::new(tokio::sync::Notify::new());
+    let (up, upstream_conns) = holding_upstream(release.clone()).await;
+    let p = Proxy::start_with_nofile(up, "validate = false\n", 256).await;
+    assert!(
+        p.stderr().contains("RLIMIT_NOFILE is too low"),
+        "{}",
+        p.stderr()
+    );
+    let mut streams = Vec::new();
+    for _ in 0..12 {
+        let client =
+            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                .http2_only(true)
+                .build_http::<http_body_util::Full<bytes::Bytes>>();
+        for i in 0..30 {
+            let client = client.clone();
+            let url = format!("http://{}/s{i}", p.listen);
+            streams.push(tokio::spawn(async move {
+                let req = hyper::Request::get(url)
+                    .body(http_body_util::Full::default())
+                    .unwrap();
+                let resp = client.request(req).await.expect("response");
+                let status = resp.status();
+                let body = resp.into_body().collect().await.expect("body").to_bytes();
+                (status, body)
+            }));
+        }
+    }
+    let mut silent = Vec::new();
+    for _ in 0..40 {
+        silent.push(
+            tokio::net::TcpStream::connect(p.listen)
+                .await
+                .expect("connect"),
+        );
+    }
+    for _ in 0..10 {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let n = fds(p.pid());
+        assert!(n <= 256, "{n} descriptors open");
+        let health = tokio::time::timeout(std::time::Duration::from_secs(2), async {
+            let client =
+                hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                    .build_http::<http_body_util::Full<bytes::Bytes>>();
+            let req = hyper::Request::get(format!("http://{}/healthz", p.admin))
+                .body(http_body_util::Full::default())
+                .unwrap();
+            client.request(req).await.map(|r| r.status().as_u16())
+        })
+        .await;
+        assert!(matches!(health, Ok(Ok(200))), "/healthz: {health:?}");
+    }
+    let opened = upstream_conns.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(opened < 256, "{opened} upstream connections");
+    drop(silent);
+    for _ in 0..400 {
+        release.notify_waiters();
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        if streams.iter().all(|s| s.is_finished()) {
+            break;
+        }
+    }
+    for s in streams {
+        let (status, body) = tokio::time::timeout(std::time::Duration::from_secs(20), s)
+            .await
+            .expect("stream in time")
+            .expect("join");
+        assert_eq!((status.as_u16(), &body[..]), (200, &b"ok"[..]));
+    }
+    assert!(!p.stderr().contains("accept failed"), "{}", p.stderr());
+}
+
+/// A log pipe nobody reads (a stuck log collector) does not block traffic:
+/// every exchange here is refused (413) by the serving thread, which logs
+/// it, to a stderr pipe that fills; the exchanges go on without waiting,
+/// and the lines that could not be written are dropped and counted
+/// (before, every serving thread blocked on stderr while `/healthz` still
+/// said 200).
+#[tokio::test]
+async fn a_stalled_log_does_not_block_traffic() {
+    let up = Upstream::start().await;
+    let p = Proxy::start_with_unread_stderr(up.addr, "[proxy]\nmax_request_body = 16\n").await;
+    let started = std::time::Instant::now();
+    let mut dropped = 0.0;
+    let body = "x".repeat(64);
+    for i in 0..50_000 {
+        let (status, _) = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            p.send("POST", "/", V1, &body),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("exchange {i} blocked"));
+        assert_eq!(status, 413);
+        if i % 500 == 499 {
+            let m = p.metrics().await;
+            dropped = live::sample(&m, "a2a_log_lines_dropped_total", &[]).unwrap_or(0.0);
+            if dropped > 0.0 {
+                break;
+            }
+        }
+    }
+    assert!(dropped > 0.0, "no log line dropped: the pipe never filled?");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}

@@ -10,6 +10,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
+use tokio::sync::Semaphore;
 
 use super::forward::UpstreamBody;
 use super::pool::Pool;
@@ -40,8 +41,15 @@ pub enum ClientError {
     Tls(#[from] rustls::Error),
 }
 
-/// Builds the client for `upstream` with the `[proxy]` settings.
-pub fn build(cfg: &ProxySection, upstream: &UpstreamUrl) -> Result<Upstream, ClientError> {
+/// Builds the client for `upstream` with the `[proxy]` settings; its
+/// HTTP/1.1 leases in use come from `slots` (shared by every serving
+/// thread's client), and it keeps at most `max_idle` idle connections.
+pub fn build(
+    cfg: &ProxySection,
+    upstream: &UpstreamUrl,
+    slots: Arc<Semaphore>,
+    max_idle: usize,
+) -> Result<Upstream, ClientError> {
     let mut http = HttpConnector::new();
     http.enforce_http(false);
     http.set_nodelay(true);
@@ -54,7 +62,12 @@ pub fn build(cfg: &ProxySection, upstream: &UpstreamUrl) -> Result<Upstream, Cli
     };
     let http1 = (!cfg.upstream_http2).then(|| {
         let connector = builder().enable_http1().wrap_connector(http.clone());
-        Arc::new(Pool::new(connector, cfg.pool_idle_timeout.0))
+        Arc::new(Pool::new(
+            connector,
+            cfg.pool_idle_timeout.0,
+            slots,
+            max_idle,
+        ))
     });
     let connector = builder().enable_http2().wrap_connector(http);
     let http2 = Client::builder(TokioExecutor::new())

@@ -10,6 +10,7 @@ use bytes::Bytes;
 use http::StatusCode;
 use prometheus::{Histogram, IntCounter};
 
+use super::activity::Activity;
 use super::error::{ProxyError, UpstreamReason};
 use super::inspect::{ExchangeLabels, ExchangeObserver, LABEL_SLOTS, RUN_BYTES};
 use super::tee::{BodyEnd, BodyObserver};
@@ -97,6 +98,8 @@ pub struct Exchange {
     /// Whether the exchange was counted; one dropped uncounted (the caller
     /// went away before the response head) is counted when dropped.
     counted: AtomicBool,
+    /// The caller connection's activity (its deadlines watch it).
+    pub activity: Option<Arc<Activity>>,
 }
 
 // === impl Exchange ===
@@ -117,7 +120,18 @@ impl Exchange {
             request_failed: AtomicBool::new(false),
             idle_fired: AtomicBool::new(false),
             counted: AtomicBool::new(false),
+            activity: None,
         }
+    }
+
+    /// This exchange is in flight on a connection with `activity`, until
+    /// it is dropped.
+    pub fn on_connection(mut self, activity: Option<Arc<Activity>>) -> Exchange {
+        if let Some(a) = &activity {
+            a.begin();
+        }
+        self.activity = activity;
+        self
     }
 
     fn labels(&self) -> ExchangeLabels {
@@ -169,6 +183,9 @@ impl Drop for Exchange {
         if !self.counted.load(Ordering::Relaxed) {
             tracing::debug!(request_id = self.id, "caller went away before the response");
             self.count("error");
+        }
+        if let Some(a) = &self.activity {
+            a.end();
         }
     }
 }
@@ -257,7 +274,16 @@ impl ResponseTap {
 }
 
 impl BodyObserver for ResponseTap {
+    fn polled(&mut self) {
+        if let Some(a) = &self.exchange.activity {
+            a.taken();
+        }
+    }
+
     fn data(&mut self, chunk: &Bytes) {
+        if let Some(a) = &self.exchange.activity {
+            a.handed();
+        }
         if self.exchange.observer.is_none() {
             return;
         }

@@ -13,6 +13,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use tracing::Instrument;
 
+use super::activity::Activity;
 use super::client::{self, ClientError, Upstream};
 use super::error::ProxyError;
 use super::exchange::{Exchange, RequestTap, ResponseTap, Shared};
@@ -65,6 +66,7 @@ impl Forwarder {
         upstream: &UpstreamUrl,
         metrics: Arc<Metrics>,
         inspector: Option<Arc<dyn Inspector>>,
+        (slots, max_idle): (Arc<tokio::sync::Semaphore>, usize),
     ) -> Result<Forwarder, ClientError> {
         let uri = upstream.uri();
         let scheme = uri.scheme().cloned().unwrap_or(Scheme::HTTP);
@@ -89,7 +91,7 @@ impl Forwarder {
         };
         let p = &config.proxy;
         Ok(Forwarder {
-            upstream: client::build(p, upstream)?,
+            upstream: client::build(p, upstream, slots, max_idle)?,
             target,
             shared: Arc::new(Shared::new(
                 metrics,
@@ -105,6 +107,13 @@ impl Forwarder {
         })
     }
 
+    /// Closes the idle pooled upstream connections past their timeout.
+    pub fn reap_idle(&self) {
+        if let Some(pool) = &self.upstream.http1 {
+            pool.reap();
+        }
+    }
+
     /// Numbers this forwarder's requests `first`, `first + stride`, ...
     pub fn with_ids(mut self, first: u64, stride: u64) -> Forwarder {
         self.next_id = AtomicU64::new(first);
@@ -113,10 +122,17 @@ impl Forwarder {
     }
 
     /// Handles one exchange; never fails: errors become 413/502/504 answers.
-    pub async fn handle(&self, req: Request<Incoming>, peer: SocketAddr) -> Response<ProxyBody> {
+    /// `activity` is the caller connection's, which the exchange keeps
+    /// informed (it is in flight until dropped).
+    pub async fn handle(
+        &self,
+        req: Request<Incoming>,
+        peer: SocketAddr,
+        activity: Option<Arc<Activity>>,
+    ) -> Response<ProxyBody> {
         let id = self.next_id.fetch_add(self.id_stride, Ordering::Relaxed);
         let span = tracing::debug_span!("exchange", request_id = id);
-        self.forward(id, req, peer).instrument(span).await
+        self.forward(id, req, peer, activity).instrument(span).await
     }
 
     async fn forward(
@@ -124,13 +140,15 @@ impl Forwarder {
         id: u64,
         req: Request<Incoming>,
         peer: SocketAddr,
+        activity: Option<Arc<Activity>>,
     ) -> Response<ProxyBody> {
         let start = Instant::now();
         let (mut head, body) = req.into_parts();
         let inspector = self.inspector.as_deref();
         let has_body = !http_body::Body::is_end_stream(&body);
         let observer = inspector.and_then(|i| i.begin(id, &head, has_body));
-        let exchange = Arc::new(Exchange::new(id, start, observer, self.shared.clone()));
+        let exchange = Exchange::new(id, start, observer, self.shared.clone());
+        let exchange = Arc::new(exchange.on_connection(activity));
         let transform = inspector.and_then(|i| i.transform_for(&head));
 
         if head.method == http::Method::CONNECT {

@@ -1,6 +1,7 @@
 //! The forwarding core: the upstream client, header rules, body wrappers
 //! (tee, idle timeout, size limit), errors, and the seams where validation joins.
 
+pub mod activity;
 pub mod client;
 pub mod error;
 pub mod exchange;

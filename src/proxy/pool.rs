@@ -18,12 +18,13 @@ use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower_service::Service;
 
 use super::forward::UpstreamBody;
 use super::BoxError;
 
-/// Most idle connections kept.
+/// Most idle connections kept by one pool (a budget may keep fewer).
 const MAX_IDLE: usize = 1024;
 
 type Io = MaybeHttpsStream<TokioIo<TcpStream>>;
@@ -51,6 +52,13 @@ pub struct Pool {
     connector: HttpsConnector<HttpConnector>,
     idle: Mutex<Vec<(Lease, Instant)>>,
     idle_timeout: Duration,
+    /// Leases in use across every pool (the serving threads share it): an
+    /// exchange waits for one before it takes a connection, so upstream
+    /// connections (and their file descriptors) are bounded in total, and
+    /// an h2 caller's streams cannot take them all.
+    slots: Arc<Semaphore>,
+    /// Most idle connections this pool keeps.
+    max_idle: usize,
 }
 
 /// One connection, leased to one exchange at a time.
@@ -60,43 +68,73 @@ pub struct Lease {
     conn: Option<Pin<Box<Conn>>>,
     /// Whether it came from the pool (a stale one may be retried).
     pub reused: bool,
+    /// The slot of a lease in use; an idle connection holds none.
+    slot: Option<OwnedSemaphorePermit>,
 }
 
 // === impl Pool ===
 
 impl Pool {
-    /// A pool connecting through `connector`.
-    pub fn new(connector: HttpsConnector<HttpConnector>, idle_timeout: Duration) -> Pool {
+    /// A pool connecting through `connector`, its leases in use bounded by
+    /// `slots` (shared with the other pools), keeping at most `max_idle`
+    /// idle connections.
+    pub fn new(
+        connector: HttpsConnector<HttpConnector>,
+        idle_timeout: Duration,
+        slots: Arc<Semaphore>,
+        max_idle: usize,
+    ) -> Pool {
         Pool {
             connector,
             idle: Mutex::new(Vec::new()),
             idle_timeout,
+            slots,
+            max_idle: max_idle.min(MAX_IDLE),
         }
+    }
+
+    /// A slot for a lease in use, once one is free.
+    async fn slot(&self) -> Result<OwnedSemaphorePermit, BoxError> {
+        self.slots
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| BoxError::from("upstream connection slots closed"))
     }
 
     /// An idle connection still usable, else a new one.
     pub async fn checkout(&self, uri: &Uri) -> Result<Lease, BoxError> {
+        let slot = self.slot().await?;
         while let Some(mut lease) = self.take_idle() {
             if lease.usable().await {
+                lease.slot = Some(slot);
                 return Ok(lease);
             }
         }
-        self.connect(uri).await
+        self.open(uri, slot).await
     }
 
     /// A new connection to `uri`'s authority.
     pub async fn connect(&self, uri: &Uri) -> Result<Lease, BoxError> {
+        let slot = self.slot().await?;
+        self.open(uri, slot).await
+    }
+
+    async fn open(&self, uri: &Uri, slot: OwnedSemaphorePermit) -> Result<Lease, BoxError> {
         let io = self.connector.clone().call(uri.clone()).await?;
         let (sender, conn) = http1::Builder::new().handshake(io).await?;
         Ok(Lease {
             sender,
             conn: Some(Box::pin(conn)),
             reused: false,
+            slot: Some(slot),
         })
     }
 
-    /// Returns a connection whose exchange ended cleanly.
+    /// Returns a connection whose exchange ended cleanly (its slot goes
+    /// back at once).
     pub fn checkin(&self, mut lease: Lease) {
+        lease.slot = None;
         if lease.conn.is_none() || lease.sender.is_closed() {
             return;
         }
@@ -105,15 +143,32 @@ impl Pool {
         let Ok(mut idle) = self.idle.lock() else {
             return;
         };
-        // Entries are kept oldest first: the expired ones are a prefix.
-        let expired = idle
-            .iter()
-            .take_while(|(_, since)| now.duration_since(*since) >= self.idle_timeout)
-            .count();
-        idle.drain(..expired);
-        if idle.len() < MAX_IDLE {
+        Self::expire(&mut idle, now, self.idle_timeout);
+        if idle.len() < self.max_idle {
             idle.push((lease, now));
         }
+    }
+
+    /// Closes the idle connections older than the idle timeout (called on
+    /// a timer: an idle pool sees no traffic to reap them).
+    pub fn reap(&self) {
+        if let Ok(mut idle) = self.idle.lock() {
+            Self::expire(&mut idle, Instant::now(), self.idle_timeout);
+        }
+    }
+
+    /// Idle connections kept now.
+    pub fn idle_count(&self) -> usize {
+        self.idle.lock().map_or(0, |i| i.len())
+    }
+
+    /// Entries are kept oldest first: the expired ones are a prefix.
+    fn expire(idle: &mut Vec<(Lease, Instant)>, now: Instant, timeout: Duration) {
+        let expired = idle
+            .iter()
+            .take_while(|(_, since)| now.duration_since(*since) >= timeout)
+            .count();
+        idle.drain(..expired);
     }
 
     fn take_idle(&self) -> Option<Lease> {

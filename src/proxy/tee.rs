@@ -23,6 +23,9 @@ pub enum BodyEnd {
 
 /// Sees a body's data chunks and its end.
 pub trait BodyObserver: Send + 'static {
+    /// Called each time the body is asked for a frame (its reader took
+    /// what came before). Default: nothing.
+    fn polled(&mut self) {}
     /// Called with each data chunk, in order, before it is passed on.
     fn data(&mut self, chunk: &Bytes);
     /// Called when the body has no frame ready (its reader is about to
@@ -79,6 +82,9 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
         let mut this = self.project();
+        if let Some(observer) = this.observer.as_mut() {
+            observer.polled();
+        }
         let polled = this.inner.as_mut().poll_frame(cx);
         match &polled {
             Poll::Pending => {

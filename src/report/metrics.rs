@@ -55,6 +55,12 @@ pub struct Metrics {
     pub audit_records_dropped_total: IntCounter,
     /// `a2a_analysis_skipped_total{upstream,reason}`.
     pub analysis_skipped_total: IntCounterVec,
+    /// `a2a_connections_closed_total{reason}`: caller connections the proxy
+    /// closed for a deadline (`header_timeout`, `idle`, `write_timeout`).
+    pub connections_closed_total: IntCounterVec,
+    /// `a2a_accept_errors_total{listener}`: failed accepts (`proxy`,
+    /// `admin`), out of descriptors above all.
+    pub accept_errors_total: IntCounterVec,
 }
 
 // === impl Metrics ===
@@ -150,6 +156,16 @@ impl Metrics {
                 "Traffic forwarded but not analysed, by reason.",
                 &["upstream", "reason"],
             )?,
+            connections_closed_total: counter(
+                "a2a_connections_closed_total",
+                "Caller connections the proxy closed for a deadline, by which one.",
+                &["reason"],
+            )?,
+            accept_errors_total: counter(
+                "a2a_accept_errors_total",
+                "Failed accepts (out of file descriptors, above all), by listener.",
+                &["listener"],
+            )?,
             registry,
         })
     }
@@ -162,11 +178,33 @@ impl Metrics {
                 .with_label_values(&[upstream, reason.as_str()]);
         }
         self.streams_active.with_label_values(&[upstream]);
+        for listener in ["proxy", "admin"] {
+            self.accept_errors_total.with_label_values(&[listener]);
+        }
+        for reason in crate::proxy::activity::Closed::ALL {
+            self.connections_closed_total
+                .with_label_values(&[reason.as_str()]);
+        }
     }
 
     /// The registry, for callers that add process-level collectors.
     pub fn registry(&self) -> &Registry {
         &self.registry
+    }
+
+    /// Serves `a2a_log_lines_dropped_total`: log lines the non-blocking
+    /// writer dropped, as `dropped` tells at each scrape.
+    pub fn count_log_drops(
+        &self,
+        dropped: impl Fn() -> u64 + Send + Sync + 'static,
+    ) -> Result<(), MetricsError> {
+        self.registry
+            .register(Box::new(CountedOutside::new(
+                "a2a_log_lines_dropped_total",
+                "Log lines dropped because stderr could not take them in time.",
+                dropped,
+            )?))
+            .map_err(MetricsError::from)
     }
 
     /// All metrics in the Prometheus text format.
@@ -177,6 +215,43 @@ impl Metrics {
             return String::new();
         }
         String::from_utf8(buf).unwrap_or_default()
+    }
+}
+
+/// A counter whose value is kept elsewhere (read at each scrape).
+struct CountedOutside<F> {
+    desc: prometheus::core::Desc,
+    counter: IntCounter,
+    read: F,
+}
+
+impl<F: Fn() -> u64 + Send + Sync> CountedOutside<F> {
+    fn new(name: &str, help: &str, read: F) -> Result<Self, prometheus::Error> {
+        let counter = IntCounter::new(name, help)?;
+        let desc = prometheus::core::Collector::desc(&counter)
+            .first()
+            .map(|d| (*d).clone())
+            .ok_or_else(|| prometheus::Error::Msg(format!("{name}: no descriptor")))?;
+        Ok(CountedOutside {
+            desc,
+            counter,
+            read,
+        })
+    }
+}
+
+impl<F: Fn() -> u64 + Send + Sync> prometheus::core::Collector for CountedOutside<F> {
+    fn desc(&self) -> Vec<&prometheus::core::Desc> {
+        vec![&self.desc]
+    }
+
+    fn collect(&self) -> Vec<prometheus::proto::MetricFamily> {
+        let now = (self.read)();
+        let seen = self.counter.get();
+        if now > seen {
+            self.counter.inc_by(now - seen);
+        }
+        prometheus::core::Collector::collect(&self.counter)
     }
 }
 

@@ -35,6 +35,8 @@ pub struct Proxy {
     pub admin: SocketAddr,
     pub audit: PathBuf,
     dir: TempDir,
+    /// The pipe end of a stderr nobody reads (kept open, never read).
+    _unread_stderr: Option<std::process::ChildStderr>,
 }
 
 /// A temp dir removed on drop.
@@ -73,6 +75,31 @@ impl Proxy {
         extra: &str,
         audit_at: impl FnOnce(&std::path::Path) -> PathBuf,
     ) -> Proxy {
+        Proxy::launch(upstream, extra, audit_at, &[], false).await
+    }
+
+    /// Like `start`, run under `prlimit --nofile=N:N` (util-linux).
+    pub async fn start_with_nofile(upstream: SocketAddr, extra: &str, nofile: u64) -> Proxy {
+        let limit = format!("--nofile={nofile}:{nofile}");
+        let audit = |d: &std::path::Path| d.join("audit.jsonl");
+        Proxy::launch(upstream, extra, audit, &["prlimit", &limit, "--"], false).await
+    }
+
+    /// Like `start`, its stderr a pipe that nobody reads (a stuck log
+    /// collector): once the pipe is full, every write to it would block.
+    pub async fn start_with_unread_stderr(upstream: SocketAddr, extra: &str) -> Proxy {
+        let audit = |d: &std::path::Path| d.join("audit.jsonl");
+        Proxy::launch(upstream, extra, audit, &[], true).await
+    }
+
+    /// Starts the binary, behind the `wrapper` command line if any.
+    async fn launch(
+        upstream: SocketAddr,
+        extra: &str,
+        audit_at: impl FnOnce(&std::path::Path) -> PathBuf,
+        wrapper: &[&str],
+        unread: bool,
+    ) -> Proxy {
         let dir = TempDir::new("live");
         let listen: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
         let admin: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
@@ -88,20 +115,35 @@ impl Proxy {
         )
         .unwrap();
         let stderr = std::fs::File::create(dir.0.join("stderr.log")).expect("stderr file");
-        let child = Command::new(env!("CARGO_BIN_EXE_a2a-tap"))
+        let bin = env!("CARGO_BIN_EXE_a2a-tap");
+        let mut cmd = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut c = Command::new(program);
+                c.args(args).arg(bin);
+                c
+            }
+            None => Command::new(bin),
+        };
+        let mut child = cmd
             .arg("--config")
             .arg(&config)
-            .env("RUST_LOG", "warn")
+            .env("RUST_LOG", if unread { "debug" } else { "warn" })
             .stdout(Stdio::null())
-            .stderr(stderr)
+            .stderr(if unread {
+                Stdio::piped()
+            } else {
+                Stdio::from(stderr)
+            })
             .spawn()
             .expect("start a2a-tap");
+        let unread_stderr = child.stderr.take();
         let proxy = Proxy {
             child,
             listen,
             admin,
             audit,
             dir,
+            _unread_stderr: unread_stderr,
         };
         let deadline = Instant::now() + Duration::from_secs(15);
         while get(&format!("http://{admin}/healthz")).await.map(|r| r.0) != Some(200) {

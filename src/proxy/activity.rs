@@ -1,0 +1,212 @@
+//! One caller connection's activity, for the deadlines every connection
+//! state has: the first request's headers (`header_read_timeout`, from the
+//! accept: a caller that sends nothing, or an h2c preface and nothing more,
+//! is closed), no exchange in flight (`idle_timeout`), and a response the
+//! caller stopped taking (`write_timeout`). The exchanges update it from
+//! the serving thread; the connection's watchdog reads it (`verdict`).
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The deadlines of a caller connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadlines {
+    pub header_read: Duration,
+    pub idle: Duration,
+    pub write: Duration,
+}
+
+/// Why a connection was closed by its watchdog: the `reason` label of
+/// `a2a_connections_closed_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Closed {
+    /// No request headers within `header_read_timeout` of the accept.
+    HeaderTimeout,
+    /// No exchange in flight for `idle_timeout`.
+    Idle,
+    /// A response the caller took nothing of for `write_timeout`.
+    WriteTimeout,
+}
+
+impl Closed {
+    /// Every reason, for pre-registering label values.
+    pub const ALL: [Closed; 3] = [Closed::HeaderTimeout, Closed::Idle, Closed::WriteTimeout];
+
+    /// The metric label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Closed::HeaderTimeout => "header_timeout",
+            Closed::Idle => "idle",
+            Closed::WriteTimeout => "write_timeout",
+        }
+    }
+}
+
+/// What the watchdog does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Look again after this long.
+    Wait(Duration),
+    Close(Closed),
+}
+
+/// The activity of one caller connection.
+#[derive(Debug)]
+pub struct Activity {
+    opened: Instant,
+    /// Exchanges whose request arrived and that have not ended.
+    in_flight: AtomicU32,
+    /// Whether any request arrived.
+    begun: AtomicU32,
+    /// When (ms since `opened`) the last exchange ended.
+    last_end: AtomicU64,
+    /// Response chunks handed to the connection so far...
+    handed: AtomicU64,
+    /// ...and how many had been handed when a response body was last
+    /// asked for more: while `handed` is ahead, the connection holds a
+    /// chunk it has not written out.
+    taken: AtomicU64,
+    /// The watchdog's own note: the `handed` it saw ahead, and since when.
+    stalled: std::sync::Mutex<Option<(u64, Instant)>>,
+}
+
+// === impl Activity ===
+
+impl Activity {
+    /// A connection accepted at `opened`.
+    pub fn new(opened: Instant) -> Activity {
+        Activity {
+            opened,
+            in_flight: AtomicU32::new(0),
+            begun: AtomicU32::new(0),
+            last_end: AtomicU64::new(0),
+            handed: AtomicU64::new(0),
+            taken: AtomicU64::new(0),
+            stalled: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// An exchange's request arrived.
+    pub fn begin(&self) {
+        self.begun.store(1, Ordering::Relaxed);
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// An exchange ended (its request and response are done or dropped).
+    pub fn end(&self) {
+        let ms = u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_end.store(ms, Ordering::Relaxed);
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// A response chunk was handed to the connection to write.
+    pub fn handed(&self) {
+        self.handed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A response body was asked for more: what was handed is written.
+    pub fn taken(&self) {
+        let handed = self.handed.load(Ordering::Relaxed);
+        self.taken.store(handed, Ordering::Relaxed);
+    }
+
+    /// What to do at `now` under `d`.
+    pub fn verdict(&self, now: Instant, d: &Deadlines) -> Verdict {
+        let age = now.saturating_duration_since(self.opened);
+        if self.begun.load(Ordering::Relaxed) == 0 {
+            return match d.header_read.checked_sub(age) {
+                Some(left) if !left.is_zero() => Verdict::Wait(left),
+                _ => Verdict::Close(Closed::HeaderTimeout),
+            };
+        }
+        if self.in_flight.load(Ordering::Relaxed) == 0 {
+            let last = Duration::from_millis(self.last_end.load(Ordering::Relaxed));
+            let quiet = age.saturating_sub(last);
+            return match d.idle.checked_sub(quiet) {
+                Some(left) if !left.is_zero() => Verdict::Wait(left),
+                _ => Verdict::Close(Closed::Idle),
+            };
+        }
+        // In flight: a chunk handed and never taken, the same one since
+        // the last look, is a caller that stopped reading.
+        let handed = self.handed.load(Ordering::Relaxed);
+        let ahead = handed > self.taken.load(Ordering::Relaxed);
+        let mut stalled = self.stalled.lock().unwrap_or_else(|e| e.into_inner());
+        let check = (d.write / 4).max(Duration::from_millis(250));
+        match (*stalled, ahead) {
+            (Some((seen, since)), true) if seen == handed => {
+                if now.saturating_duration_since(since) >= d.write {
+                    return Verdict::Close(Closed::WriteTimeout);
+                }
+            }
+            (_, true) => *stalled = Some((handed, now)),
+            (_, false) => *stalled = None,
+        }
+        Verdict::Wait(check)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const D: Deadlines = Deadlines {
+        header_read: Duration::from_secs(30),
+        idle: Duration::from_secs(60),
+        write: Duration::from_secs(8),
+    };
+
+    #[test]
+    fn a_silent_connection_is_closed_at_the_header_deadline() {
+        let t0 = Instant::now();
+        let a = Activity::new(t0);
+        assert_eq!(a.verdict(t0, &D), Verdict::Wait(Duration::from_secs(30)));
+        assert_eq!(
+            a.verdict(t0 + Duration::from_secs(30), &D),
+            Verdict::Close(Closed::HeaderTimeout)
+        );
+    }
+
+    #[test]
+    fn idle_counts_from_the_last_exchange_end() {
+        let t0 = Instant::now();
+        let a = Activity::new(t0);
+        a.begin();
+        assert!(matches!(
+            a.verdict(t0 + Duration::from_secs(600), &D),
+            Verdict::Wait(_)
+        ));
+        a.end();
+        let ended = Duration::from_millis(a.last_end.load(Ordering::Relaxed));
+        assert_eq!(
+            a.verdict(t0 + ended + Duration::from_secs(59), &D),
+            Verdict::Wait(Duration::from_secs(1))
+        );
+        assert_eq!(
+            a.verdict(t0 + ended + Duration::from_secs(60), &D),
+            Verdict::Close(Closed::Idle)
+        );
+    }
+
+    #[test]
+    fn a_chunk_never_taken_past_the_write_timeout_closes() {
+        let t0 = Instant::now();
+        let a = Activity::new(t0);
+        a.begin();
+        a.handed();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        assert_eq!(a.verdict(at(1), &D), Verdict::Wait(Duration::from_secs(2)));
+        assert_eq!(a.verdict(at(8), &D), Verdict::Wait(Duration::from_secs(2)));
+        assert_eq!(a.verdict(at(9), &D), Verdict::Close(Closed::WriteTimeout));
+        // A caller that keeps taking chunks, however slowly, is reading.
+        let b = Activity::new(t0);
+        b.begin();
+        for s in 1..20 {
+            b.handed();
+            assert!(matches!(b.verdict(at(s * 5), &D), Verdict::Wait(_)), "{s}");
+            b.taken();
+        }
+        // Waiting on the upstream (nothing handed) is not the caller's.
+        assert!(matches!(b.verdict(at(500), &D), Verdict::Wait(_)));
+    }
+}
