@@ -25,6 +25,9 @@ echo "== cargo test"
 # dependencies would cost CI more than it saves on 2 cores.
 cargo test --all-targets
 
+echo "== fuzz: both targets for a bounded minute (stable toolchain)"
+./scripts/fuzz.sh 60
+
 echo "== operations kit: promtool rules, a real Prometheus scraping a2a-tap"
 ./scripts/ops-test.sh
 

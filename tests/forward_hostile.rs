@@ -309,3 +309,53 @@ async fn a_caller_that_stops_reading_is_cut_after_the_write_timeout() {
         "{m}"
     );
 }
+
+/// Idle pooled upstream connections are closed on a timer, not only when
+/// later traffic on the same thread notices them (before, a proxy that
+/// went quiet kept them open forever).
+#[tokio::test]
+async fn idle_pooled_upstream_connections_are_reaped_on_a_timer() {
+    let (closed_tx, mut closed_rx) = tokio::sync::mpsc::channel::<()>(4);
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let up = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            let closed_tx = closed_tx.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 4096];
+                let mut served = false;
+                loop {
+                    match s.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {
+                            served = true;
+                            let _ = s
+                                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                                .await;
+                        }
+                    }
+                }
+                // The readiness probe's connections carry no request.
+                if served {
+                    let _ = closed_tx.send(()).await;
+                }
+            });
+        }
+    });
+    let mut c = config(up);
+    c.proxy.pool_idle_timeout = a2a_tap::config::HumanDuration::secs(1);
+    let tap = proxy(c).await;
+    let (head, body) = get(tap.listen_addr(), "/x").await;
+    assert_eq!((head.status, &body[..]), (StatusCode::OK, &b"ok"[..]));
+    let answered = std::time::Instant::now();
+    // No more traffic: the reaper alone closes the pooled connection, once
+    // it has been idle for the timeout.
+    within("the idle connection closed", closed_rx.recv())
+        .await
+        .expect("closed");
+    let idle = answered.elapsed();
+    assert!(
+        idle >= std::time::Duration::from_millis(900),
+        "closed after {idle:?}: kept idle first"
+    );
+}

@@ -28,7 +28,6 @@ pub(crate) fn load(path: &Path) -> Result<Vec<Recorded>, CheckError> {
     }
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     let bytes = std::fs::read(path).map_err(read_err)?;
-    let label = display(path);
     let format_err = |why| CheckError::Format {
         path: path.to_owned(),
         why,
@@ -37,19 +36,24 @@ pub(crate) fn load(path: &Path) -> Result<Vec<Recorded>, CheckError> {
         "sse" | "jsonl" => sidecar::load(path).map_err(format_err)?,
         _ => None,
     };
+    parse(ext, bytes, sidecar, display(path)).map_err(format_err)
+}
+
+/// Reads a recording's bytes by its kind (`sse`, `jsonl`, `har`), with the
+/// sidecar that names its requests, if any.
+pub(crate) fn parse(
+    ext: &str,
+    bytes: Vec<u8>,
+    sidecar: Option<sidecar::Sidecar>,
+    label: String,
+) -> Result<Vec<Recorded>, String> {
     match (ext, sidecar) {
-        ("sse", Some(sc)) => sc.stream(bytes, &label).map_err(format_err),
-        ("jsonl", Some(sc)) => sc.lines(&bytes, &label).map_err(format_err),
+        ("sse", Some(sc)) => sc.stream(bytes, &label),
+        ("jsonl", Some(sc)) => sc.lines(&bytes, &label),
         ("sse", None) => Ok(vec![stream(bytes, label)]),
         ("jsonl", None) => Ok(vec![stream(jsonl_to_sse(&bytes), label)]),
-        ("har", _) => har::exchanges(&bytes, &label).map_err(|why| CheckError::Format {
-            path: path.to_owned(),
-            why,
-        }),
-        (_, _) => Err(CheckError::Format {
-            path: path.to_owned(),
-            why: "unknown file type: expected .sse, .jsonl, .har, or - for stdin".into(),
-        }),
+        ("har", _) => har::exchanges(&bytes, &label),
+        (_, _) => Err("unknown file type: expected .sse, .jsonl, .har, or - for stdin".into()),
     }
 }
 

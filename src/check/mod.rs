@@ -121,6 +121,22 @@ pub(crate) fn judge_all(registry: &mut Registry, exchanges: Vec<Recorded>) -> Ve
     records
 }
 
+/// Parses and judges one recording held in memory: `ext` its kind (`sse`,
+/// `jsonl`, `har`), `sidecar` the bytes of a `STEM.json` naming its
+/// requests. The records of its findings, or why it could not be read.
+/// (What `check` does per file, without the file system: the fuzz target
+/// `recordings` drives it.)
+pub fn judge_recording(
+    ext: &str,
+    bytes: &[u8],
+    sidecar: Option<&[u8]>,
+) -> Result<Vec<Record>, String> {
+    let sidecar = sidecar.map(sidecar::parse).transpose()?;
+    let exchanges = input::parse(ext, bytes.to_vec(), sidecar, "recording".into())?;
+    let mut registry = Registry::new(RegistryConfig::default());
+    Ok(judge_all(&mut registry, exchanges))
+}
+
 /// Number of error-severity records.
 pub(crate) fn errors(records: &[Record]) -> usize {
     records

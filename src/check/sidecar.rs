@@ -43,9 +43,14 @@ pub(crate) fn load(path: &Path) -> Result<Option<Sidecar>, String> {
     let Ok(bytes) = std::fs::read(&side) else {
         return Ok(None);
     };
-    serde_json::from_slice(&bytes)
+    parse(&bytes)
         .map(Some)
         .map_err(|e| format!("sidecar {}: {e}", side.display()))
+}
+
+/// Parses a sidecar's bytes.
+pub(crate) fn parse(bytes: &[u8]) -> Result<Sidecar, String> {
+    serde_json::from_slice(bytes).map_err(|e| e.to_string())
 }
 
 impl Sidecar {
