@@ -7,6 +7,7 @@
 
 pub mod a2a;
 pub mod admin;
+pub mod app;
 pub mod check;
 pub mod cli;
 pub mod config;

@@ -1,21 +1,18 @@
-//! The `a2a-tap` binary: parse the command line, start tracing, run serve or check.
+//! The `a2a-tap` binary: parses the command line and runs the library's
+//! app (serve) or check; signals and exit codes live here.
 #![forbid(unsafe_code)]
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Parser;
 
+use a2a_tap::app::{App, Options};
 use a2a_tap::cli::{CheckArgs, CheckFormat, Cli, Command, ServeArgs};
 use a2a_tap::config::{Config, LogFormat};
-use std::sync::Arc;
-
-use tokio::signal::unix::{signal, Signal, SignalKind};
-
-use a2a_tap::proxy::Inspector;
-use a2a_tap::report::audit::{AuditLog, AuditWriter, Target};
 use a2a_tap::report::Metrics;
 use a2a_tap::server;
-use a2a_tap::tap::{card_base, init_metrics, AnalysisHandle, CardOnly, Tap, TapConfig};
+use tokio::signal::unix::{signal, Signal, SignalKind};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -62,37 +59,20 @@ fn serve(args: &ServeArgs) -> ExitCode {
     code
 }
 
-/// Serves until SIGTERM/SIGINT, then drains: the server first (in-flight
-/// exchanges get the grace period), then the analysis thread (every byte
-/// seen is judged), then the audit log (every record flushed).
+/// Serves until SIGTERM/SIGINT, then drains (see `App::shutdown`).
 async fn run(
     config: &Config,
     log_dropped: tracing_appender::non_blocking::ErrorCounter,
 ) -> ExitCode {
-    let metrics = match Metrics::new() {
+    let metrics = match Metrics::new().and_then(|m| {
+        m.count_log_drops(move || log_dropped.dropped_lines() as u64)
+            .map(|()| m)
+    }) {
         Ok(m) => Arc::new(m),
         Err(e) => {
             eprintln!("a2a-tap: cannot set up metrics: {e}");
             return ExitCode::from(3);
         }
-    };
-    if let Err(e) = metrics.count_log_drops(move || log_dropped.dropped_lines() as u64) {
-        eprintln!("a2a-tap: cannot set up metrics: {e}");
-        return ExitCode::from(3);
-    }
-    let validation = if config.validate {
-        match start_validation(config, &metrics) {
-            Ok(v) => Some(v),
-            Err(code) => return code,
-        }
-    } else {
-        None
-    };
-    let inspector: Option<Arc<dyn Inspector>> = match (&validation, card_base(config)) {
-        (Some(v), _) => Some(Arc::new(v.tap.clone())),
-        // Card rewriting is independent of validation.
-        (None, Some(public_base)) => Some(Arc::new(CardOnly { public_base })),
-        (None, None) => None,
     };
     // Registered before the listeners open, so no SIGHUP, SIGTERM or SIGINT
     // can find the default (fatal) action in place.
@@ -103,90 +83,43 @@ async fn run(
         .map_err(|e| tracing::warn!(error = %e, "cannot catch SIGXFSZ"))
         .ok();
     let stop = server::shutdown_signal();
-    let handle = match server::start_with(config, metrics, inspector).await {
-        Ok(handle) => handle,
+    let options = Options {
+        metrics: Some(metrics),
+        ..Options::default()
+    };
+    let app = match App::start_with(config, options).await {
+        Ok(app) => Arc::new(app),
         Err(e) => {
             eprintln!("a2a-tap: {e}");
-            return ExitCode::from(e.exit_code() as u8);
+            return ExitCode::from(e.exit_code());
         }
     };
     // Always handled: SIGHUP's default action would kill the proxy (systemd's
     // ExecReload sends it even when there is no audit log to reopen).
-    let audit = validation.as_ref().map(|v| v.audit.clone());
-    let reopen = tokio::spawn(reopen_on_sighup(hup, audit));
+    let reopen = tokio::spawn(reopen_on_sighup(hup, app.clone()));
     stop.await;
     tracing::info!("shutdown requested");
-    handle.shutdown();
-    handle.wait().await;
     reopen.abort();
     let _ = reopen.await;
-    if let Some(v) = validation {
-        let Validation {
-            tap,
-            analysis,
-            audit,
-            writer,
-        } = v;
-        drop(tap);
-        // Blocking joins: the runtime has nothing else left to run.
-        tokio::task::block_in_place(|| {
-            analysis.join();
-            drop(audit);
-            writer.close();
-        });
+    match Arc::try_unwrap(app) {
+        Ok(app) => app.shutdown().await,
+        Err(_) => tracing::error!("the app is still shared at shutdown"),
     }
     tracing::info!("stopped");
     ExitCode::SUCCESS
 }
 
-/// The validation layer's parts, kept for an orderly shutdown.
-struct Validation {
-    tap: Tap,
-    analysis: AnalysisHandle,
-    audit: AuditLog,
-    writer: AuditWriter,
-}
-
-fn start_validation(config: &Config, metrics: &Arc<Metrics>) -> Result<Validation, ExitCode> {
-    let tap_config = TapConfig::from_config(config).map_err(|e| {
-        eprintln!("a2a-tap: {e}");
-        ExitCode::from(2)
-    })?;
-    init_metrics(metrics, &tap_config.upstream);
-    let (audit, writer) = AuditLog::start(
-        Target::parse(&config.audit_log),
-        config.audit.queue_capacity,
-        metrics.audit_records_dropped_total.clone(),
-    )
-    .map_err(|e| {
-        eprintln!("a2a-tap: cannot start the audit writer: {e}");
-        ExitCode::from(3)
-    })?;
-    let (tap, analysis) = Tap::start(tap_config, metrics.clone(), audit.clone()).map_err(|e| {
-        eprintln!("a2a-tap: cannot start the analysis thread: {e}");
-        ExitCode::from(3)
-    })?;
-    Ok(Validation {
-        tap,
-        analysis,
-        audit,
-        writer,
-    })
-}
-
 /// Reopens the audit log on every SIGHUP (logrotate: rename, then signal).
-async fn reopen_on_sighup(hup: Option<Signal>, audit: Option<AuditLog>) {
+async fn reopen_on_sighup(hup: Option<Signal>, app: Arc<App>) {
     let Some(mut hup) = hup else {
         tracing::warn!("cannot listen for SIGHUP: the audit log will not be reopened");
         return;
     };
     while hup.recv().await.is_some() {
-        match &audit {
-            Some(audit) => {
-                tracing::info!("SIGHUP: reopening the audit log");
-                audit.reopen();
-            }
-            None => tracing::info!("SIGHUP: no audit log to reopen (validate = false)"),
+        if app.reopen_audit() {
+            tracing::info!("SIGHUP: reopening the audit log");
+        } else {
+            tracing::info!("SIGHUP: no audit log to reopen (validate = false)");
         }
     }
 }

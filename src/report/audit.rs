@@ -57,6 +57,38 @@ pub struct Record {
 pub enum Target {
     Stdout,
     File(PathBuf),
+    /// Lines kept in memory (tests of a running app read them there).
+    Memory(MemoryAudit),
+}
+
+/// An audit log kept in memory: what the writer wrote, whole lines.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryAudit(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl PartialEq for MemoryAudit {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for MemoryAudit {}
+
+impl MemoryAudit {
+    /// The lines written so far.
+    pub fn lines(&self) -> Vec<String> {
+        let bytes = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        String::from_utf8_lossy(&bytes)
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    fn append(&self, bytes: &[u8]) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(bytes);
+    }
 }
 
 impl Target {
@@ -151,6 +183,7 @@ impl AuditWriter {
 enum Out {
     Stdout(io::Stdout),
     File(File),
+    Memory(MemoryAudit),
 }
 
 impl Out {
@@ -158,6 +191,10 @@ impl Out {
         match self {
             Out::Stdout(o) => o.write(buf),
             Out::File(f) => f.write(buf),
+            Out::Memory(m) => {
+                m.append(buf);
+                Ok(buf.len())
+            }
         }
     }
 }
@@ -219,6 +256,7 @@ impl Sink {
     fn open(&mut self) {
         let opened = match &self.target {
             Target::Stdout => Ok(Out::Stdout(io::stdout())),
+            Target::Memory(m) => Ok(Out::Memory(m.clone())),
             Target::File(path) => OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -266,7 +304,7 @@ impl Sink {
         };
         let start = match out {
             Out::File(f) => f.metadata().map(|m| m.len()).ok(),
-            Out::Stdout(_) => None,
+            Out::Stdout(_) | Out::Memory(_) => None,
         };
         if std::mem::take(&mut self.torn) && out.write(b"\n").map_or(true, |n| n == 0) {
             self.torn = true;

@@ -8,11 +8,13 @@
 //! only if it really was.
 
 mod card;
+pub mod clock;
 mod observer;
 mod queue;
 mod worker;
 
 pub use card::CardOnly;
+pub use clock::{Clock, ManualClock};
 pub use observer::{Tap, TapConfig};
 pub use worker::AnalysisHandle;
 
@@ -60,6 +62,7 @@ impl TapConfig {
                 .as_ref()
                 .map_or("", |u| u.base_path())
                 .to_owned(),
+            clock: Clock::System,
         })
     }
 }

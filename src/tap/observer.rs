@@ -22,6 +22,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
+use super::clock::Clock;
 use super::queue::{queue, Sender};
 use super::worker::{AnalysisHandle, Msg, Worker};
 use crate::a2a::classify::{classify_with, A2A_VERSION};
@@ -50,6 +51,8 @@ pub struct TapConfig {
     pub card_base: Option<String>,
     /// The upstream URL's path, put before every caller's path.
     pub upstream_base_path: String,
+    /// The clock of judging (the system's, but in tests).
+    pub clock: Clock,
 }
 
 /// The validation layer as the proxy sees it: an `Inspector`.
@@ -60,6 +63,7 @@ pub struct Tap {
 
 struct Shared {
     tx: Sender<Msg>,
+    clock: Clock,
     max_request_bytes: usize,
     /// `a2a_streams_active{upstream}`, resolved once.
     streams_active: prometheus::IntGauge,
@@ -83,13 +87,15 @@ impl Tap {
             audit,
             cfg.queue_bytes,
         )
-        .with_base_path(&cfg.upstream_base_path);
+        .with_base_path(&cfg.upstream_base_path)
+        .with_clock(cfg.clock.clone());
         let thread = std::thread::Builder::new()
             .name("a2a-tap-analysis".into())
             .spawn(move || worker.run(rx))?;
         let handle_tx = tx.clone();
         let shared = Arc::new(Shared {
             tx,
+            clock: cfg.clock.clone(),
             max_request_bytes: cfg.max_request_bytes,
             streams_active: metrics.streams_active.with_label_values(&[&cfg.upstream]),
             card_base: cfg.card_base,
@@ -121,7 +127,7 @@ impl Inspector for Tap {
                 over: None,
             }),
             held: Mutex::default(),
-            opened: Instant::now(),
+            opened: self.shared.clock.now(),
             labels: OnceLock::new(),
             lost: AtomicBool::new(false),
             stream: AtomicBool::new(false),
@@ -273,7 +279,7 @@ impl Observer {
             let first = !data.is_empty()
                 && !self.data_sent.load(Ordering::Relaxed)
                 && !self.data_sent.swap(true, Ordering::Relaxed);
-            let at = first.then(Instant::now);
+            let at = first.then(|| self.shared.clock.now());
             let sent = self.shared.tx.send_with(data.len(), |batch| {
                 batch.items.extend(open.take());
                 batch
@@ -315,7 +321,7 @@ impl Observer {
         let end = Msg::End {
             id: self.id,
             end,
-            at: Instant::now(),
+            at: self.shared.clock.now(),
         };
         self.hand_over(data, Some(end));
     }

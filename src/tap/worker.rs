@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::clock::Clock;
 use super::queue::{Receiver, Sender};
 use crate::a2a::card::{self, CardInfo};
 use crate::a2a::model::{Binding, Exchange, TaskState};
@@ -200,6 +201,8 @@ pub(crate) struct Worker {
     /// The upstream URL's path, which the proxy puts before every caller's
     /// path (a card names the agent's own URLs).
     base_path: String,
+    /// The clock of judging (ticks, stalls, TTL).
+    time: Clock,
 }
 
 impl Worker {
@@ -232,7 +235,16 @@ impl Worker {
             returned: 0,
             card: None,
             base_path: String::new(),
+            time: Clock::System,
         }
+    }
+
+    /// Judges on `clock` (a manual one in tests).
+    pub(crate) fn with_clock(mut self, clock: Clock) -> Worker {
+        self.epoch = clock.now();
+        self.clock = self.epoch;
+        self.time = clock;
+        self
     }
 
     /// The upstream URL's path (`/a2a` for `http://agent/a2a`).
@@ -244,13 +256,14 @@ impl Worker {
     /// Runs until shut down (or every sender is gone); ticks the registry
     /// every second.
     pub(crate) fn run(mut self, rx: Receiver<Msg>) {
-        let mut last_tick = Instant::now();
+        let mut last_tick = self.time.now();
+        let mut last_sync = Instant::now();
         let mut last_busy = Instant::now();
         let mut batch = Vec::new();
         let mut bytes = Vec::new();
         'run: loop {
             // Judge what is queued, in order.
-            self.clock = Instant::now();
+            self.clock = self.time.now();
             self.clock_ms = self.now(self.clock);
             bytes.clear();
             rx.take(&mut batch, &mut bytes);
@@ -268,9 +281,17 @@ impl Worker {
             } else if rx.senders_gone() {
                 break;
             }
-            if now.duration_since(last_tick) >= TICK {
-                last_tick = now;
+            // Stalls and expiry on the clock of judging; the registry's
+            // gauges on the wall clock (a manual clock in tests must not
+            // hold back what a scrape shows).
+            let judged_at = self.time.now();
+            if judged_at.duration_since(last_tick) >= TICK {
+                last_tick = judged_at;
                 self.tick();
+            }
+            if now.duration_since(last_sync) >= TICK {
+                last_sync = now;
+                self.sync_registry_metrics();
             }
             if now.duration_since(last_busy) < BUSY_SPELL {
                 // Under traffic, nap instead of parking: a parked receiver
@@ -283,6 +304,7 @@ impl Worker {
         }
         // Exchanges still open at exit were cut by shutdown: not judged.
         self.tick();
+        self.sync_registry_metrics();
         tracing::debug!(unfinished = self.live.len(), "analysis stopped");
     }
 
@@ -443,11 +465,10 @@ impl Worker {
     }
 
     fn tick(&mut self) {
-        let now = self.now(Instant::now());
+        let now = self.now(self.time.now());
         let mut found = Vec::new();
         self.registry.tick(now, &mut found);
         self.report(0, None, found);
-        self.sync_registry_metrics();
     }
 
     fn skipped(&self, reason: SkipReason) {

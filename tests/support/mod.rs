@@ -1,6 +1,19 @@
-//! Test support: scripted upstreams on 127.0.0.1:0, the proxy in-process on
-//! :0, a caller client, bounded waits and a metric-scrape matcher.
-#![allow(dead_code)]
+//! The one harness of every integration test binary: upstreams on
+//! 127.0.0.1:0 (handler-based here, scripted in `upstream`), the app
+//! in-process on :0 (`proxy` for forwarding tests; `tap::Proxy` with an
+//! in-memory audit log and a manual clock for validation tests), the real
+//! binary for what only a process shows (`process`), callers, bounded
+//! waits, metric matchers, and A2A payload builders (`a2a`).
+#![allow(dead_code, unused_imports, async_fn_in_trait)]
+
+pub mod a2a;
+pub mod process;
+pub mod proxied;
+pub mod tap;
+pub mod upstream;
+
+pub use proxied::{request_to, Proxied, NAME};
+pub use upstream::{Hold, Reply, Upstream};
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -18,9 +31,9 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 
+use a2a_tap::app::{App, Options};
 use a2a_tap::config::Config;
 use a2a_tap::proxy::Inspector;
-use a2a_tap::server::{self, ServerHandle};
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub type Body = UnsyncBoxBody<Bytes, BoxError>;
@@ -84,26 +97,33 @@ where
     addr
 }
 
-/// A config for a proxy in front of `upstream`, all ports on 127.0.0.1:0.
+/// A config for a plain proxy in front of `upstream` (validation off, as
+/// forwarding tests want), all ports on 127.0.0.1:0.
 pub fn config(upstream: SocketAddr) -> Config {
     Config {
         listen: Some("127.0.0.1:0".parse().expect("addr")),
         admin: "127.0.0.1:0".parse().expect("addr"),
         upstream: Some(format!("http://{upstream}").parse().expect("url")),
         name: Some("test".to_string()),
+        validate: false,
         ..Config::default()
     }
 }
 
-/// Starts the proxy in-process.
-pub async fn proxy(config: Config) -> ServerHandle {
-    proxy_with(config, None).await
+/// Starts the app in-process.
+pub async fn proxy(config: Config) -> App {
+    within("proxy start", App::start(&config))
+        .await
+        .expect("proxy starts")
 }
 
-/// Starts the proxy in-process with an inspector.
-pub async fn proxy_with(config: Config, inspector: Option<Arc<dyn Inspector>>) -> ServerHandle {
-    config.validate().expect("valid config");
-    within("proxy start", server::start(&config, inspector))
+/// Starts the app in-process with `inspector` in place of validation.
+pub async fn proxy_with(config: Config, inspector: Option<Arc<dyn Inspector>>) -> App {
+    let options = Options {
+        inspector,
+        ..Options::default()
+    };
+    within("proxy start", App::start_with(&config, options))
         .await
         .expect("proxy starts")
 }
@@ -145,8 +165,8 @@ pub async fn send(
 }
 
 /// The admin listener's `/metrics` text.
-pub async fn scrape(handle: &ServerHandle) -> String {
-    let (head, body) = get(handle.admin_addr(), "/metrics").await;
+pub async fn scrape(app: &App) -> String {
+    let (head, body) = get(app.admin_addr(), "/metrics").await;
     assert_eq!(head.status, 200);
     String::from_utf8(body.to_vec()).expect("utf-8 metrics")
 }
@@ -172,7 +192,7 @@ pub fn metric(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
 }
 
 /// Waits (bounded) until `check` holds on the scraped metrics.
-pub async fn eventually_metric(handle: &ServerHandle, what: &str, check: impl Fn(&str) -> bool) {
+pub async fn eventually_metric(handle: &App, what: &str, check: impl Fn(&str) -> bool) {
     within(what, async {
         loop {
             let text = scrape(handle).await;
@@ -183,4 +203,42 @@ pub async fn eventually_metric(handle: &ServerHandle, what: &str, check: impl Fn
         }
     })
     .await
+}
+
+/// The sum of every sample of `name` whose labels include `labels`.
+pub fn sum(scrape: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
+    scrape
+        .lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix(name)?;
+            let (labelset, value) = match rest.strip_prefix('{') {
+                Some(r) => r.split_once('}')?,
+                None if rest.starts_with(' ') => ("", rest),
+                None => return None,
+            };
+            labels
+                .iter()
+                .all(|(k, v)| labelset.contains(&format!("{k}=\"{v}\"")))
+                .then(|| value.trim().parse::<f64>().ok())
+                .flatten()
+        })
+        .sum()
+}
+
+/// The value of one sample in a scrape, e.g.
+/// `sample(&text, "a2a_violations_total", &[("kind", "terminal_exit")])`.
+pub fn sample(scrape: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    scrape.lines().find_map(|line| {
+        let rest = line.strip_prefix(name)?;
+        let (labelset, value) = match rest.strip_prefix('{') {
+            Some(r) => r.split_once('}')?,
+            None if rest.starts_with(' ') => ("", rest),
+            None => return None,
+        };
+        labels
+            .iter()
+            .all(|(k, v)| labelset.contains(&format!("{k}=\"{v}\"")))
+            .then(|| value.trim().parse().ok())
+            .flatten()
+    })
 }

@@ -4,13 +4,11 @@
 //! lifecycle_speed -- --ignored --nocapture`; measured ~92 ns/frame on the
 //! shared 2-core build machine. Criterion benches belong in `benches/`.
 
-mod lifecycle_support;
-
 use std::time::Instant;
 
+use crate::world::*;
 use a2a_tap::a2a::model::Operation;
 use a2a_tap::lifecycle::{End, Reducer, Registry, RegistryConfig};
-use lifecycle_support::*;
 
 #[test]
 #[ignore]

@@ -1,7 +1,5 @@
 //! Graceful shutdown with streams in flight, and the inspection seams.
 
-mod support;
-
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -11,11 +9,11 @@ use http_body_util::BodyExt;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
+use crate::support::*;
 use a2a_tap::config::HumanDuration;
 use a2a_tap::proxy::{
     BodyEnd, ExchangeLabels, ExchangeObserver, Inspector, ProxyBody, ProxyError, ResponseTransform,
 };
-use support::*;
 
 type Sender = http_body_util::channel::Sender<Bytes, BoxError>;
 
@@ -68,7 +66,7 @@ async fn shutdown_lets_a_stream_in_flight_finish_and_refuses_new_callers() {
         .expect("send");
     assert_eq!(&next_data(&mut body).await[..], b"data: 1\n\n");
 
-    tap.shutdown();
+    tap.begin_shutdown();
     // Readiness goes false, the port stops accepting.
     eventually_ready(admin, StatusCode::SERVICE_UNAVAILABLE).await;
     within("listener closed", async {
@@ -86,7 +84,7 @@ async fn shutdown_lets_a_stream_in_flight_finish_and_refuses_new_callers() {
     drop(sender);
     let rest = within("end", body.collect()).await.expect("clean end");
     assert!(rest.to_bytes().is_empty());
-    within("server stops", tap.wait()).await;
+    within("server stops", tap.shutdown()).await;
 }
 
 #[tokio::test]
@@ -103,8 +101,7 @@ async fn streams_that_never_end_are_closed_at_the_end_of_the_grace_period() {
         .expect("send");
     assert_eq!(&next_data(&mut body).await[..], b"data: 1\n\n");
     let asked = Instant::now();
-    tap.shutdown();
-    within("server stops", tap.wait()).await;
+    within("server stops", tap.shutdown()).await;
     let took = asked.elapsed();
     assert!(
         took >= Duration::from_millis(300),

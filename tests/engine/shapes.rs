@@ -1,12 +1,10 @@
 //! Catalogue kinds about a response's shape: how a stream starts, Messages,
 //! JSON-RPC ids, malformed payloads, blocking sends, and how streams end.
 
-mod lifecycle_support;
-
+use crate::world::*;
 use a2a_tap::a2a::model::{A2aError, Malformed, Operation, RpcId};
 use a2a_tap::findings::{Kind, Severity};
 use a2a_tap::lifecycle::{End, Outcome};
-use lifecycle_support::*;
 
 use Operation::{ListTasks, SendMessage, SendStreamingMessage as Stream, SubscribeToTask};
 use Severity::{Error, Warning};

@@ -1,8 +1,6 @@
 //! SSE frames reach the caller as the upstream sends them, one at a time;
 //! a silent stream is cut after the idle timeout, a talking one is not.
 
-mod support;
-
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -10,7 +8,7 @@ use http::{Request, Response};
 use http_body_util::BodyExt;
 use tokio::sync::mpsc;
 
-use support::*;
+use crate::support::*;
 
 /// An upstream whose SSE responses are fed by the test through the senders it hands out.
 async fn scripted_stream() -> (

@@ -1,20 +1,19 @@
-//! Hostile agents and callers against the running binary: agent data that
-//! tries to forge log lines, redaction that must hold whatever the shape of
-//! the parts.
+//! Hostile agents and callers, and a faulty host, against the running
+//! binary: agent data that tries to forge log lines, a full disk, request
+//! bodies that never end, descriptor exhaustion, a log pipe nobody reads.
 
-mod live;
-
-use live::a2a::*;
-use live::{Proxy, Reply, Upstream};
+use crate::support::a2a::*;
+use crate::support::process::{rss_kib, Process};
+use crate::support::{Proxied, Reply, Upstream};
 use serde_json::{json, Value};
 
-async fn setup(extra: &str) -> (Upstream, Proxy) {
+async fn setup(extra: &str) -> (Upstream, Process) {
     let up = Upstream::start().await;
-    let proxy = Proxy::start(up.addr, extra).await;
+    let proxy = Process::start(up.addr, extra);
     (up, proxy)
 }
 
-async fn send_stream(up: &Upstream, p: &Proxy, id: i64, events: &[Value]) {
+async fn send_stream(up: &Upstream, p: &Process, id: i64, events: &[Value]) {
     let req = request(json!(id), "SendStreamingMessage", new_message());
     exchange(up, p, req, Reply::sse(&frames(id, events))).await;
 }
@@ -61,52 +60,6 @@ async fn agent_data_cannot_forge_log_lines() {
     );
 }
 
-/// `redact_parts = true` redacts by allow-list, whatever the shape: parts
-/// sent as an object or a string, part metadata and filenames, names,
-/// status messages and history reach the audit evidence only as lengths;
-/// ids, states and roles stay (before, `parts` as an object or a string,
-/// and part `metadata`/`filename`, were written verbatim).
-#[tokio::test]
-async fn redaction_holds_whatever_the_shape_of_the_parts() {
-    let (up, p) = setup("[audit]\nredact_parts = true\n").await;
-    // Each frame below carries secrets and is a finding's evidence: a
-    // snapshot of another task, an append to an artifact never opened
-    // (left open), and the completion that abandons it.
-    let foreign = json!({"task": {"id": "t-other", "contextId": "c",
-        "status": {"state": "TASK_STATE_WORKING",
-            "message": {"messageId": "m-1", "role": "ROLE_AGENT", "parts": {"text": "SECRET-1"}}},
-        "history": [{"messageId": "m-2", "role": "ROLE_USER", "parts": "SECRET-2",
-            "metadata": {"SECRET-3": "SECRET-4"}}],
-        "artifacts": [{"artifactId": "a-9", "parts": [{"data": {"SECRET-9": 1}}]}]}});
-    let chunk = json!({"artifactUpdate": {"taskId": "t-1", "contextId": "c", "append": true,
-        "artifact": {"artifactId": "a-1", "name": "SECRET-5",
-            "parts": [{"text": "SECRET-6", "filename": "SECRET-7.pdf", "metadata": {"k": "SECRET-8"}}]}}});
-    let done = json!({"statusUpdate": {"taskId": "t-1", "contextId": "c",
-        "status": {"state": "TASK_STATE_COMPLETED",
-            "message": {"messageId": "m-3", "role": "ROLE_AGENT", "parts": [{"url": "https://x/?token=SECRET-10"}]}}}});
-    let first = task("t-1", "c", "TASK_STATE_WORKING");
-    send_stream(&up, &p, 1, &[first, foreign, chunk, done]).await;
-    let recs = settle(&up, &p).await;
-    assert_eq!(
-        kinds(&recs),
-        [
-            "task_id_mismatch",
-            "append_to_unknown_artifact",
-            "abandoned_artifact"
-        ],
-        "{recs:#?}"
-    );
-    for r in &recs {
-        let evidence = r["evidence"].as_str().expect("evidence");
-        assert!(!evidence.contains("SECRET"), "{evidence}");
-        assert!(evidence.contains("[redacted:"), "{evidence}");
-    }
-    let evidence = |i: usize| recs[i]["evidence"].as_str().unwrap().to_owned();
-    assert!(evidence(0).contains("t-other") && evidence(0).contains("m-2"));
-    assert!(evidence(1).contains("a-1"));
-    assert!(evidence(2).contains("TASK_STATE_COMPLETED") && evidence(2).contains("m-3"));
-}
-
 /// A full disk (here a file size limit: the kernel fails the writes past
 /// it, EFBIG) never leaves a partial record: each line in the file is a
 /// whole record, the records that did not fit are counted as dropped, no
@@ -143,11 +96,12 @@ async fn a_full_disk_leaves_whole_lines_and_counts_what_it_dropped() {
     };
     let m = p
         .wait_metrics("six records written or dropped", |m| {
-            let dropped = live::sample(m, "a2a_audit_records_dropped_total", &[]).unwrap_or(0.0);
+            let dropped =
+                crate::support::sample(m, "a2a_audit_records_dropped_total", &[]).unwrap_or(0.0);
             dropped > 0.0 && dropped as usize + in_file() == 6
         })
         .await;
-    let dropped = live::sample(&m, "a2a_audit_records_dropped_total", &[]).unwrap();
+    let dropped = crate::support::sample(&m, "a2a_audit_records_dropped_total", &[]).unwrap();
     limit("unlimited:unlimited");
     for i in 6..9 {
         send_stream(&up, &p, i, &bad(&format!("t-room-{i}"))).await;
@@ -176,19 +130,9 @@ async fn a_full_disk_leaves_whole_lines_and_counts_what_it_dropped() {
     }
     let m = p.metrics().await;
     assert_eq!(
-        live::sample(&m, "a2a_audit_records_dropped_total", &[]),
+        crate::support::sample(&m, "a2a_audit_records_dropped_total", &[]),
         Some(dropped)
     );
-}
-
-/// The proxy's resident memory, from /proc.
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS")
 }
 
 /// An upstream that reads every request body as it comes and never
@@ -223,11 +167,10 @@ async fn sink_upstream() -> std::net::SocketAddr {
 async fn request_bodies_held_for_analysis_stay_within_the_budget() {
     use tokio::io::AsyncWriteExt;
     let up = sink_upstream().await;
-    let p = Proxy::start(
+    let p = Process::start(
         up,
         "[analysis]\nqueue_bytes = 1048576\nmax_request_bytes = 1048576\n",
-    )
-    .await;
+    );
     let before = rss_kib(p.pid());
     let chunk = vec![b' '; 16 * 1024];
     let mut callers = Vec::new();
@@ -311,7 +254,7 @@ async fn file_descriptors_stay_within_the_limit_and_healthz_answers() {
     use http_body_util::BodyExt;
     let release = std::sync::Arc::new(tokio::sync::Notify::new());
     let (up, upstream_conns) = holding_upstream(release.clone()).await;
-    let p = Proxy::start_with_nofile(up, "validate = false\n", 256).await;
+    let p = Process::start_with_nofile(up, "validate = false\n", 256);
     assert!(
         p.stderr().contains("RLIMIT_NOFILE is too low"),
         "{}",
@@ -390,7 +333,7 @@ async fn file_descriptors_stay_within_the_limit_and_healthz_answers() {
 #[tokio::test]
 async fn a_stalled_log_does_not_block_traffic() {
     let up = Upstream::start().await;
-    let p = Proxy::start_with_unread_stderr(up.addr, "[proxy]\nmax_request_body = 16\n").await;
+    let p = Process::start_with_unread_stderr(up.addr, "[proxy]\nmax_request_body = 16\n");
     let started = std::time::Instant::now();
     let mut dropped = 0.0;
     let body = "x".repeat(64);
@@ -404,7 +347,7 @@ async fn a_stalled_log_does_not_block_traffic() {
         assert_eq!(status, 413);
         if i % 500 == 499 {
             let m = p.metrics().await;
-            dropped = live::sample(&m, "a2a_log_lines_dropped_total", &[]).unwrap_or(0.0);
+            dropped = crate::support::sample(&m, "a2a_log_lines_dropped_total", &[]).unwrap_or(0.0);
             if dropped > 0.0 {
                 break;
             }

@@ -3,10 +3,8 @@
 //! stream metrics one stream leaves. The caller's bytes always equal the
 //! upstream's.
 
-mod live;
-
-use live::a2a::*;
-use live::{sample, Hold, Proxy, Reply, Upstream, NAME};
+use crate::support::a2a::*;
+use crate::support::{sample, tap::Proxy, Hold, Proxied, Reply, Upstream, NAME};
 use serde_json::{json, Value};
 
 async fn setup(extra: &str) -> (Upstream, Proxy) {
@@ -173,7 +171,7 @@ async fn stream_metrics_follow_the_frames() {
     let req = stream_req(1);
     let caller = tokio::spawn({
         let listen = p.listen;
-        async move { live::request_to(listen, "POST", "/", V1, &req).await }
+        async move { crate::support::request_to(listen, "POST", "/", V1, &req).await }
     });
     // While the stream is held open it is active.
     p.wait_metrics("one active stream", |s| {

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::{Proxy, Reply, Upstream, NAME};
+use super::{Proxied, Reply, Upstream, NAME};
 
 pub fn task(id: &str, ctx: &str, state: &str) -> Value {
     json!({"task": {"id": id, "contextId": ctx, "status": {"state": state}}})
@@ -59,7 +59,7 @@ pub const V1: &[(&str, &str)] = &[("A2A-Version", "1.0")];
 
 /// Runs one JSON-RPC 1.0 exchange through the proxy and checks that the
 /// caller got exactly the upstream's bytes.
-pub async fn exchange(up: &Upstream, proxy: &Proxy, req: String, reply: Reply) -> Vec<u8> {
+pub async fn exchange(up: &Upstream, proxy: &impl Proxied, req: String, reply: Reply) -> Vec<u8> {
     let want = reply.bytes();
     up.push(reply);
     let (status, got) = proxy.send("POST", "/", V1, &req).await;
@@ -100,7 +100,7 @@ const SENTINEL: &str = "sentinel-frame-not-json";
 /// Sends a stream with one unreadable frame, and waits for its record: as
 /// the analysis thread judges in order, every earlier exchange is then
 /// judged. Returns every record before the sentinel's.
-pub async fn settle(up: &Upstream, proxy: &Proxy) -> Vec<Value> {
+pub async fn settle(up: &Upstream, proxy: &impl Proxied) -> Vec<Value> {
     up.push(Reply::sse(&[SENTINEL.to_string()]));
     let (_, _) = proxy
         .send(
@@ -133,7 +133,7 @@ pub async fn settle(up: &Upstream, proxy: &Proxy) -> Vec<Value> {
 /// `assert_findings`), and returns them for checks of their own.
 pub async fn settle_expecting(
     up: &Upstream,
-    proxy: &Proxy,
+    proxy: &impl Proxied,
     want: &[Expect],
     method: &str,
 ) -> Vec<Value> {
@@ -144,7 +144,12 @@ pub async fn settle_expecting(
 
 /// Asserts the records are exactly the expected findings (in order), with
 /// every contract field present and sane, and the metric counted.
-pub async fn assert_findings(proxy: &Proxy, records: &[Value], want: &[Expect], method: &str) {
+pub async fn assert_findings(
+    proxy: &impl Proxied,
+    records: &[Value],
+    want: &[Expect],
+    method: &str,
+) {
     let got: Vec<(String, String)> = records
         .iter()
         .map(|r| {
@@ -227,7 +232,7 @@ pub fn check_fields(r: &Value) {
 /// One exchange on any path; asserts the caller got the upstream's bytes.
 pub async fn pass(
     up: &Upstream,
-    p: &Proxy,
+    p: &impl Proxied,
     path: &str,
     hdrs: &[(&str, &str)],
     body: &str,

@@ -3,9 +3,7 @@
 //! and tenants kept and every other byte as sent; off, the card passes
 //! byte-identical.
 
-mod live;
-
-use live::{Proxy, Reply, Upstream};
+use crate::support::{tap::Proxy, Proxied, Reply, Upstream};
 
 const PUBLIC: &str = "http://proxy.example:8080";
 const REWRITE: &str = "rewrite_agent_card = true\npublic_url = \"http://proxy.example:8080\"\n";

@@ -2,14 +2,12 @@
 //! analysis limit, compressed responses, and how a stream ends (upstream
 //! death, caller hang-up). The caller's bytes always equal the upstream's.
 
-mod live;
-
 use std::io::Write;
 
+use crate::support::a2a::*;
+use crate::support::{sample, tap::Proxy, Hold, Proxied, Reply, Upstream, NAME};
 use flate2::write::{GzEncoder, ZlibEncoder};
 use flate2::Compression;
-use live::a2a::*;
-use live::{sample, Hold, Proxy, Reply, Upstream, NAME};
 use serde_json::json;
 
 async fn setup(extra: &str) -> (Upstream, Proxy) {
@@ -407,19 +405,4 @@ async fn bytes_analysis_could_not_take_leave_the_exchange_unjudged() {
         "no finding from a half-seen stream: {recs:#?}"
     );
     assert_eq!(skipped(&p.metrics().await, "overload"), Some(1.0));
-}
-
-#[tokio::test]
-async fn sighup_never_kills_the_proxy_even_without_an_audit_log() {
-    let (up, mut p) = setup("validate = false\n").await;
-    p.signal("HUP");
-    // The signal is handled, not fatal: traffic still flows, byte for byte.
-    let reply = Reply::json(200, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
-    let want = reply.bytes();
-    up.push(reply);
-    let (status, got) = p.send("POST", "/", &[], r#"{"x":1}"#).await;
-    assert_eq!((status, got), (200, want));
-    p.signal("TERM");
-    let exit = p.wait_exit(std::time::Duration::from_secs(10)).await;
-    assert_eq!(exit.code(), Some(0), "exited cleanly, not by SIGHUP");
 }

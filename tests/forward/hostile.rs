@@ -2,8 +2,6 @@
 //! them (Content-Length and Transfer-Encoding together included), a caller
 //! naming `Host` in `Connection`, a `CONNECT`.
 
-mod support;
-
 use std::net::SocketAddr;
 
 use bytes::Bytes;
@@ -11,7 +9,7 @@ use http::{Request, StatusCode};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use support::*;
+use crate::support::*;
 
 /// An upstream that answers every request with `raw` (status line,
 /// headers and body as written), then closes the connection.

@@ -1,14 +1,9 @@
 //! The audit log through the running proxy: evidence redaction and size,
-//! rotation by rename + SIGHUP, an unwritable path, shutdown flushing, and
-//! `a2a_violations_total == written + dropped` throughout.
+//! an unwritable path, a full queue, and `a2a_violations_total == written
+//! + dropped` throughout (rotation and signals: the process tests).
 
-mod live;
-
-use std::collections::HashSet;
-use std::time::Duration;
-
-use live::a2a::*;
-use live::{sample, sum, Proxy, Reply, Upstream, NAME};
+use crate::support::a2a::*;
+use crate::support::{sample, sum, tap::Proxy, Proxied, Reply, Upstream, NAME};
 use serde_json::{json, Value};
 
 async fn setup(extra: &str) -> (Upstream, Proxy) {
@@ -127,70 +122,16 @@ async fn findings(up: &Upstream, p: &Proxy, from: i64, n: i64) {
 }
 
 #[tokio::test]
-async fn rotation_by_rename_and_sighup_loses_and_repeats_nothing() {
-    let (up, p) = setup("").await;
-    findings(&up, &p, 1, 5).await;
-    // These are on disk before the rename; the next ones race the signal.
-    assert_eq!(p.wait_records(5).await.len(), 5);
-    let rotated = p.dir().join("audit.jsonl.1");
-    std::fs::rename(&p.audit, &rotated).expect("rename the audit log");
-    // Records keep going to the renamed file until the proxy reopens.
-    findings(&up, &p, 6, 5).await;
-    p.signal("HUP");
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !p.audit.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the audit log was not reopened after SIGHUP"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    findings(&up, &p, 11, 5).await;
-    let fresh = settle(&up, &p).await;
-    let old = Proxy::records_in(&rotated);
-    assert!(
-        old.len() >= 5,
-        "records before the rotation stay in the old file"
-    );
-    // Those produced after the reopen are all in the new file.
-    for id in 11..=15 {
-        let t = format!("t-{id}");
-        assert!(
-            fresh.iter().any(|r| r["task_id"] == t.as_str()),
-            "{t} not in the new file: {fresh:#?}"
-        );
-    }
-    let mut all: Vec<Value> = old.into_iter().chain(fresh).collect();
-    all.retain(|r| r["kind"] == "blocking_returned_active");
-    let tasks: Vec<&str> = all.iter().map(|r| r["task_id"].as_str().unwrap()).collect();
-    let unique: HashSet<&str> = tasks.iter().copied().collect();
-    assert_eq!(tasks.len(), 15, "none lost, none repeated: {tasks:?}");
-    assert_eq!(unique.len(), 15, "none repeated: {tasks:?}");
-    for id in 1..=15 {
-        assert!(
-            unique.contains(format!("t-{id}").as_str()),
-            "t-{id} lost: {tasks:?}"
-        );
-    }
-    // Mode 0600 on the new file.
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(&p.audit).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode, 0o600);
-    let scrape = p.metrics().await;
-    let written = Proxy::records_in(&rotated).len() + p.records().len();
-    assert_eq!(violations(&scrape), written as f64, "{scrape}");
-    assert_eq!(dropped(&scrape), 0.0);
-}
-
-#[tokio::test]
 async fn unwritable_audit_paths_drop_and_count_but_never_touch_traffic() {
-    let bad_paths: [fn(&std::path::Path) -> std::path::PathBuf; 2] = [
-        |d| d.join("no-such-dir").join("audit.jsonl"),
-        |d| d.to_path_buf(),
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bad_paths = [
+        dir.path().join("no-such-dir").join("audit.jsonl"),
+        dir.path().to_path_buf(),
     ];
     for bad in bad_paths {
         let up = Upstream::start().await;
-        let p = Proxy::start_in(up.addr, "", bad).await;
+        let target = a2a_tap::report::audit::Target::File(bad);
+        let p = Proxy::start_with_audit(up.addr, "", Some(target)).await;
         // Traffic flows, bytes intact (checked by `exchange`).
         findings(&up, &p, 1, 3).await;
         let scrape = p
@@ -217,24 +158,6 @@ async fn unwritable_audit_paths_drop_and_count_but_never_touch_traffic() {
             "the scripted upstream answered (script exhausted)"
         );
     }
-}
-
-#[tokio::test]
-async fn sigterm_right_after_a_finding_exits_zero_with_the_record_written() {
-    let (up, mut p) = setup("[proxy]\ngrace_period = \"5s\"\n").await;
-    findings(&up, &p, 1, 1).await;
-    p.signal("TERM");
-    let status = p.wait_exit(Duration::from_secs(15)).await;
-    assert_eq!(status.code(), Some(0), "clean shutdown exits 0");
-    let recs = p.records();
-    assert_eq!(
-        recs.len(),
-        1,
-        "the finding was flushed at shutdown: {recs:#?}"
-    );
-    check_fields(&recs[0]);
-    assert_eq!(recs[0]["kind"], "blocking_returned_active");
-    assert_eq!(recs[0]["task_id"], "t-1");
 }
 
 #[tokio::test]

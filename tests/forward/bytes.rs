@@ -1,7 +1,5 @@
 //! Bodies, statuses and headers pass byte for byte, whatever the chunking.
 
-mod support;
-
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -11,7 +9,7 @@ use proptest::prelude::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-use support::*;
+use crate::support::*;
 
 const JSON: &str =
     r#"{"jsonrpc":"2.0","id":1,"result":{"id":"tsk_7","status":{"state":"TASK_STATE_COMPLETED"}}}"#;

@@ -1,8 +1,6 @@
 //! The built binary: exit codes on bad input, and memory bounded while a
 //! 256 MiB body streams through it in each direction.
 
-mod support;
-
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
@@ -14,7 +12,7 @@ use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::BodyExt;
 
-use support::*;
+use crate::support::*;
 
 const BIN: &str = env!("CARGO_BIN_EXE_a2a-tap");
 const BIG: u64 = 256 * 1024 * 1024;

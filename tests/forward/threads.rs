@@ -2,8 +2,6 @@
 //! core, each exchange runs on its connection's thread from request to
 //! response end, and request ids stay unique across the threads.
 
-mod support;
-
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
@@ -11,8 +9,8 @@ use bytes::Bytes;
 use http::{request, response, Request, Response, StatusCode};
 use http_body_util::BodyExt;
 
+use crate::support::*;
 use a2a_tap::proxy::{BodyEnd, ExchangeObserver, Inspector, ProxyError};
-use support::*;
 
 /// Where each exchange was seen: request id → the threads that saw it.
 #[derive(Default)]

@@ -1,11 +1,9 @@
 //! Property: any interleaving of exchanges, frames, bodies, ends and ticks
 //! never panics, and the registry keeps its bounds and counts.
 
-mod lifecycle_support;
-
+use crate::world::st;
 use a2a_tap::a2a::model::*;
 use a2a_tap::lifecycle::{End, Reducer, Registry, RegistryConfig, StallLimits};
-use lifecycle_support::st;
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]

@@ -2,10 +2,8 @@
 //! look-alike beside it that must stay silent; the caller's bytes always
 //! equal the upstream's.
 
-mod live;
-
-use live::a2a::*;
-use live::{Hold, Proxy, Reply, Upstream};
+use crate::support::a2a::*;
+use crate::support::{tap::Proxy, Hold, Proxied, Reply, Upstream};
 use serde_json::{json, Value};
 
 async fn setup(extra: &str) -> (Upstream, Proxy) {
@@ -729,7 +727,7 @@ async fn terminal_task_accepted_only_after_the_terminal_frame_passed() {
     let cancel_req = |id: i64| request(json!(id), "CancelTask", json!({"id": "t-r"}));
     let call = |req: String| {
         let listen = p.listen;
-        tokio::spawn(async move { live::request_to(listen, "POST", "/", V1, &req).await })
+        tokio::spawn(async move { crate::support::request_to(listen, "POST", "/", V1, &req).await })
     };
     // The stream: its first frame (working) passes, the canceled one is
     // held back.
@@ -872,10 +870,9 @@ async fn stalled_task_needs_an_open_stream_or_an_unchanged_status() {
     open.hold = Some(open_hold.clone());
     up.push(open);
     let listen = p.listen;
-    let streaming =
-        tokio::spawn(
-            async move { live::request_to(listen, "POST", "/", V1, &stream_req(4)).await },
-        );
+    let streaming = tokio::spawn(async move {
+        crate::support::request_to(listen, "POST", "/", V1, &stream_req(4)).await
+    });
     up.wait_taken().await;
     // Provoked (unchanged status): stamped when first seen working.
     let ts = "2026-11-29T10:00:00Z";
@@ -887,7 +884,7 @@ async fn stalled_task_needs_an_open_stream_or_an_unchanged_status() {
         bare_task("t-poll", "c", "TASK_STATE_WORKING", Some(ts)),
     )
     .await;
-    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    p.clock.advance(std::time::Duration::from_millis(2500));
     get_task(
         &up,
         &p,
@@ -897,7 +894,7 @@ async fn stalled_task_needs_an_open_stream_or_an_unchanged_status() {
     )
     .await;
     // Two more ticks, another poll: still one record per state entry.
-    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    p.clock.advance(std::time::Duration::from_millis(2100));
     get_task(
         &up,
         &p,
@@ -910,7 +907,9 @@ async fn stalled_task_needs_an_open_stream_or_an_unchanged_status() {
     left_hold.release.notify_one();
     let (_, _, got) = streaming.await.expect("stream caller");
     assert!(String::from_utf8_lossy(&got).contains("TASK_STATE_COMPLETED"));
-    let recs = settle(&up, &p).await;
+    let mut recs = settle(&up, &p).await;
+    // The tick and the poll race on the analysis thread: order by task.
+    recs.sort_by_key(|r| r["task_id"].as_str().unwrap_or("").to_owned());
     let stalled: Vec<(&str, Option<&str>)> = recs
         .iter()
         .map(|r| (r["kind"].as_str().unwrap_or("?"), r["task_id"].as_str()))
@@ -931,7 +930,7 @@ async fn stalled_task_needs_an_open_stream_or_an_unchanged_status() {
     assert_eq!(recs[1]["severity"], "warning");
     let m = p.metrics().await;
     assert_eq!(
-        live::sample(
+        crate::support::sample(
             &m,
             "a2a_violations_total",
             &[("kind", "stalled_task"), ("severity", "warning")]

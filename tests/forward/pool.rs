@@ -2,8 +2,6 @@
 //! connections are reused, and a pooled connection the upstream closed is
 //! replaced without failing a request.
 
-mod support;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -11,7 +9,7 @@ use http::StatusCode;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-use support::*;
+use crate::support::*;
 
 /// A raw HTTP/1.1 upstream answering GETs with "ok"; counts the connections
 /// that carried a request. With `close_after_one`, it closes each connection

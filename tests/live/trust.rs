@@ -3,10 +3,8 @@
 //! odd shape shows that the legal case was judged, not skipped. The
 //! caller's bytes always equal the upstream's.
 
-mod live;
-
-use live::a2a::*;
-use live::{Proxy, Reply, Upstream};
+use crate::support::a2a::*;
+use crate::support::{tap::Proxy, Proxied, Reply, Upstream};
 use serde_json::{json, Value};
 
 async fn setup(extra: &str) -> (Upstream, Proxy) {
@@ -104,7 +102,7 @@ async fn settle_to(up: &Upstream, p: &Proxy, want: &[Seen]) -> Vec<Value> {
         }
         let labels = [("kind", w.kind.as_str()), ("severity", w.severity.as_str())];
         assert_eq!(
-            live::sample(&scrape, "a2a_violations_total", &labels),
+            crate::support::sample(&scrape, "a2a_violations_total", &labels),
             Some(n),
             "{labels:?}"
         );
@@ -468,7 +466,7 @@ async fn unread_events_are_gaps_not_evidence() {
     .await;
     let m = p.metrics().await;
     assert_eq!(
-        live::sample(
+        crate::support::sample(
             &m,
             "a2a_analysis_skipped_total",
             &[("reason", "event_too_large")]

@@ -1,8 +1,6 @@
 //! Failures: unreachable upstream (502), slow upstream (504), caller gone,
 //! upstream gone mid-stream, oversized request (413), malformed HTTP (400).
 
-mod support;
-
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -12,8 +10,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::support::*;
 use a2a_tap::config::HumanDuration;
-use support::*;
 
 /// An address nothing listens on.
 async fn closed_port() -> std::net::SocketAddr {

@@ -2,14 +2,12 @@
 //! gRPC's needs: HTTP/2 upstream whatever the config, `te: trailers`,
 //! trailers both ways, a trailers-only answer kept one HEADERS frame.
 
-mod support;
-
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode, Version};
 use http_body::Body as _;
 use http_body_util::BodyExt;
 
-use support::*;
+use crate::support::*;
 
 async fn echo_upstream() -> std::net::SocketAddr {
     upstream(|req| async move {

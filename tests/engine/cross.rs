@@ -1,12 +1,10 @@
 //! Kinds judged across exchanges through the registry: causal terminal exits,
 //! contextId changes, terminal tasks accepted, stalls, and the bounds.
 
-mod lifecycle_support;
-
+use crate::world::*;
 use a2a_tap::a2a::model::{A2aError, Operation, TaskState};
 use a2a_tap::findings::{Kind, Severity};
 use a2a_tap::lifecycle::{End, Registry, RegistryConfig};
-use lifecycle_support::*;
 
 use Operation::{
     CancelTask, GetTask, ListTasks, SendMessage, SendStreamingMessage as Stream, SubscribeToTask,

@@ -2,12 +2,10 @@
 //! run through the reducer. A test-only reader maps their few shapes to
 //! `Decoded`; the real decoder is tested elsewhere.
 
-mod lifecycle_support;
-
+use crate::world::*;
 use a2a_tap::a2a::model::*;
 use a2a_tap::findings::{Kind, Policy, Severity};
 use a2a_tap::lifecycle::{End, Outcome};
-use lifecycle_support::*;
 use serde_json::Value;
 
 const BOOKING_1: &str = r#"data: {"jsonrpc": "2.0", "id": 1, "result": {"task": {"id": "tsk_7", "contextId": "ctx_3", "status": {"state": "TASK_STATE_SUBMITTED"}}}}

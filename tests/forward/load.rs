@@ -1,7 +1,5 @@
 //! Many streams at once: 1,000 concurrent SSE streams open through the proxy.
 
-mod support;
-
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -9,7 +7,7 @@ use http::{Request, Response, StatusCode};
 use http_body_util::BodyExt;
 use tokio::sync::{mpsc, watch};
 
-use support::*;
+use crate::support::*;
 
 const STREAMS: usize = 1000;
 

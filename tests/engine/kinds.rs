@@ -1,12 +1,10 @@
 //! Catalogue kinds about task states, identity and artifacts, judged on one
 //! stream or body: a trace that provokes each, and a legal look-alike.
 
-mod lifecycle_support;
-
+use crate::world::*;
 use a2a_tap::a2a::model::{A2aError, Operation};
 use a2a_tap::findings::{Kind, Severity};
 use a2a_tap::lifecycle::{End, Outcome};
-use lifecycle_support::*;
 
 use Operation::{SendStreamingMessage as Stream, SubscribeToTask};
 use Severity::{Error, Warning};

@@ -1,0 +1,219 @@
+//! The whole proxy as one value, in start-up and shutdown order: metrics,
+//! then the validation layer (audit writer, analysis thread), then the
+//! listeners; at shutdown the listeners drain first (in-flight exchanges
+//! get the grace period), then the analysis thread judges every byte it
+//! was given, then the audit log is flushed. `main` builds one and waits
+//! for a signal; the integration tests build the same one in-process.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use crate::config::{Config, ConfigError};
+use crate::proxy::Inspector;
+use crate::report::audit::{AuditLog, AuditWriter, Target};
+use crate::report::metrics::MetricsError;
+use crate::report::Metrics;
+use crate::server::{self, ServerHandle, StartError};
+use crate::tap::{card_base, init_metrics, AnalysisHandle, CardOnly, Clock, Tap, TapConfig};
+
+/// Why the app could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// The configuration is not usable.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A listener, the upstream client or a thread could not start.
+    #[error(transparent)]
+    Start(#[from] StartError),
+    /// The metrics registry refused a metric.
+    #[error(transparent)]
+    Metrics(#[from] MetricsError),
+    /// The audit writer or analysis thread could not start.
+    #[error("cannot start the {what}: {source}")]
+    Thread {
+        what: &'static str,
+        source: std::io::Error,
+    },
+}
+
+impl AppError {
+    /// The exit code of the contract: 2 for a bad config, 3 for a start
+    /// that failed.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            AppError::Config(_) => 2,
+            AppError::Start(e) => e.exit_code() as u8,
+            AppError::Metrics(_) | AppError::Thread { .. } => 3,
+        }
+    }
+}
+
+/// How the app is built beyond its config (tests choose these).
+#[derive(Clone, Default)]
+pub struct Options {
+    /// Where audit records go; `None`: the config's `audit_log`.
+    pub audit: Option<Target>,
+    /// The clock validation judges by.
+    pub clock: Clock,
+    /// Metrics to report into (with collectors the caller registered);
+    /// `None`: a fresh registry.
+    pub metrics: Option<Arc<Metrics>>,
+    /// An inspector of the caller's instead of the validation layer's
+    /// (tests of the proxy's seams).
+    pub inspector: Option<Arc<dyn Inspector>>,
+}
+
+/// A running a2a-tap.
+pub struct App {
+    server: ServerHandle,
+    validation: Option<Validation>,
+}
+
+/// The validation layer's parts, kept for an orderly shutdown.
+struct Validation {
+    tap: Tap,
+    analysis: AnalysisHandle,
+    audit: AuditLog,
+    writer: AuditWriter,
+}
+
+// === impl App ===
+
+impl App {
+    /// Validates `config` and starts everything it asks for.
+    pub async fn start(config: &Config) -> Result<App, AppError> {
+        App::start_with(config, Options::default()).await
+    }
+
+    /// `start`, with `options`.
+    pub async fn start_with(config: &Config, options: Options) -> Result<App, AppError> {
+        config.validate()?;
+        let metrics = match options.metrics {
+            Some(m) => m,
+            None => Arc::new(Metrics::new()?),
+        };
+        let validation = if config.validate {
+            Some(start_validation(
+                config,
+                &metrics,
+                options.audit,
+                options.clock,
+            )?)
+        } else {
+            None
+        };
+        let inspector: Option<Arc<dyn Inspector>> = match (&validation, card_base(config)) {
+            _ if options.inspector.is_some() => options.inspector,
+            (Some(v), _) => Some(Arc::new(v.tap.clone())),
+            // Card rewriting is independent of validation.
+            (None, Some(public_base)) => Some(Arc::new(CardOnly { public_base })),
+            (None, None) => None,
+        };
+        let server = server::start_with(config, metrics, inspector).await?;
+        Ok(App { server, validation })
+    }
+
+    /// The proxy's bound address.
+    pub fn listen_addr(&self) -> SocketAddr {
+        self.server.listen_addr()
+    }
+
+    /// The admin listener's bound address.
+    pub fn admin_addr(&self) -> SocketAddr {
+        self.server.admin_addr()
+    }
+
+    /// The metrics the app reports into.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        self.server.metrics()
+    }
+
+    /// The readiness served at `/readyz`.
+    pub fn readiness(&self) -> &Arc<crate::admin::Readiness> {
+        self.server.readiness()
+    }
+
+    /// Whether validation runs (`validate = true`).
+    pub fn validating(&self) -> bool {
+        self.validation.is_some()
+    }
+
+    /// Asks the audit writer to reopen its file (after logrotate renamed
+    /// it); false when there is no audit log (`validate = false`).
+    pub fn reopen_audit(&self) -> bool {
+        match &self.validation {
+            Some(v) => {
+                v.audit.reopen();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Begins the drain (readiness false, no more accepting) and returns at
+    /// once; `shutdown` finishes it.
+    pub fn begin_shutdown(&self) {
+        self.server.shutdown();
+    }
+
+    /// Drains and stops: the listeners (in-flight exchanges get the grace
+    /// period), then the analysis thread (every byte seen is judged), then
+    /// the audit log (every record flushed).
+    pub async fn shutdown(self) {
+        self.server.shutdown();
+        self.server.wait().await;
+        if let Some(v) = self.validation {
+            let Validation {
+                tap,
+                analysis,
+                audit,
+                writer,
+            } = v;
+            drop(tap);
+            // Blocking joins, off the runtime's worker threads.
+            let joined = tokio::task::spawn_blocking(move || {
+                analysis.join();
+                drop(audit);
+                writer.close();
+            })
+            .await;
+            if let Err(e) = joined {
+                tracing::error!(error = %e, "validation did not stop cleanly");
+            }
+        }
+    }
+}
+
+fn start_validation(
+    config: &Config,
+    metrics: &Arc<Metrics>,
+    audit: Option<Target>,
+    clock: Clock,
+) -> Result<Validation, AppError> {
+    let mut tap_config = TapConfig::from_config(config)?;
+    tap_config.clock = clock;
+    init_metrics(metrics, &tap_config.upstream);
+    let target = audit.unwrap_or_else(|| Target::parse(&config.audit_log));
+    let (audit, writer) = AuditLog::start(
+        target,
+        config.audit.queue_capacity,
+        metrics.audit_records_dropped_total.clone(),
+    )
+    .map_err(|source| AppError::Thread {
+        what: "audit writer",
+        source,
+    })?;
+    let (tap, analysis) =
+        Tap::start(tap_config, metrics.clone(), audit.clone()).map_err(|source| {
+            AppError::Thread {
+                what: "analysis thread",
+                source,
+            }
+        })?;
+    Ok(Validation {
+        tap,
+        analysis,
+        audit,
+        writer,
+    })
+}

@@ -1,0 +1,15 @@
+//! Forwarding through the app in-process: bytes, errors, HTTP/2 and gRPC,
+//! hostile peers, drain, load, the upstream pools, SSE, serving threads.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod bytes;
+mod errors;
+mod h2;
+mod hostile;
+mod lifecycle;
+mod load;
+mod pool;
+mod sse;
+mod threads;

@@ -1,0 +1,15 @@
+//! Validation through the running app (in-process, audit log in memory,
+//! a manual clock): every catalogue kind with its legal look-alike, the
+//! bindings, agent cards, audit records, paths and encodings, the
+//! false-alarm classes, hostile agents.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod audit;
+mod bindings;
+mod card;
+mod hostile;
+mod kinds;
+mod paths;
+mod trust;

@@ -1,0 +1,128 @@
+//! The audit file and signals of the running binary: rotation by rename
+//! and SIGHUP, SIGHUP without an audit log, SIGTERM right after a finding.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use crate::support::a2a::*;
+use crate::support::process::Process;
+use crate::support::{sample, sum, Proxied, Reply, Upstream, NAME};
+use serde_json::{json, Value};
+
+async fn setup(extra: &str) -> (Upstream, Process) {
+    let up = Upstream::start().await;
+    let proxy = Process::start(up.addr, extra);
+    (up, proxy)
+}
+
+fn violations(scrape: &str) -> f64 {
+    sum(scrape, "a2a_violations_total", &[("upstream", NAME)])
+}
+
+fn dropped(scrape: &str) -> f64 {
+    sample(scrape, "a2a_audit_records_dropped_total", &[]).unwrap_or(f64::NAN)
+}
+
+/// Runs `n` exchanges each giving one finding (a blocking send returning working).
+async fn findings(up: &Upstream, p: &Process, from: i64, n: i64) {
+    for id in from..from + n {
+        let t = format!("t-{id}");
+        let reply = Reply::json(200, &rpc(json!(id), task(&t, "c", "TASK_STATE_WORKING")));
+        exchange(
+            up,
+            p,
+            request(json!(id), "SendMessage", new_message()),
+            reply,
+        )
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn rotation_by_rename_and_sighup_loses_and_repeats_nothing() {
+    let (up, p) = setup("").await;
+    findings(&up, &p, 1, 5).await;
+    // These are on disk before the rename; the next ones race the signal.
+    assert_eq!(p.wait_records(5).await.len(), 5);
+    let rotated = p.dir().join("audit.jsonl.1");
+    std::fs::rename(&p.audit, &rotated).expect("rename the audit log");
+    // Records keep going to the renamed file until the proxy reopens.
+    findings(&up, &p, 6, 5).await;
+    p.signal("HUP");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !p.audit.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the audit log was not reopened after SIGHUP"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    findings(&up, &p, 11, 5).await;
+    let fresh = settle(&up, &p).await;
+    let old = Process::records_in(&rotated);
+    assert!(
+        old.len() >= 5,
+        "records before the rotation stay in the old file"
+    );
+    // Those produced after the reopen are all in the new file.
+    for id in 11..=15 {
+        let t = format!("t-{id}");
+        assert!(
+            fresh.iter().any(|r| r["task_id"] == t.as_str()),
+            "{t} not in the new file: {fresh:#?}"
+        );
+    }
+    let mut all: Vec<Value> = old.into_iter().chain(fresh).collect();
+    all.retain(|r| r["kind"] == "blocking_returned_active");
+    let tasks: Vec<&str> = all.iter().map(|r| r["task_id"].as_str().unwrap()).collect();
+    let unique: HashSet<&str> = tasks.iter().copied().collect();
+    assert_eq!(tasks.len(), 15, "none lost, none repeated: {tasks:?}");
+    assert_eq!(unique.len(), 15, "none repeated: {tasks:?}");
+    for id in 1..=15 {
+        assert!(
+            unique.contains(format!("t-{id}").as_str()),
+            "t-{id} lost: {tasks:?}"
+        );
+    }
+    // Mode 0600 on the new file.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&p.audit).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let scrape = p.metrics().await;
+    let written = Process::records_in(&rotated).len() + p.records().len();
+    assert_eq!(violations(&scrape), written as f64, "{scrape}");
+    assert_eq!(dropped(&scrape), 0.0);
+}
+
+#[tokio::test]
+async fn sigterm_right_after_a_finding_exits_zero_with_the_record_written() {
+    let (up, mut p) = setup("[proxy]\ngrace_period = \"5s\"\n").await;
+    findings(&up, &p, 1, 1).await;
+    p.signal("TERM");
+    let status = p.wait_exit(Duration::from_secs(15)).await;
+    assert_eq!(status.code(), Some(0), "clean shutdown exits 0");
+    let recs = p.records();
+    assert_eq!(
+        recs.len(),
+        1,
+        "the finding was flushed at shutdown: {recs:#?}"
+    );
+    check_fields(&recs[0]);
+    assert_eq!(recs[0]["kind"], "blocking_returned_active");
+    assert_eq!(recs[0]["task_id"], "t-1");
+}
+
+#[tokio::test]
+async fn sighup_never_kills_the_proxy_even_without_an_audit_log() {
+    let (up, mut p) = setup("validate = false\n").await;
+    p.signal("HUP");
+    // The signal is handled, not fatal: traffic still flows, byte for byte.
+    let reply = Reply::json(200, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+    let want = reply.bytes();
+    up.push(reply);
+    let (status, got) = p.send("POST", "/", &[], r#"{"x":1}"#).await;
+    assert_eq!((status, got), (200, want));
+    p.signal("TERM");
+    let exit = p.wait_exit(std::time::Duration::from_secs(10)).await;
+    assert_eq!(exit.code(), Some(0), "exited cleanly, not by SIGHUP");
+}

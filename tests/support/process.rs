@@ -1,0 +1,271 @@
+//! The real binary, for what only a process shows: signals, exit codes,
+//! process limits (prlimit), a stderr nobody reads, memory and descriptors.
+//! Every port is 127.0.0.1:0, learned from the proxy's own startup line;
+//! its stderr is kept for failure messages.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::proxied::{parse_lines, Proxied, NAME};
+
+/// The built binary.
+pub const BIN: &str = env!("CARGO_BIN_EXE_a2a-tap");
+
+/// How to start the binary beyond its config.
+#[derive(Debug, Clone, Default)]
+pub struct Launch {
+    /// A command line to run it under (e.g. `prlimit --nofile=256:256 --`).
+    pub wrapper: Vec<String>,
+    /// Its stderr a pipe nobody reads, instead of a file (and its log at
+    /// debug, to fill the pipe).
+    pub unread_stderr: bool,
+    /// Where the audit log goes, in the temp dir (default `audit.jsonl`).
+    pub audit_file: Option<String>,
+}
+
+/// a2a-tap as a child process, killed on drop.
+pub struct Process {
+    child: Child,
+    pub listen: SocketAddr,
+    pub admin: SocketAddr,
+    pub audit: PathBuf,
+    dir: tempfile::TempDir,
+    /// The pipe end of a stderr nobody reads (kept open, never read).
+    _unread: Option<BufReader<std::process::ChildStderr>>,
+}
+
+impl Process {
+    /// Starts the binary in front of `upstream`; `extra` is appended to its
+    /// config file.
+    pub fn start(upstream: SocketAddr, extra: &str) -> Process {
+        Process::launch(upstream, extra, Launch::default())
+    }
+
+    /// Like `start`, with `RLIMIT_NOFILE` at `nofile` (util-linux prlimit).
+    pub fn start_with_nofile(upstream: SocketAddr, extra: &str, nofile: u64) -> Process {
+        let wrapper = ["prlimit", &format!("--nofile={nofile}:{nofile}"), "--"];
+        let launch = Launch {
+            wrapper: wrapper.iter().map(|s| s.to_string()).collect(),
+            ..Launch::default()
+        };
+        Process::launch(upstream, extra, launch)
+    }
+
+    /// Like `start`, its stderr a pipe that nobody reads (a stuck log
+    /// collector): once the pipe is full, every write to it would block.
+    pub fn start_with_unread_stderr(upstream: SocketAddr, extra: &str) -> Process {
+        let launch = Launch {
+            unread_stderr: true,
+            ..Launch::default()
+        };
+        Process::launch(upstream, extra, launch)
+    }
+
+    /// Starts the binary as `launch` says.
+    pub fn launch(upstream: SocketAddr, extra: &str, launch: Launch) -> Process {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let audit = dir
+            .path()
+            .join(launch.audit_file.as_deref().unwrap_or("audit.jsonl"));
+        let config = dir.path().join("config.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "listen = \"127.0.0.1:0\"\nupstream = \"http://{upstream}\"\nadmin = \"127.0.0.1:0\"\n\
+                 name = \"{NAME}\"\naudit_log = \"{}\"\n{extra}\n",
+                audit.display()
+            ),
+        )
+        .expect("write config");
+        let log = dir.path().join("stderr.log");
+        let mut cmd = match launch.wrapper.split_first() {
+            Some((program, args)) => {
+                let mut c = Command::new(program);
+                c.args(args).arg(BIN);
+                c
+            }
+            None => Command::new(BIN),
+        };
+        cmd.arg("--config").arg(&config).stdin(Stdio::null());
+        if launch.unread_stderr {
+            // The first lines are read here for the ports, the rest left
+            // unread.
+            cmd.env("RUST_LOG", "debug")
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped());
+        } else {
+            cmd.env("RUST_LOG", "warn,a2a_tap::server=info")
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&log).expect("stderr file"));
+        }
+        let mut child = cmd.spawn().expect("start a2a-tap");
+        let (listen, admin, unread) = if launch.unread_stderr {
+            let mut lines = BufReader::new(child.stderr.take().expect("stderr"));
+            let deadline = Instant::now() + Duration::from_secs(15);
+            let mut line = String::new();
+            loop {
+                line.clear();
+                let n = lines.read_line(&mut line).unwrap_or(0);
+                assert!(n > 0 && Instant::now() < deadline, "a2a-tap did not start");
+                if let Some(addrs) = serving(&line) {
+                    break (addrs.0, addrs.1, Some(lines));
+                }
+            }
+        } else {
+            let deadline = Instant::now() + Duration::from_secs(15);
+            loop {
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                if let Some(addrs) = text.lines().find_map(serving) {
+                    break (addrs.0, addrs.1, None);
+                }
+                if let Ok(Some(status)) = child.try_wait() {
+                    panic!("a2a-tap exited ({status}) before serving:\n{text}");
+                }
+                assert!(Instant::now() < deadline, "a2a-tap did not start:\n{text}");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        };
+        Process {
+            child,
+            listen,
+            admin,
+            audit,
+            dir,
+            _unread: unread,
+        }
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The temp dir holding the config and the audit log.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// What the proxy wrote to stderr so far (its log).
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("stderr.log")).unwrap_or_default()
+    }
+
+    /// Sends a signal (`"HUP"`, `"TERM"`) to the process.
+    pub fn signal(&self, name: &str) {
+        let ok = Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(self.pid().to_string())
+            .status()
+            .expect("run kill")
+            .success();
+        assert!(ok, "kill -{name} failed");
+    }
+
+    /// Waits (bounded) for the process to exit; its exit status.
+    pub async fn wait_exit(&mut self, within: Duration) -> ExitStatus {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "a2a-tap did not exit in {within:?}:\n{}",
+                self.stderr()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Audit records of one file (a rotated one, say).
+    pub fn records_in(path: &Path) -> Vec<Value> {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        parse_lines(text.lines())
+    }
+
+    /// The resident memory, in KiB (from /proc).
+    pub fn rss_kib(&self) -> u64 {
+        rss_kib(self.pid())
+    }
+}
+
+/// `a2a-tap serving listen=.. admin=..`, text or JSON: the two addresses.
+fn serving(line: &str) -> Option<(SocketAddr, SocketAddr)> {
+    if !line.contains("a2a-tap serving") {
+        return None;
+    }
+    if let Ok(v) = serde_json::from_str::<Value>(line) {
+        let addr = |k: &str| v["fields"][k].as_str()?.parse().ok();
+        return Some((addr("listen")?, addr("admin")?));
+    }
+    let field = |k: &str| {
+        line.split(&format!("{k}="))
+            .nth(1)?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
+    };
+    Some((field("listen")?, field("admin")?))
+}
+
+/// The resident memory of `pid`, in KiB (0 when unknown).
+pub fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+impl Proxied for Process {
+    fn listen(&self) -> SocketAddr {
+        self.listen
+    }
+    fn admin(&self) -> SocketAddr {
+        self.admin
+    }
+    fn records(&self) -> Vec<Value> {
+        Process::records_in(&self.audit)
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs the binary with `args` to completion (bounded); (exit code, stderr).
+pub fn run(args: &[&str]) -> (Option<i32>, String) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn a2a-tap");
+    let deadline = Instant::now() + super::WAIT;
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut e, &mut err);
+            }
+            return (status.code(), err);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("a2a-tap {args:?} did not exit");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

@@ -1,0 +1,83 @@
+//! The app in-process, for validation tests through the running proxy: its
+//! config from a TOML text, every port on 127.0.0.1:0, the audit log in
+//! memory, and a manual clock that tests advance instead of sleeping.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use a2a_tap::app::{App, Options};
+use a2a_tap::config::Config;
+use a2a_tap::report::audit::{MemoryAudit, Target};
+use a2a_tap::tap::{Clock, ManualClock};
+use serde_json::Value;
+
+use super::proxied::{parse_lines, Proxied, NAME};
+
+/// a2a-tap running in the test process.
+pub struct Proxy {
+    pub app: App,
+    pub listen: SocketAddr,
+    pub admin: SocketAddr,
+    /// Moves the clock validation judges by (stall limits, ticks, TTL).
+    pub clock: Arc<ManualClock>,
+    audit: MemoryAudit,
+}
+
+impl Proxy {
+    /// Starts the app in front of `upstream`; `extra` is appended to its
+    /// config (TOML sections such as `[stall]`).
+    pub async fn start(upstream: SocketAddr, extra: &str) -> Proxy {
+        Proxy::start_with_audit(upstream, extra, None).await
+    }
+
+    /// Like `start`, the audit log to `target` (`None`: in memory, where
+    /// `records` reads it).
+    pub async fn start_with_audit(
+        upstream: SocketAddr,
+        extra: &str,
+        target: Option<Target>,
+    ) -> Proxy {
+        let text = format!(
+            "listen = \"127.0.0.1:0\"\nadmin = \"127.0.0.1:0\"\nupstream = \"http://{upstream}\"\n\
+             name = \"{NAME}\"\n{extra}\n"
+        );
+        let config: Config = text
+            .parse()
+            .unwrap_or_else(|e| panic!("config {text:?}: {e}"));
+        let audit = MemoryAudit::default();
+        let (clock, hand) = Clock::manual();
+        let options = Options {
+            audit: Some(target.unwrap_or_else(|| Target::Memory(audit.clone()))),
+            clock,
+            ..Options::default()
+        };
+        let app = super::within("the app to start", App::start_with(&config, options))
+            .await
+            .unwrap_or_else(|e| panic!("the app does not start: {e}"));
+        Proxy {
+            listen: app.listen_addr(),
+            admin: app.admin_addr(),
+            app,
+            clock: hand,
+            audit,
+        }
+    }
+
+    /// Drains and stops the app, its audit log flushed.
+    pub async fn stop(self) -> Vec<Value> {
+        super::within("the app to stop", self.app.shutdown()).await;
+        parse_lines(self.audit.lines().iter().map(String::as_str))
+    }
+}
+
+impl Proxied for Proxy {
+    fn listen(&self) -> SocketAddr {
+        self.listen
+    }
+    fn admin(&self) -> SocketAddr {
+        self.admin
+    }
+    fn records(&self) -> Vec<Value> {
+        parse_lines(self.audit.lines().iter().map(String::as_str))
+    }
+}
