@@ -68,6 +68,10 @@ pub enum CheckFormat {
 /// Flags of `check`.
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
+    /// TOML config file: its `[severity]`, `[analysis]`, `[audit]`,
+    /// `[registry]` and `[stall]` apply offline as live.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: CheckFormat,

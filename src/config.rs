@@ -225,6 +225,13 @@ impl Config {
 
     /// Checks what the types alone cannot: required keys, ranges, cross-key rules.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_serving()?;
+        self.validate_settings()
+    }
+
+    /// What serving needs beyond the settings: where to listen and what to
+    /// forward to.
+    fn validate_serving(&self) -> Result<(), ConfigError> {
         if self.listen.is_none() {
             return Err(ConfigError::Missing {
                 key: "listen",
@@ -237,6 +244,12 @@ impl Config {
                 why: "set it in the config file or pass --upstream",
             });
         }
+        Ok(())
+    }
+
+    /// The checks of every setting, for `check` and `probe` too (which need
+    /// no `listen` or `upstream`).
+    pub fn validate_settings(&self) -> Result<(), ConfigError> {
         if self.rewrite_agent_card && self.public_url.is_none() {
             return Err(ConfigError::Missing {
                 key: "public_url",

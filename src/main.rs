@@ -29,7 +29,20 @@ fn check(args: CheckArgs) -> ExitCode {
         CheckFormat::Text => a2a_tap::check::Format::Text,
         CheckFormat::Json => a2a_tap::check::Format::Json,
     };
-    let code = a2a_tap::check::run(format, &args.files);
+    let settings = args
+        .config
+        .as_deref()
+        .map(Config::from_file)
+        .transpose()
+        .and_then(|c| a2a_tap::check::Settings::from_config(&c.unwrap_or_default()));
+    let settings = match settings {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("a2a-tap check: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let code = a2a_tap::check::run(format, &args.files, &settings);
     ExitCode::from(code as u8)
 }
 

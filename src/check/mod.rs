@@ -14,10 +14,12 @@ use std::path::{Path, PathBuf};
 
 use crate::a2a::card::CardInfo;
 use crate::a2a::model::Exchange;
+use crate::config::{Config, ConfigError};
 use crate::engine::{EngineConfig, ExchangeEngine, Sink};
 use crate::findings::{Finding, Severity};
 use crate::lifecycle::{End, Millis, Registry, RegistryConfig};
 use crate::report::audit::{Origin, Record};
+use crate::report::pipeline::Pipeline;
 
 pub use report::Format;
 
@@ -46,16 +48,38 @@ pub enum CheckError {
     Format { path: PathBuf, why: String },
 }
 
+/// How recordings are judged: the engine's limits, the registry's bounds,
+/// and finding → policy → record, all from one config (as live).
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    pub engine: EngineConfig,
+    pub registry: RegistryConfig,
+    pub pipeline: Pipeline,
+}
+
+impl Settings {
+    /// The settings of `config` (`[analysis]`, `[audit]`, `[registry]`,
+    /// `[stall]`, `[severity]`); the defaults when it has none of them.
+    pub fn from_config(config: &Config) -> Result<Settings, ConfigError> {
+        config.validate_settings()?;
+        Ok(Settings {
+            engine: crate::tap::engine_config(config),
+            registry: crate::tap::registry_config(config),
+            pipeline: Pipeline::new(config.policy()?),
+        })
+    }
+}
+
 /// Runs the check; returns the process exit code (0 clean, 1 errors
 /// found, 2 a file could not be read or parsed).
-pub fn run(format: Format, files: &[PathBuf]) -> i32 {
+pub fn run(format: Format, files: &[PathBuf], settings: &Settings) -> i32 {
     let mut out = report::Report::new(format);
     let mut failed = false;
     for path in files {
         match input::load(path) {
             Ok(exchanges) => {
-                let mut registry = Registry::new(RegistryConfig::default());
-                let findings = judge_all(&mut registry, exchanges);
+                let mut registry = Registry::new(settings.registry.clone());
+                let findings = judge_all(&mut registry, exchanges, settings);
                 out.file(path, &findings);
             }
             Err(e) => {
@@ -93,7 +117,11 @@ impl Sink for Judged {
 /// Judges exchanges in order; returns every finding as an audit record.
 /// An agent card in the recording confirms the HTTP+JSON paths after it,
 /// as live.
-pub(crate) fn judge_all(registry: &mut Registry, exchanges: Vec<Recorded>) -> Vec<Record> {
+pub(crate) fn judge_all(
+    registry: &mut Registry,
+    exchanges: Vec<Recorded>,
+    settings: &Settings,
+) -> Vec<Record> {
     let mut records = Vec::new();
     let mut last_at = 0;
     let mut card: Option<CardInfo> = None;
@@ -106,16 +134,25 @@ pub(crate) fn judge_all(registry: &mut Registry, exchanges: Vec<Recorded>) -> Ve
             upstream: rec.upstream.clone(),
             ..Origin::default()
         };
-        records.extend(findings.drain(..).map(|f| Record::new(f, &about_task)));
+        records.extend(
+            findings
+                .drain(..)
+                .filter_map(|f| settings.pipeline.record(f, &about_task)),
+        );
         crate::a2a::card::confirm(&mut rec.exchange, card.as_ref(), "");
         let origin = Origin::of(&rec.upstream, &rec.exchange, rec.label.clone());
         let seq = registry.open_exchange();
-        let mut engine = ExchangeEngine::new(rec.exchange, seq, EngineConfig::default());
+        let mut engine = ExchangeEngine::new(rec.exchange, seq, settings.engine);
         let mut judged = Judged::default();
         engine.response_head(rec.status, rec.content_type.as_deref(), None);
         engine.response_data(&rec.body, registry, now, &mut judged);
         engine.response_end(End::Upstream, registry, now, &mut judged);
-        records.extend(judged.findings.into_iter().map(|f| Record::new(f, &origin)));
+        records.extend(
+            judged
+                .findings
+                .into_iter()
+                .filter_map(|f| settings.pipeline.record(f, &origin)),
+        );
         card = judged.card.or(card);
     }
     records
@@ -133,8 +170,9 @@ pub fn judge_recording(
 ) -> Result<Vec<Record>, String> {
     let sidecar = sidecar.map(sidecar::parse).transpose()?;
     let exchanges = input::parse(ext, bytes.to_vec(), sidecar, "recording".into())?;
-    let mut registry = Registry::new(RegistryConfig::default());
-    Ok(judge_all(&mut registry, exchanges))
+    let settings = Settings::default();
+    let mut registry = Registry::new(settings.registry.clone());
+    Ok(judge_all(&mut registry, exchanges, &settings))
 }
 
 /// Number of error-severity records.

@@ -5,6 +5,7 @@ pub mod audit;
 pub mod evidence;
 mod log_safe;
 pub mod metrics;
+pub mod pipeline;
 
 pub use log_safe::log_safe;
 pub use metrics::Metrics;

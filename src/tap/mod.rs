@@ -26,35 +26,46 @@ use crate::lifecycle::{Millis, Outcome, RegistryConfig, StallLimits};
 use crate::report::evidence::EvidencePolicy;
 use crate::report::Metrics;
 
+/// The engine's limits and evidence rules of a config (`[analysis]`,
+/// `[audit]`): the same live and offline.
+pub fn engine_config(config: &Config) -> EngineConfig {
+    EngineConfig {
+        max_body_bytes: config.analysis.max_body_bytes,
+        max_event_bytes: config.analysis.max_event_bytes,
+        evidence: EvidencePolicy {
+            max_bytes: config.audit.evidence_bytes,
+            redact_parts: config.audit.redact_parts,
+        },
+    }
+}
+
+/// The task registry's bounds and stall limits of a config.
+pub fn registry_config(config: &Config) -> RegistryConfig {
+    let stall = |l: StallLimit| match l {
+        StallLimit::Off => None,
+        StallLimit::After(d) => Some(millis(d)),
+    };
+    RegistryConfig {
+        max_tasks: config.registry.max_tasks,
+        ttl: millis(config.registry.ttl.0),
+        stall: StallLimits {
+            submitted: stall(config.stall.submitted),
+            working: stall(config.stall.working),
+            input_required: stall(config.stall.input_required),
+            auth_required: stall(config.stall.auth_required),
+        },
+    }
+}
+
 impl TapConfig {
     /// The validation settings of a (validated) config.
     pub fn from_config(config: &Config) -> Result<TapConfig, ConfigError> {
-        let stall = |l: StallLimit| match l {
-            StallLimit::Off => None,
-            StallLimit::After(d) => Some(millis(d)),
-        };
         Ok(TapConfig {
             upstream: config.upstream_name(),
             max_request_bytes: config.analysis.max_request_bytes,
             queue_bytes: config.analysis.queue_bytes,
-            engine: EngineConfig {
-                max_body_bytes: config.analysis.max_body_bytes,
-                max_event_bytes: config.analysis.max_event_bytes,
-                evidence: EvidencePolicy {
-                    max_bytes: config.audit.evidence_bytes,
-                    redact_parts: config.audit.redact_parts,
-                },
-            },
-            registry: RegistryConfig {
-                max_tasks: config.registry.max_tasks,
-                ttl: millis(config.registry.ttl.0),
-                stall: StallLimits {
-                    submitted: stall(config.stall.submitted),
-                    working: stall(config.stall.working),
-                    input_required: stall(config.stall.input_required),
-                    auth_required: stall(config.stall.auth_required),
-                },
-            },
+            engine: engine_config(config),
+            registry: registry_config(config),
             policy: config.policy()?,
             card_base: card_base(config),
             upstream_base_path: config

@@ -15,9 +15,10 @@ use crate::a2a::model::{Binding, Exchange, TaskState};
 use crate::engine::{EngineConfig, ExchangeEngine, Head, Sink, SkipReason};
 use crate::findings::{Finding, Policy};
 use crate::lifecycle::{End, Millis, Outcome, Registry, Seq};
-use crate::report::audit::{AuditLog, Origin, Record};
+use crate::report::audit::{AuditLog, Origin};
 use crate::report::log_safe;
 use crate::report::metrics::Metrics;
+use crate::report::pipeline::Pipeline;
 use prometheus::{Histogram, IntCounter, IntGauge};
 
 /// A message from the proxy's observers.
@@ -172,7 +173,7 @@ impl Hasher for IdHasher {
 pub(crate) struct Worker {
     registry: Registry,
     engine_cfg: EngineConfig,
-    policy: Policy,
+    pipeline: Pipeline,
     upstream: String,
     metrics: Arc<Metrics>,
     audit: AuditLog,
@@ -220,7 +221,7 @@ impl Worker {
         Worker {
             registry,
             engine_cfg,
-            policy,
+            pipeline: Pipeline::new(policy),
             upstream,
             metrics,
             audit,
@@ -480,30 +481,33 @@ impl Worker {
 
     /// Applies the severity policy and writes each finding everywhere.
     fn report(&self, id: u64, exchange: Option<&Exchange>, findings: Vec<Finding>) {
+        if findings.is_empty() {
+            return;
+        }
+        let origin = match exchange {
+            Some(ex) => Origin::of(&self.upstream, ex, format_id(id)),
+            None => Origin {
+                upstream: self.upstream.clone(),
+                ..Origin::default()
+            },
+        };
         for f in findings {
-            let Some(f) = self.policy.apply(f) else {
+            let Some(record) = self.pipeline.record(f, &origin) else {
                 continue;
             };
-            let origin = match exchange {
-                Some(ex) => Origin::of(&self.upstream, ex, format_id(id)),
-                None => Origin {
-                    upstream: self.upstream.clone(),
-                    ..Origin::default()
-                },
-            };
             tracing::warn!(
-                request_id = origin.request_id.as_deref().unwrap_or("-"),
-                kind = f.kind.as_str(),
-                severity = f.severity.as_str(),
-                task_id = f.task_id.as_deref().unwrap_or("-"),
+                request_id = record.request_id.as_deref().unwrap_or("-"),
+                kind = record.kind,
+                severity = record.severity,
+                task_id = record.task_id.as_deref().unwrap_or("-"),
                 "{}",
-                log_safe(&f.detail)
+                log_safe(&record.detail)
             );
             self.metrics
                 .violations_total
-                .with_label_values(&[&self.upstream, f.kind.as_str(), f.severity.as_str()])
+                .with_label_values(&[&self.upstream, record.kind, record.severity])
                 .inc();
-            self.audit.write(Record::new(f, &origin));
+            self.audit.write(record);
         }
     }
 

@@ -172,3 +172,63 @@ fn garbage_input_is_judged_not_fatal() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("broken.har"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `check --config` applies the operator's `[severity]` and `[analysis]`
+/// offline as live: a kind lowered or turned off, an event over the
+/// analysis limit unread (a gap, so no finding rests on it); a bad config
+/// is exit 2 naming the key.
+#[test]
+fn check_applies_the_config_of_the_live_proxy() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sdk");
+    let followup = sdk.join("jsonrpc-1.0-ask-followup.sse");
+    let fail = sdk.join("jsonrpc-1.0-fail.sse");
+    let plain = check(&["--format", "json"], &[followup.clone(), fail.clone()]);
+    assert_eq!(
+        plain.status.code(),
+        Some(1),
+        "stream_start is an error by default"
+    );
+    assert_eq!(
+        kinds(&records(&plain)),
+        vec![
+            ("abandoned_artifact".to_string(), "warning".to_string()),
+            ("stream_start".to_string(), "error".to_string())
+        ]
+    );
+
+    let lowered = dir.path().join("severity.toml");
+    std::fs::write(
+        &lowered,
+        "[severity]\nstream_start = \"warning\"\nabandoned_artifact = \"off\"\n",
+    )
+    .unwrap();
+    let cfg = lowered.to_str().unwrap();
+    let out = check(
+        &["--config", cfg, "--format", "json"],
+        &[followup.clone(), fail.clone()],
+    );
+    assert_eq!(out.status.code(), Some(0), "only a warning left");
+    assert_eq!(
+        kinds(&records(&out)),
+        vec![("stream_start".to_string(), "warning".to_string())]
+    );
+
+    let small = dir.path().join("analysis.toml");
+    std::fs::write(&small, "[analysis]\nmax_event_bytes = 64\n").unwrap();
+    let out = check(
+        &["--config", small.to_str().unwrap(), "--format", "json"],
+        &[fail],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        records(&out).is_empty(),
+        "every event over 64 bytes is a gap: no finding"
+    );
+
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[severity]\nno_such_kind = \"off\"\n").unwrap();
+    let out = check(&["--config", bad.to_str().unwrap()], &[followup]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("severity.no_such_kind"));
+}
