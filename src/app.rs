@@ -9,12 +9,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crate::config::{Config, ConfigError};
+use crate::proxy::CardOnly;
 use crate::proxy::Inspector;
 use crate::report::audit::{AuditLog, AuditWriter, Target};
 use crate::report::metrics::MetricsError;
 use crate::report::Metrics;
 use crate::server::{self, ServerHandle, StartError};
-use crate::tap::{card_base, init_metrics, AnalysisHandle, CardOnly, Clock, Tap, TapConfig};
+use crate::tap::{card_base, AnalysisHandle, Clock, Tap, TapConfig};
 
 /// Why the app could not start.
 #[derive(Debug, thiserror::Error)]
@@ -129,7 +130,7 @@ impl App {
     }
 
     /// The readiness served at `/readyz`.
-    pub fn readiness(&self) -> &Arc<crate::admin::Readiness> {
+    pub fn readiness(&self) -> &Arc<crate::server::admin::Readiness> {
         self.server.readiness()
     }
 
@@ -192,7 +193,6 @@ fn start_validation(
 ) -> Result<Validation, AppError> {
     let mut tap_config = TapConfig::from_config(config)?;
     tap_config.clock = clock;
-    init_metrics(metrics, &tap_config.upstream);
     let target = audit.unwrap_or_else(|| Target::parse(&config.audit_log));
     let (audit, writer) = AuditLog::start(
         target,

@@ -11,6 +11,9 @@ pub enum Severity {
 }
 
 impl Severity {
+    /// Both, in the order label tables index them (`as usize`).
+    pub const ALL: [Severity; 2] = [Severity::Warning, Severity::Error];
+
     /// The contract spelling (`"error"` | `"warning"`).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -35,8 +38,11 @@ macro_rules! kinds {
         }
 
         impl Kind {
-            /// Every kind, in catalogue order.
+            /// Every kind, in catalogue order (`as usize` indexes it).
             pub const ALL: &'static [Kind] = &[$(Kind::$variant,)*];
+
+            /// How many kinds there are.
+            pub const COUNT: usize = Kind::ALL.len();
 
             /// The stable snake_case name used in config, audit and metrics.
             pub fn as_str(self) -> &'static str {

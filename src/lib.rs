@@ -6,7 +6,6 @@
 #![forbid(unsafe_code)]
 
 pub mod a2a;
-pub mod admin;
 pub mod app;
 pub mod check;
 pub mod cli;

@@ -17,6 +17,9 @@ pub enum Binding {
 }
 
 impl Binding {
+    /// Every binding, in the order label tables index them.
+    pub const ALL: [Binding; 2] = [Binding::JsonRpc, Binding::Rest];
+
     /// The contract spelling (`"jsonrpc"` | `"rest"`).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -343,13 +346,53 @@ impl Event<'_> {
         }
     }
 
-    /// Metric label for `a2a_stream_events_total{event}`.
-    pub fn label(&self) -> &'static str {
+    /// What kind of event it is.
+    pub fn kind(&self) -> EventKind {
         match self {
-            Event::Task(_) => "task",
-            Event::Message(_) => "message",
-            Event::StatusUpdate(_) => "status_update",
-            Event::ArtifactUpdate(_) => "artifact_update",
+            Event::Task(_) => EventKind::Task,
+            Event::Message(_) => EventKind::Message,
+            Event::StatusUpdate(_) => EventKind::StatusUpdate,
+            Event::ArtifactUpdate(_) => EventKind::ArtifactUpdate,
+        }
+    }
+
+    /// The event's kind as `a2a_stream_events_total{event}` and findings'
+    /// details name it.
+    pub fn label(&self) -> &'static str {
+        self.kind().as_str()
+    }
+}
+
+/// The kinds of stream event: the closed `event` label set of
+/// `a2a_stream_events_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    Task,
+    Message,
+    StatusUpdate,
+    ArtifactUpdate,
+    /// An error answer on the stream.
+    Error,
+}
+
+impl EventKind {
+    /// Every kind, in the order label tables index them.
+    pub const ALL: [EventKind; 5] = [
+        EventKind::Task,
+        EventKind::Message,
+        EventKind::StatusUpdate,
+        EventKind::ArtifactUpdate,
+        EventKind::Error,
+    ];
+
+    /// The metric label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Task => "task",
+            EventKind::Message => "message",
+            EventKind::StatusUpdate => "status_update",
+            EventKind::ArtifactUpdate => "artifact_update",
+            EventKind::Error => "error",
         }
     }
 }

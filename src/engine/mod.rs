@@ -2,16 +2,17 @@
 //! reducer: the engine that both the live proxy and `a2a-tap check` drive.
 //! Pure: no I/O, no clock (time is passed in), no async.
 
+pub mod evidence;
 pub mod inflate;
 
 use crate::a2a::card::CardInfo;
 use crate::a2a::decode::decode;
 use crate::a2a::last_frame::LastFrame;
-use crate::a2a::model::{Decoded, Exchange, Operation, Payload};
+use crate::a2a::model::{Decoded, EventKind, Exchange, Operation, Payload};
 use crate::findings::{Finding, Kind};
 use crate::lifecycle::{End, Millis, Outcome, Reducer, Registry, Seq};
-use crate::report::evidence::EvidencePolicy;
 use crate::sse::{Frame, Framer};
+use evidence::EvidencePolicy;
 use inflate::{Encoding, Inflate};
 
 /// Limits and evidence rules of the engine.
@@ -38,9 +39,8 @@ impl Default for EngineConfig {
 pub trait Sink {
     /// A finding, evidence attached.
     fn finding(&mut self, finding: Finding);
-    /// One decoded stream event (`task`, `message`, `status_update`,
-    /// `artifact_update`, or `error`).
-    fn event(&mut self, _label: &'static str) {}
+    /// One decoded stream event.
+    fn event(&mut self, _kind: EventKind) {}
     /// One event the engine did not read (a gap in the stream's history;
     /// judging goes on, findings that would rest on it are withheld).
     fn gap(&mut self, _reason: SkipReason) {}
@@ -394,8 +394,8 @@ fn on_frame(
         Frame::Event(ev) => {
             last.decode(ev.data, |decoded| match decoded {
                 Ok(d) => {
-                    if let Some(l) = label(d) {
-                        sink.event(l);
+                    if let Some(k) = event_kind(d) {
+                        sink.event(k);
                     }
                     reducer.on_decoded(Some(i), d, reg, now, scratch);
                 }
@@ -429,12 +429,12 @@ fn unaccused(exchange: &Exchange, findings: &mut Vec<Finding>) {
     }
 }
 
-/// The `a2a_stream_events_total{event}` label; a task list is no stream
-/// event (the reducer reports it as malformed).
-fn label(d: &Decoded) -> Option<&'static str> {
+/// The event kind a frame counts as; a task list is no stream event (the
+/// reducer reports it as malformed).
+fn event_kind(d: &Decoded) -> Option<EventKind> {
     match &d.payload {
-        Payload::Event(e) => Some(e.label()),
-        Payload::Error(_) => Some("error"),
+        Payload::Event(e) => Some(e.kind()),
+        Payload::Error(_) => Some(EventKind::Error),
         Payload::TaskList(_) => None,
     }
 }

@@ -2,6 +2,7 @@
 //! (tee, idle timeout, size limit), errors, and the seams where validation joins.
 
 pub mod activity;
+pub mod card;
 pub mod client;
 pub mod error;
 pub mod exchange;
@@ -14,6 +15,7 @@ pub mod pool;
 pub mod response;
 pub mod tee;
 
+pub use card::CardOnly;
 pub use error::{ProxyError, UpstreamReason};
 pub use forward::Forwarder;
 pub use inspect::{ExchangeLabels, ExchangeObserver, Inspector, ResponseTransform, LABEL_SLOTS};

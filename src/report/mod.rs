@@ -2,7 +2,6 @@
 //! and the metrics.
 
 pub mod audit;
-pub mod evidence;
 mod log_safe;
 pub mod metrics;
 pub mod pipeline;

@@ -22,8 +22,13 @@ impl Pipeline {
     /// The record of `finding` about `origin`, stamped now; `None` when the
     /// policy turns its kind off.
     pub fn record(&self, finding: Finding, origin: &Origin) -> Option<Record> {
-        let finding = self.policy.apply(finding)?;
-        Some(Record::new(finding, origin))
+        Some(Record::new(self.keep(finding)?, origin))
+    }
+
+    /// `finding` at the severity the policy gives its kind; `None` when
+    /// the policy turns the kind off.
+    pub fn keep(&self, finding: Finding) -> Option<Finding> {
+        self.policy.apply(finding)
     }
 }
 

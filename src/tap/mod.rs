@@ -7,24 +7,20 @@
 //! analysis thread sees a request completed after a terminal frame passed
 //! only if it really was.
 
-mod card;
 pub mod clock;
 mod observer;
 mod queue;
+mod series;
 mod worker;
 
-pub use card::CardOnly;
 pub use clock::{Clock, ManualClock};
 pub use observer::{Tap, TapConfig};
 pub use worker::AnalysisHandle;
 
-use crate::a2a::model::TaskState;
 use crate::config::{Config, ConfigError, StallLimit};
-use crate::engine::{EngineConfig, SkipReason};
-use crate::findings::Kind;
-use crate::lifecycle::{Millis, Outcome, RegistryConfig, StallLimits};
-use crate::report::evidence::EvidencePolicy;
-use crate::report::Metrics;
+use crate::engine::evidence::EvidencePolicy;
+use crate::engine::EngineConfig;
+use crate::lifecycle::{Millis, RegistryConfig, StallLimits};
 
 /// The engine's limits and evidence rules of a config (`[analysis]`,
 /// `[audit]`): the same live and offline.
@@ -89,48 +85,4 @@ pub fn card_base(config: &Config) -> Option<String> {
 
 fn millis(d: std::time::Duration) -> Millis {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// Creates every validation series of the closed label sets at zero, so
-/// dashboards and `increase()`-based alerts see a series before its first
-/// increment.
-pub fn init_metrics(metrics: &Metrics, upstream: &str) {
-    for kind in Kind::ALL {
-        for sev in ["error", "warning"] {
-            metrics
-                .violations_total
-                .with_label_values(&[upstream, kind.as_str(), sev]);
-        }
-    }
-    for reason in SkipReason::ALL {
-        metrics
-            .analysis_skipped_total
-            .with_label_values(&[upstream, reason.as_str()]);
-    }
-    for state in TaskState::ALL {
-        metrics
-            .tasks_tracked
-            .with_label_values(&[upstream, state.as_str()]);
-    }
-    for outcome in Outcome::ALL {
-        metrics
-            .stream_duration_seconds
-            .with_label_values(&[upstream, outcome.as_str()]);
-    }
-    for binding in ["jsonrpc", "rest"] {
-        for event in [
-            "task",
-            "message",
-            "status_update",
-            "artifact_update",
-            "error",
-        ] {
-            metrics
-                .stream_events_total
-                .with_label_values(&[upstream, binding, event]);
-        }
-    }
-    metrics
-        .time_to_first_event_seconds
-        .with_label_values(&[upstream]);
 }

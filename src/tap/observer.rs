@@ -141,7 +141,7 @@ impl Inspector for Tap {
     }
 
     fn transform_for(&self, head: &http::request::Parts) -> Option<Box<dyn ResponseTransform>> {
-        super::card::card_transform(head, self.shared.card_base.as_ref()?)
+        crate::proxy::card::card_transform(head, self.shared.card_base.as_ref()?)
     }
 }
 

@@ -10,16 +10,16 @@ use std::time::{Duration, Instant};
 
 use super::clock::Clock;
 use super::queue::{Receiver, Sender};
+use super::series::AnalysisSeries;
 use crate::a2a::card::{self, CardInfo};
-use crate::a2a::model::{Binding, Exchange, TaskState};
+use crate::a2a::model::{EventKind, Exchange, TaskState};
 use crate::engine::{EngineConfig, ExchangeEngine, Head, Sink, SkipReason};
 use crate::findings::{Finding, Policy};
 use crate::lifecycle::{End, Millis, Outcome, Registry, Seq};
-use crate::report::audit::{AuditLog, Origin};
+use crate::report::audit::{AuditLog, Origin, Record};
 use crate::report::log_safe;
 use crate::report::metrics::Metrics;
 use crate::report::pipeline::Pipeline;
-use prometheus::{Histogram, IntCounter, IntGauge};
 
 /// A message from the proxy's observers.
 pub(crate) enum Msg {
@@ -181,7 +181,7 @@ pub(crate) struct Worker {
     /// queue_bytes`, the limit the queue also puts on bytes in flight).
     budget: usize,
     epoch: Instant,
-    handles: Handles,
+    series: AnalysisSeries,
     /// Exchanges being judged; messages for any other id are ignored.
     live: LiveSet,
     /// Messages handled so far: the index of the next one in the queue's
@@ -217,7 +217,7 @@ impl Worker {
         audit: AuditLog,
         budget: usize,
     ) -> Worker {
-        let handles = Handles::new(&metrics, &upstream);
+        let series = AnalysisSeries::new(&metrics, &upstream);
         Worker {
             registry,
             engine_cfg,
@@ -227,7 +227,7 @@ impl Worker {
             audit,
             budget,
             epoch: Instant::now(),
-            handles,
+            series,
             live: LiveSet::default(),
             handled: 0,
             held: 0,
@@ -392,23 +392,17 @@ impl Worker {
             return;
         }
         for reason in &sink.gaps {
-            self.metrics
-                .analysis_skipped_total
-                .with_label_values(&[&self.upstream, reason.as_str()])
-                .inc();
+            self.series.skipped(*reason).inc();
         }
         let seen: u32 = sink.events.iter().sum();
         if seen > 0 && !live.first_event {
             live.first_event = true;
-            self.handles
-                .first_event
+            self.series
+                .first_event()
                 .observe(at.saturating_duration_since(live.opened).as_secs_f64());
         }
-        let by_binding = match live.engine.exchange().binding {
-            Binding::JsonRpc => &self.handles.events[0],
-            Binding::Rest => &self.handles.events[1],
-        };
-        for (counter, n) in by_binding.iter().zip(sink.events) {
+        let by_kind = self.series.events(live.engine.exchange().binding);
+        for (counter, n) in by_kind.iter().zip(sink.events) {
             if n > 0 {
                 counter.inc_by(u64::from(n));
             }
@@ -434,10 +428,9 @@ impl Worker {
             } else {
                 outcome
             };
-            let slot = Outcome::ALL.iter().position(|o| *o == outcome);
-            if let Some(h) = slot.and_then(|i| self.handles.durations.get(i)) {
-                h.observe(at.saturating_duration_since(live.opened).as_secs_f64());
-            }
+            self.series
+                .duration(outcome)
+                .observe(at.saturating_duration_since(live.opened).as_secs_f64());
         }
         // Reporting reads the whole worker: the exchange is copied out
         // for it (only when there are findings) and its state dropped
@@ -473,10 +466,7 @@ impl Worker {
     }
 
     fn skipped(&self, reason: SkipReason) {
-        self.metrics
-            .analysis_skipped_total
-            .with_label_values(&[&self.upstream, reason.as_str()])
-            .inc();
+        self.series.skipped(reason).inc();
     }
 
     /// Applies the severity policy and writes each finding everywhere.
@@ -492,9 +482,11 @@ impl Worker {
             },
         };
         for f in findings {
-            let Some(record) = self.pipeline.record(f, &origin) else {
+            let Some(f) = self.pipeline.keep(f) else {
                 continue;
             };
+            self.series.violation(f.kind, f.severity).inc();
+            let record = Record::new(f, &origin);
             tracing::warn!(
                 request_id = record.request_id.as_deref().unwrap_or("-"),
                 kind = record.kind,
@@ -503,10 +495,6 @@ impl Worker {
                 "{}",
                 log_safe(&record.detail)
             );
-            self.metrics
-                .violations_total
-                .with_label_values(&[&self.upstream, record.kind, record.severity])
-                .inc();
             self.audit.write(record);
         }
     }
@@ -515,7 +503,7 @@ impl Worker {
     /// scraped, not alerted on to the millisecond).
     fn sync_registry_metrics(&mut self) {
         let by_state = self.registry.tracked_by_state();
-        for (gauge, n) in self.handles.tracked.iter().zip(by_state) {
+        for (gauge, n) in self.series.tracked().iter().zip(by_state) {
             gauge.set(i64::try_from(n).unwrap_or(i64::MAX));
         }
         let metrics = &self.metrics;
@@ -538,20 +526,11 @@ pub(crate) fn format_id(id: u64) -> String {
     id.to_string()
 }
 
-/// The `event` label values, in the order of `Handles::events`.
-const EVENT_LABELS: [&str; 5] = [
-    "task",
-    "message",
-    "status_update",
-    "artifact_update",
-    "error",
-];
-
 #[derive(Default)]
 struct Collect {
     findings: Vec<Finding>,
-    /// Decoded events by label, indexed like `EVENT_LABELS`.
-    events: [u32; 5],
+    /// Decoded events, in `EventKind::ALL` order.
+    events: [u32; EventKind::ALL.len()],
     /// Events not read (gaps), with why.
     gaps: Vec<SkipReason>,
     card: Option<CardInfo>,
@@ -561,8 +540,8 @@ impl Sink for Collect {
     fn finding(&mut self, finding: Finding) {
         self.findings.push(finding);
     }
-    fn event(&mut self, label: &'static str) {
-        if let Some(i) = EVENT_LABELS.iter().position(|l| *l == label) {
+    fn event(&mut self, kind: EventKind) {
+        if let Some(i) = EventKind::ALL.iter().position(|k| *k == kind) {
             self.events[i] += 1;
         }
     }
@@ -571,41 +550,6 @@ impl Sink for Collect {
     }
     fn card(&mut self, card: CardInfo) {
         self.card = Some(card);
-    }
-}
-
-/// Metric children resolved once: a label lookup hashes its values, too
-/// dear per frame.
-struct Handles {
-    /// `[binding][event]`, binding in `Binding` order.
-    events: [[IntCounter; 5]; 2],
-    first_event: Histogram,
-    /// By `Outcome::ALL` order.
-    durations: [Histogram; 4],
-    /// By `TaskState::ALL` order.
-    tracked: [IntGauge; 8],
-}
-
-impl Handles {
-    fn new(m: &Metrics, upstream: &str) -> Handles {
-        let events = |b: Binding| {
-            EVENT_LABELS.map(|e| {
-                m.stream_events_total
-                    .with_label_values(&[upstream, b.as_str(), e])
-            })
-        };
-        Handles {
-            events: [events(Binding::JsonRpc), events(Binding::Rest)],
-            first_event: m.time_to_first_event_seconds.with_label_values(&[upstream]),
-            durations: std::array::from_fn(|i| {
-                m.stream_duration_seconds
-                    .with_label_values(&[upstream, Outcome::ALL[i].as_str()])
-            }),
-            tracked: std::array::from_fn(|i| {
-                m.tasks_tracked
-                    .with_label_values(&[upstream, TaskState::ALL[i].as_str()])
-            }),
-        }
     }
 }
 

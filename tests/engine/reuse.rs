@@ -4,7 +4,7 @@
 //! carrying its own number outside any string (decoded afresh), and the
 //! findings, their event indexes and evidence, and the event counts agree.
 
-use a2a_tap::a2a::model::{Binding, Exchange, Operation, RpcId, Version};
+use a2a_tap::a2a::model::{Binding, EventKind, Exchange, Operation, RpcId, Version};
 use a2a_tap::engine::{EngineConfig, ExchangeEngine, Sink};
 use a2a_tap::findings::{Finding, Kind};
 use a2a_tap::lifecycle::{End, Registry, RegistryConfig};
@@ -12,7 +12,7 @@ use a2a_tap::lifecycle::{End, Registry, RegistryConfig};
 #[derive(Default)]
 struct Seen {
     findings: Vec<Finding>,
-    events: Vec<&'static str>,
+    events: Vec<EventKind>,
 }
 
 impl Sink for Seen {
@@ -20,8 +20,8 @@ impl Sink for Seen {
         self.findings.push(finding);
     }
 
-    fn event(&mut self, label: &'static str) {
-        self.events.push(label);
+    fn event(&mut self, kind: EventKind) {
+        self.events.push(kind);
     }
 }
 

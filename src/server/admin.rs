@@ -11,8 +11,20 @@ use http::{header, HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::Full;
 use tokio::sync::watch;
 
+use std::convert::Infallible;
+use std::time::Instant;
+
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use super::accept::AcceptBackoff;
+use super::raised;
+use crate::limits;
+use crate::proxy::activity::{Activity, Deadlines, Verdict};
 use crate::report::Metrics;
-use crate::server::raised;
 
 /// How often the upstream is probed.
 pub const PROBE_INTERVAL: Duration = Duration::from_secs(2);
@@ -116,6 +128,77 @@ fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     resp
+}
+
+/// Deadlines of admin connections: a probe or a scrape is quick.
+const ADMIN_DEADLINES: Deadlines = Deadlines {
+    header_read: Duration::from_secs(5),
+    idle: Duration::from_secs(15),
+    write: Duration::from_secs(15),
+};
+
+/// Serves the admin listener until `stop` turns true: at most
+/// `limits::ADMIN_CONNECTIONS` connections at once (their descriptors are
+/// kept in reserve), each with deadlines, so that silent connections to it
+/// cannot stop `/healthz` answering.
+pub(super) async fn serve_admin(
+    listener: TcpListener,
+    metrics: Arc<Metrics>,
+    readiness: Arc<Readiness>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let builder = Arc::new(auto::Builder::new(TokioExecutor::new()));
+    let slots = Arc::new(Semaphore::new(limits::ADMIN_CONNECTIONS));
+    let accept_errors = metrics.accept_errors_total.with_label_values(&["admin"]);
+    let mut backoff = AcceptBackoff::default();
+    loop {
+        let permit = tokio::select! {
+            _ = raised(&mut stop) => return,
+            p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => return },
+        };
+        let (stream, _) = tokio::select! {
+            _ = raised(&mut stop) => return,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => {
+                    backoff.reset();
+                    a
+                }
+                Err(e) => {
+                    backoff.failed(&e, &accept_errors, "admin accept failed");
+                    tokio::select! {
+                        _ = raised(&mut stop) => return,
+                        _ = tokio::time::sleep(backoff.delay()) => continue,
+                    }
+                }
+            },
+        };
+        let (metrics, readiness, builder) = (metrics.clone(), readiness.clone(), builder.clone());
+        let mut stop = stop.clone();
+        tokio::spawn(async move {
+            let activity = Arc::new(Activity::new(Instant::now()));
+            let on_conn = activity.clone();
+            let service = service_fn(move |req| {
+                on_conn.begin();
+                let resp = answer(&req, &metrics, &readiness);
+                on_conn.end();
+                std::future::ready(Ok::<_, Infallible>(resp))
+            });
+            let conn = builder.serve_connection(TokioIo::new(stream), service);
+            tokio::pin!(conn);
+            let mut wait = Duration::ZERO;
+            loop {
+                tokio::select! {
+                    _ = conn.as_mut() => break,
+                    _ = raised(&mut stop) => break,
+                    _ = tokio::time::sleep(wait) => match activity.verdict(Instant::now(), &ADMIN_DEADLINES) {
+                        Verdict::Wait(next) => wait = next,
+                        Verdict::Close(_) => break,
+                    },
+                }
+            }
+            drop(permit);
+        });
+    }
 }
 
 #[cfg(test)]

@@ -41,7 +41,7 @@ impl crate::proxy::Inspector for CardOnly {
 }
 
 /// The rewrite for `head`, when it asks for an agent card.
-pub(crate) fn card_transform(
+pub fn card_transform(
     head: &http::request::Parts,
     public_base: &str,
 ) -> Option<Box<dyn ResponseTransform>> {

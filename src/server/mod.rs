@@ -1,0 +1,273 @@
+//! Listeners and lifecycle: the proxy port (HTTP/1.1 and h2c on one port),
+//! whose connections are served by one thread per core, the admin port, the
+//! upstream probe, and graceful shutdown (readiness false, stop accepting,
+//! drain up to the grace period, then close).
+//!
+//! The files: `accept` (the accept loop and the drain), `serving` (the
+//! serving threads and each caller connection's deadlines), `admin`
+//! (`/metrics`, `/healthz`, `/readyz`, the upstream probe), `signals`.
+
+mod accept;
+pub mod admin;
+mod serving;
+mod signals;
+
+pub use signals::shutdown_signal;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use self::accept::Lifecycle;
+use self::admin::{serve_admin, Readiness};
+use self::serving::{caller_builder, Conn, ServingThread};
+use crate::config::Config;
+use crate::limits::{self, Plan};
+use crate::proxy::activity::Deadlines;
+use crate::proxy::client::ClientError;
+use crate::proxy::{Forwarder, Inspector};
+use crate::report::metrics::MetricsError;
+use crate::report::Metrics;
+
+/// How long connections get to close after the grace period's forced close.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
+/// How often each serving thread closes its pool's expired idle
+/// connections.
+const REAP_EVERY: Duration = Duration::from_secs(1);
+/// How often an h2 caller with open streams is pinged...
+const H2_PING_INTERVAL: Duration = Duration::from_secs(30);
+/// ...and how long its answer may take before the connection is dropped.
+const H2_PING_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The config is incomplete (call `validate()` first).
+    #[error("config: `{0}` is required")]
+    Missing(&'static str),
+    /// A listener could not bind.
+    #[error("cannot bind {what} address {addr}: {source}")]
+    Bind {
+        what: &'static str,
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    /// The upstream client could not be built.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// Metrics could not be registered.
+    #[error(transparent)]
+    Metrics(#[from] MetricsError),
+    /// A serving thread could not be started.
+    #[error("cannot start a serving thread: {source}")]
+    Thread { source: std::io::Error },
+}
+
+impl StartError {
+    /// The process exit code of the contract: 2 for config, 3 for start.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            StartError::Missing(_) | StartError::Client(_) => 2,
+            StartError::Bind { .. } | StartError::Metrics(_) | StartError::Thread { .. } => 3,
+        }
+    }
+}
+
+/// A running proxy: its addresses, metrics, and the shutdown trigger.
+pub struct ServerHandle {
+    listen: SocketAddr,
+    admin: SocketAddr,
+    metrics: Arc<Metrics>,
+    readiness: Arc<Readiness>,
+    shutdown: watch::Sender<bool>,
+    done: JoinHandle<()>,
+}
+
+// === impl ServerHandle ===
+
+impl ServerHandle {
+    /// The proxy's bound address.
+    pub fn listen_addr(&self) -> SocketAddr {
+        self.listen
+    }
+
+    /// The admin listener's bound address.
+    pub fn admin_addr(&self) -> SocketAddr {
+        self.admin
+    }
+
+    /// The metrics of this server.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// The readiness state served at `/readyz`.
+    pub fn readiness(&self) -> &Arc<Readiness> {
+        &self.readiness
+    }
+
+    /// Begins graceful shutdown; returns at once.
+    pub fn shutdown(&self) {
+        self.shutdown.send_replace(true);
+    }
+
+    /// Waits until the server has stopped (after [`ServerHandle::shutdown`]).
+    pub async fn wait(self) {
+        if let Err(e) = self.done.await {
+            tracing::error!(error = %e, "server task failed");
+        }
+    }
+}
+
+/// Binds both listeners and starts serving. `inspector` sees every exchange;
+/// pass `None` for a plain pass-through (`validate = false`). Dropping the
+/// handle without calling [`ServerHandle::shutdown`] also shuts down.
+pub async fn start(
+    config: &Config,
+    inspector: Option<Arc<dyn Inspector>>,
+) -> Result<ServerHandle, StartError> {
+    start_with(config, Arc::new(Metrics::new()?), inspector).await
+}
+
+/// Like [`start`], reporting into `metrics` (shared with the validation
+/// layer, so one registry holds every metric).
+pub async fn start_with(
+    config: &Config,
+    metrics: Arc<Metrics>,
+    inspector: Option<Arc<dyn Inspector>>,
+) -> Result<ServerHandle, StartError> {
+    let listen_addr = config.listen.ok_or(StartError::Missing("listen"))?;
+    let upstream = config
+        .upstream
+        .clone()
+        .ok_or(StartError::Missing("upstream"))?;
+    let bind = |what: &'static str, addr: SocketAddr| async move {
+        TcpListener::bind(addr)
+            .await
+            .map_err(|source| StartError::Bind { what, addr, source })
+    };
+    let listener = bind("listen", listen_addr).await?;
+    let admin_listener = bind("admin", config.admin).await?;
+    let local = |l: &TcpListener, what, addr| {
+        l.local_addr()
+            .map_err(|source| StartError::Bind { what, addr, source })
+    };
+    let listen = local(&listener, "listen", listen_addr)?;
+    let admin = local(&admin_listener, "admin", config.admin)?;
+
+    metrics.init_upstream(&config.upstream_name());
+    let plan = Plan::new(
+        config.proxy.max_connections,
+        config.proxy.max_upstream_connections,
+        limits::raise_nofile(),
+    );
+    if plan.lowered {
+        tracing::warn!(
+            nofile = plan.nofile,
+            callers = plan.callers,
+            upstream_connections = plan.upstream_leases,
+            "RLIMIT_NOFILE is too low for proxy.max_connections and proxy.max_upstream_connections: \
+             serving fewer, to keep descriptors for the admin port and the audit log \
+             (raise LimitNOFILE / ulimit -n)"
+        );
+    }
+    let slots = plan.upstream_slots();
+    // One forwarder (and upstream pool) per serving thread: a connection,
+    // its exchanges and their upstream connections stay on one thread.
+    let (drain, drain_rx) = watch::channel(false);
+    let (kill, kill_rx) = watch::channel(false);
+    let count = serving_threads();
+    let mut threads = Vec::with_capacity(count);
+    for i in 0..count {
+        let budget = (slots.clone(), (plan.upstream_idle / count).max(1));
+        let forwarder = Forwarder::new(
+            config,
+            &upstream,
+            metrics.clone(),
+            inspector.clone(),
+            budget,
+        )?
+        .with_ids(i as u64 + 1, count as u64);
+        let conn = Conn {
+            builder: caller_builder(
+                config.proxy.header_read_timeout.0,
+                config.proxy.max_concurrent_streams,
+            ),
+            forwarder: Arc::new(forwarder),
+            metrics: metrics.clone(),
+            upstream: config.upstream_name().into(),
+            drain: drain_rx.clone(),
+            kill: kill_rx.clone(),
+            deadlines: Deadlines {
+                header_read: config.proxy.header_read_timeout.0,
+                idle: config.proxy.idle_timeout.0,
+                write: config.proxy.write_timeout.0,
+            },
+        };
+        let thread =
+            ServingThread::start(i, conn).map_err(|source| StartError::Thread { source })?;
+        threads.push(thread);
+    }
+    let readiness = Arc::new(Readiness::default());
+    let timeout = config.proxy.connect_timeout.0;
+    let (host, port) = (upstream.host().to_string(), upstream.port());
+    readiness.set_upstream_ok(admin::probe(&host, port, timeout).await);
+
+    let (shutdown, shutdown_rx) = watch::channel(false);
+    let (stop_probe, stop_probe_rx) = watch::channel(false);
+    tokio::spawn(admin::probe_loop(
+        readiness.clone(),
+        host,
+        port,
+        timeout,
+        stop_probe_rx,
+    ));
+    let (stop_admin, stop_admin_rx) = watch::channel(false);
+    let admin_task = tokio::spawn(serve_admin(
+        admin_listener,
+        metrics.clone(),
+        readiness.clone(),
+        stop_admin_rx,
+    ));
+    let lifecycle = Lifecycle {
+        threads,
+        accept_errors: metrics.accept_errors_total.with_label_values(&["proxy"]),
+        drain,
+        kill,
+        max_connections: plan.callers.clamp(1, u32::MAX as usize / 2),
+        grace: config.proxy.grace_period.0,
+    };
+    let done = tokio::spawn({
+        let readiness = readiness.clone();
+        async move {
+            lifecycle.run(listener, readiness, shutdown_rx).await;
+            stop_probe.send_replace(true);
+            stop_admin.send_replace(true);
+            let _ = admin_task.await;
+        }
+    });
+    tracing::info!(%listen, %admin, upstream = %upstream, "a2a-tap serving");
+    Ok(ServerHandle {
+        listen,
+        admin,
+        metrics,
+        readiness,
+        shutdown,
+        done,
+    })
+}
+
+/// Threads that serve caller connections: one per core.
+fn serving_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// Resolves once the flag is (or already was) raised, or its sender is gone.
+pub(crate) async fn raised(flag: &mut watch::Receiver<bool>) {
+    // The guard `wait_for` returns is not Send: drop it here.
+    let _ = flag.wait_for(|v| *v).await.is_ok();
+}

@@ -1,0 +1,208 @@
+//! The serving threads: each has its own single-threaded runtime and
+//! serves the caller connections handed to it from start to end, with its
+//! own pool of upstream connections, so no task is stolen across threads
+//! and no wake-up crosses them (pingora's no-steal runtime, one per core).
+//! Each connection is watched by its deadlines (`proxy::activity`).
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::proxy::activity::{Activity, Closed, Deadlines, Verdict};
+use crate::proxy::inspect::{OTHER_METHOD, UNKNOWN_BINDING};
+use crate::proxy::Forwarder;
+use crate::report::Metrics;
+
+use super::accept::Accepted;
+use super::{raised, CLOSE_WAIT, H2_PING_INTERVAL, H2_PING_TIMEOUT, REAP_EVERY};
+
+/// A thread with its own single-threaded runtime that serves the
+/// connections handed to it: each connection, its exchanges and their
+/// upstream connections run on one thread, so no wake-up crosses threads.
+pub(super) struct ServingThread {
+    pub(super) tx: mpsc::UnboundedSender<Accepted>,
+    done: oneshot::Receiver<()>,
+}
+
+impl ServingThread {
+    pub(super) fn start(index: usize, conn: Conn) -> std::io::Result<ServingThread> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let (tx, mut rx) = mpsc::unbounded_channel::<Accepted>();
+        let (done_tx, done) = oneshot::channel();
+        let conn = Arc::new(conn);
+        std::thread::Builder::new()
+            .name(format!("a2a-tap-serve-{index}"))
+            .spawn(move || {
+                runtime.block_on(async move {
+                    // Idle pooled connections close on time, traffic or not.
+                    let reaper = tokio::spawn({
+                        let forwarder = conn.forwarder.clone();
+                        async move {
+                            let mut every = tokio::time::interval(REAP_EVERY);
+                            loop {
+                                every.tick().await;
+                                forwarder.reap_idle();
+                            }
+                        }
+                    });
+                    while let Some(a) = rx.recv().await {
+                        let stream = match TcpStream::from_std(a.stream) {
+                            Ok(s) => s,
+                            Err(e) => {
+                                tracing::warn!(error = %e, "cannot serve an accepted connection");
+                                continue;
+                            }
+                        };
+                        let conn = conn.clone();
+                        tokio::spawn(async move {
+                            conn.serve(stream, a.peer).await;
+                            drop(a.permit);
+                        });
+                    }
+                    reaper.abort();
+                });
+                drop(runtime);
+                let _ = done_tx.send(());
+            })?;
+        Ok(ServingThread { tx, done })
+    }
+
+    /// Lets the thread end once its connections have (call after the
+    /// drain), and waits for it.
+    pub(super) async fn stop(self) {
+        drop(self.tx);
+        let _ = self.done.await;
+    }
+}
+
+/// The HTTP/1.1 and h2c server settings for caller connections. hyper
+/// adds no `Date` header: answers go out with the upstream's headers as
+/// they came (a gRPC trailers-only answer too). A connection's read buffer
+/// stays at most 64 KiB (hyper's default lets it grow to ~400 KiB, kept
+/// for the connection's life). h2 callers are pinged while they have
+/// streams open, and dropped when a ping goes unanswered.
+pub(super) fn caller_builder(
+    header_read_timeout: Duration,
+    max_streams: u32,
+) -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_read_timeout)
+        .max_buf_size(64 * 1024)
+        .auto_date_header(false);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(max_streams)
+        .keep_alive_interval(H2_PING_INTERVAL)
+        .keep_alive_timeout(H2_PING_TIMEOUT)
+        .auto_date_header(false);
+    builder
+}
+
+/// One serving thread's context for caller connections.
+pub(super) struct Conn {
+    pub(super) builder: auto::Builder<TokioExecutor>,
+    pub(super) forwarder: Arc<Forwarder>,
+    pub(super) metrics: Arc<Metrics>,
+    pub(super) upstream: Arc<str>,
+    /// Raised at shutdown: finish the exchange in progress, then close.
+    pub(super) drain: watch::Receiver<bool>,
+    /// Raised after the grace period: close at once.
+    pub(super) kill: watch::Receiver<bool>,
+    /// The deadlines of every connection state.
+    pub(super) deadlines: Deadlines,
+}
+
+impl Conn {
+    async fn serve(&self, stream: TcpStream, peer: SocketAddr) {
+        let (mut drain, mut kill) = (self.drain.clone(), self.kill.clone());
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "set_nodelay failed");
+        }
+        let activity = Arc::new(Activity::new(Instant::now()));
+        let forwarder = self.forwarder.clone();
+        let on_conn = activity.clone();
+        let service = service_fn(move |req| {
+            let forwarder = forwarder.clone();
+            let activity = Some(on_conn.clone());
+            async move { Ok::<_, Infallible>(forwarder.handle(req, peer, activity).await) }
+        });
+        let conn = self.builder.serve_connection(TokioIo::new(stream), service);
+        tokio::pin!(conn);
+        let mut wait = Duration::ZERO;
+        let result = loop {
+            tokio::select! {
+                r = conn.as_mut() => break r,
+                _ = raised(&mut drain) => {
+                    conn.as_mut().graceful_shutdown();
+                    break tokio::select! {
+                        r = conn.as_mut() => r,
+                        _ = raised(&mut kill) => Ok(()),
+                    };
+                }
+                _ = tokio::time::sleep(wait) => {
+                    match activity.verdict(Instant::now(), &self.deadlines) {
+                        Verdict::Wait(next) => wait = next,
+                        Verdict::Close(why) => {
+                            tracing::debug!(%peer, reason = why.as_str(), "closing a caller connection");
+                            self.metrics
+                                .connections_closed_total
+                                .with_label_values(&[why.as_str()])
+                                .inc();
+                            if why == Closed::WriteTimeout {
+                                // The caller does not read: no goodbye reaches it.
+                                break Ok(());
+                            }
+                            conn.as_mut().graceful_shutdown();
+                            break tokio::time::timeout(CLOSE_WAIT, conn.as_mut())
+                                .await
+                                .unwrap_or(Ok(()));
+                        }
+                    }
+                }
+            }
+        };
+        if let Err(e) = result {
+            self.connection_error(&*e, peer);
+        }
+    }
+
+    fn connection_error(
+        &self,
+        err: &(dyn std::error::Error + Send + Sync + 'static),
+        peer: SocketAddr,
+    ) {
+        let hyper_err = err.downcast_ref::<hyper::Error>();
+        let parse = hyper_err
+            .is_some_and(|h| h.is_parse() || h.is_parse_too_large() || h.is_parse_status());
+        if hyper_err.is_some_and(hyper::Error::is_timeout) {
+            // hyper's own header deadline, on a later request's headers.
+            tracing::debug!(%peer, "caller sent no complete request headers in time");
+            self.metrics
+                .connections_closed_total
+                .with_label_values(&[Closed::HeaderTimeout.as_str()])
+                .inc();
+        } else if parse {
+            // hyper answered 400 (or 431/414) itself; count it as a refused exchange.
+            tracing::info!(%peer, error = %err, "malformed request from caller");
+            self.metrics
+                .requests_total
+                .with_label_values(&[&*self.upstream, UNKNOWN_BINDING, OTHER_METHOD, "4xx"])
+                .inc();
+        } else {
+            tracing::debug!(%peer, error = %err, "caller connection ended with an error");
+        }
+    }
+}
