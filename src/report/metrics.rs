@@ -170,23 +170,6 @@ impl Metrics {
         })
     }
 
-    /// Creates the series of `upstream` whose label values are known up
-    /// front, so dashboards see zeros rather than gaps.
-    pub fn init_upstream(&self, upstream: &str) {
-        for reason in crate::proxy::UpstreamReason::ALL {
-            self.upstream_errors_total
-                .with_label_values(&[upstream, reason.as_str()]);
-        }
-        self.streams_active.with_label_values(&[upstream]);
-        for listener in ["proxy", "admin"] {
-            self.accept_errors_total.with_label_values(&[listener]);
-        }
-        for reason in crate::proxy::activity::Closed::ALL {
-            self.connections_closed_total
-                .with_label_values(&[reason.as_str()]);
-        }
-    }
-
     /// The registry, for callers that add process-level collectors.
     pub fn registry(&self) -> &Registry {
         &self.registry

@@ -27,9 +27,9 @@ use self::admin::{serve_admin, Readiness};
 use self::serving::{caller_builder, Conn, ServingThread};
 use crate::config::Config;
 use crate::limits::{self, Plan};
-use crate::proxy::activity::Deadlines;
+use crate::proxy::activity::{Closed, Deadlines};
 use crate::proxy::client::ClientError;
-use crate::proxy::{Forwarder, Inspector};
+use crate::proxy::{Forwarder, Inspector, UpstreamReason};
 use crate::report::metrics::MetricsError;
 use crate::report::Metrics;
 
@@ -159,7 +159,7 @@ pub async fn start_with(
     let listen = local(&listener, "listen", listen_addr)?;
     let admin = local(&admin_listener, "admin", config.admin)?;
 
-    metrics.init_upstream(&config.upstream_name());
+    init_series(&metrics, &config.upstream_name());
     let plan = Plan::new(
         config.proxy.max_connections,
         config.proxy.max_upstream_connections,
@@ -270,4 +270,23 @@ fn serving_threads() -> usize {
 pub(crate) async fn raised(flag: &mut watch::Receiver<bool>) {
     // The guard `wait_for` returns is not Send: drop it here.
     let _ = flag.wait_for(|v| *v).await.is_ok();
+}
+
+/// Creates the forwarding series whose label values are known up front,
+/// so dashboards see zeros rather than gaps.
+fn init_series(metrics: &Metrics, upstream: &str) {
+    for reason in UpstreamReason::ALL {
+        metrics
+            .upstream_errors_total
+            .with_label_values(&[upstream, reason.as_str()]);
+    }
+    metrics.streams_active.with_label_values(&[upstream]);
+    for listener in ["proxy", "admin"] {
+        metrics.accept_errors_total.with_label_values(&[listener]);
+    }
+    for reason in Closed::ALL {
+        metrics
+            .connections_closed_total
+            .with_label_values(&[reason.as_str()]);
+    }
 }
