@@ -431,5 +431,4 @@ pub(crate) fn secs(ms: Millis) -> String {
 }
 
 #[cfg(test)]
-#[path = "registry_tests.rs"]
 mod tests;

@@ -554,5 +554,4 @@ impl Sink for Collect {
 }
 
 #[cfg(test)]
-#[path = "worker_tests.rs"]
 mod tests;
