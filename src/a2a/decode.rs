@@ -25,16 +25,16 @@
 //! problems: from the `type`/`title` text); otherwise `Other`.
 
 use super::errors::error_from_text;
-use super::json::{Cursor, Flags, JStr, JsonError, Kind, Skipped, Stop};
+use super::json::{Cursor, JStr, JsonError, Kind, Skipped, Stop};
 use super::model::{
     A2aError, ArtifactUpdate, Decoded, ErrorInfo, Event, Malformed, MessageEvent, Payload, RpcId,
     StatusUpdate, TaskSnapshot, Text,
 };
-use super::wire::{read_obj, Obj, StatusField};
+use super::wire::{read_obj, Flags, Obj, StatusField, Updates};
 
 /// Decodes one JSON body or SSE event's data.
 pub fn decode(data: &[u8]) -> Result<Decoded<'_>, Malformed> {
-    decode_text(&mut Cursor::new(utf8(data)?))
+    decode_text(&mut Cursor::new(utf8(data)?), &mut Updates::default())
 }
 
 /// `decode`, noting in `skipped` where in `data` the longest strings
@@ -47,9 +47,10 @@ pub(crate) fn decode_noting_skipped<'a>(
     flags: &mut Flags,
 ) -> Result<Decoded<'a>, Malformed> {
     let mut cur = Cursor::noting_skipped(utf8(data)?);
-    let decoded = decode_text(&mut cur);
+    let mut updates = Updates::default();
+    let decoded = decode_text(&mut cur, &mut updates);
     *skipped = cur.skipped();
-    *flags = cur.flags();
+    *flags = updates.only();
     decoded
 }
 
@@ -59,7 +60,9 @@ fn utf8(data: &[u8]) -> Result<&str, Malformed> {
     std::str::from_utf8(data).map_err(|e| bad(format!("not valid UTF-8: {e}")))
 }
 
-fn decode_text<'a>(cur: &mut Cursor<'a>) -> Result<Decoded<'a>, Malformed> {
+/// Decodes the text at `cur`, adding the artifact updates built to
+/// `updates`.
+fn decode_text<'a>(cur: &mut Cursor<'a>, updates: &mut Updates) -> Result<Decoded<'a>, Malformed> {
     if cur.peek() != Ok(Kind::Object) {
         return Err(match cur.skip_value().and_then(|()| cur.end()) {
             Ok(()) => bad("JSON value is not an object"),
@@ -70,6 +73,13 @@ fn decode_text<'a>(cur: &mut Cursor<'a>) -> Result<Decoded<'a>, Malformed> {
     if read_obj(cur, &mut top).and_then(|()| cur.end()) == Err(Stop) {
         return Err(json_error(cur.take_error()));
     }
+    let decoded = top_level(&mut top);
+    updates.absorb(&top);
+    decoded
+}
+
+/// What the top-level object `top` is, by its members.
+fn top_level<'a>(top: &mut Obj<'a>) -> Result<Decoded<'a>, Malformed> {
     if top.jsonrpc || top.result.is_some() {
         let rpc_id = Some(top.id.take().unwrap_or(RpcId::Null));
         return match (top.result.take(), top.error.take()) {
@@ -114,11 +124,9 @@ fn decode_text<'a>(cur: &mut Cursor<'a>) -> Result<Decoded<'a>, Malformed> {
             payload: Payload::Error(ErrorInfo { code: *code, error }),
         });
     }
-    let payload = payload(&mut top);
-    super::wire::note_update(cur, &top);
     Ok(Decoded {
         rpc_id: None,
-        payload: payload?,
+        payload: payload(top)?,
     })
 }
 

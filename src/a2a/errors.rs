@@ -2,9 +2,9 @@
 //! decoder reads it, and the names an A2A error goes by (JSON-RPC code,
 //! ErrorInfo reason, RFC 9457 problem type or title).
 
+use super::json::members::{integer, members, nullable, objects, string, Int};
 use super::json::{Cursor, Kind, Result};
 use super::model::{A2aError, ErrorInfo};
-use super::wire::{integer, members, nullable, objects, string, Int};
 
 /// A JSON-RPC `error` or a REST google.rpc.Status-like `error`: its code,
 /// and the A2A error a `details[].reason` (else the code) names.

@@ -16,8 +16,9 @@
 //! the one artifact update the decoding holds.
 
 use super::decode::{decode, decode_noting_skipped};
-use super::json::{plain_string_end, Flags, Skipped};
+use super::json::{plain_string_end, Skipped};
 use super::model::{ArtifactUpdate, Decoded, Event, Malformed, MessageEvent, Payload, RpcId, Text};
+use super::wire::Flags;
 
 /// Frames longer than this are not kept (the copy is held per stream).
 pub const KEEP_MAX: usize = 2048;

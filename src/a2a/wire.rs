@@ -7,7 +7,10 @@ use std::borrow::Cow;
 
 use super::decode;
 use super::errors;
-use super::json::{Cursor, Flags, JStr, JsonError, Kind, Result};
+use super::json::members::{
+    boolean, integer, literal_at, members, nullable, objects, present, string, Int, Seen,
+};
+use super::json::{Cursor, JStr, Kind, Result};
 use super::model::{
     ErrorInfo, Event, Malformed, Payload, RpcId, StateValue, Status, TaskSnapshot, Text,
 };
@@ -45,6 +48,8 @@ pub(crate) struct Obj<'a> {
     pub flags: Flags,
     /// Set when an artifact update is built from this object.
     pub built_update: bool,
+    /// The artifact updates built from the objects inside this one.
+    pub updates: Updates,
     pub final_flag: Option<bool>,
     /// RFC 9457 problem members (`status` is in `StatusField::Code`).
     pub problem_type: Option<JStr<'a>>,
@@ -61,6 +66,49 @@ pub(crate) struct Obj<'a> {
     pub page: bool,
     /// How many members the object has, read or skipped.
     pub members: u32,
+}
+
+/// Where the `true`/`false` literals of an artifact update's `append` and
+/// `lastChunk` lie (the offset of their first byte; `None` when the member
+/// was absent or `null`). When the decoding built exactly one artifact
+/// update, the other literal in place of one of these changes that flag of
+/// the update and nothing else the decoder reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Flags {
+    pub append: Option<u32>,
+    pub last_chunk: Option<u32>,
+}
+
+/// The artifact updates a decoding built: how many, and where the flags
+/// of the last one lie. Only when there was exactly one can `last_frame`
+/// swap a flag literal and know what changes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Updates {
+    built: u32,
+    flags: Flags,
+}
+
+impl Updates {
+    /// Adds the updates built from `o` and inside it.
+    pub(crate) fn absorb(&mut self, o: &Obj<'_>) {
+        if o.updates.built > 0 {
+            self.flags = o.updates.flags;
+        }
+        self.built += o.updates.built;
+        if o.built_update {
+            self.flags = o.flags;
+            self.built += 1;
+        }
+    }
+
+    /// The flags of the one update built (none if several, or none, were).
+    pub(crate) fn only(&self) -> Flags {
+        if self.built == 1 {
+            self.flags
+        } else {
+            Flags::default()
+        }
+    }
 }
 
 /// `status`: a task status object, or a problem body's HTTP status number
@@ -139,21 +187,6 @@ fn member(key: &str) -> Option<usize> {
     })
 }
 
-/// Tracks which of an object's (at most 32) read members it has sent; a
-/// second one is an error.
-struct Seen(u32);
-
-impl Seen {
-    fn once(&mut self, cur: &mut Cursor<'_>, i: usize, name: &'static str) -> Result<&'static str> {
-        let bit = 1 << i;
-        if self.0 & bit != 0 {
-            return cur.fail(JsonError::Duplicate(name));
-        }
-        self.0 |= bit;
-        Ok(name)
-    }
-}
-
 /// Reads one object of the union shape into `o`, which starts empty (the
 /// cursor must be at `{`). Filled in place: the union is too large to move.
 pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> {
@@ -177,7 +210,7 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
             0 => o.jsonrpc = present(cur)?,
             1 => o.id = Some(rpc_id_value(cur, m)?),
             2 => {
-                object(cur, m, &mut o.result, decode::payload)?;
+                object(cur, m, &mut o.result, &mut o.updates, decode::payload)?;
             }
             3 => o.error = errors::error_obj(cur, m)?,
             4 => o.kind = string(cur, m)?,
@@ -186,7 +219,7 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
                 o.message_text = true;
             }
             5..=8 => {
-                let wrapped = object(cur, m, &mut o.wrapper, |w| match i {
+                let wrapped = object(cur, m, &mut o.wrapper, &mut o.updates, |w| match i {
                     5 => decode::task(w).map(Event::Task),
                     6 => Ok(Event::Message(decode::message(w))),
                     7 => decode::status_update(w).map(Event::StatusUpdate),
@@ -225,60 +258,6 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
     cur.check()
 }
 
-/// Whether a member of any type is there (`null` counts as absent); the
-/// value is skipped.
-#[inline]
-fn present(cur: &mut Cursor<'_>) -> Result<bool> {
-    if cur.peek()? == Kind::Null {
-        cur.null()?;
-        return Ok(false);
-    }
-    cur.skip_value()?;
-    Ok(true)
-}
-
-/// A member's value read by `f`, which gets the value's type; `null` is
-/// `None` (serde's reading of an `Option` member).
-#[inline]
-pub(super) fn nullable<'a, T>(
-    cur: &mut Cursor<'a>,
-    f: impl FnOnce(&mut Cursor<'a>, Kind) -> Result<T>,
-) -> Result<Option<T>> {
-    match cur.peek()? {
-        Kind::Null => cur.null().map(|()| None),
-        kind => f(cur, kind).map(Some),
-    }
-}
-
-#[inline]
-pub(super) fn string<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<Option<JStr<'a>>> {
-    nullable(cur, |cur, kind| match kind {
-        Kind::String => cur.string(),
-        _ => cur.type_error(m, "a string"),
-    })
-}
-
-#[inline]
-pub(super) fn boolean(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<bool>> {
-    nullable(cur, |cur, kind| match kind {
-        Kind::Bool => cur.bool(),
-        _ => cur.type_error(m, "a boolean"),
-    })
-}
-
-/// Where the `true` or `false` literal just read as `value` began.
-fn literal_at(cur: &Cursor<'_>, value: Option<bool>) -> Option<u32> {
-    let len = if value? { 4 } else { 5 };
-    u32::try_from(cur.offset().checked_sub(len)?).ok()
-}
-
-/// Tells the cursor of the artifact update built from `o`, if one was.
-pub(super) fn note_update(cur: &mut Cursor<'_>, o: &Obj<'_>) {
-    if o.built_update {
-        cur.built_update(o.flags);
-    }
-}
-
 /// A nested object of the union shape, converted by `f` straight into
 /// `slot` (the conversions are large: no result carries them); false, and
 /// `slot` untouched, for `null`.
@@ -287,6 +266,7 @@ fn object<'a, T>(
     cur: &mut Cursor<'a>,
     m: &'static str,
     slot: &mut Option<T>,
+    updates: &mut Updates,
     f: impl FnOnce(&mut Obj<'a>) -> T,
 ) -> Result<bool> {
     match cur.peek()? {
@@ -295,55 +275,11 @@ fn object<'a, T>(
             let mut o = Obj::default();
             read_obj(cur, &mut o)?;
             *slot = Some(f(&mut o));
-            note_update(cur, &o);
+            updates.absorb(&o);
             Ok(true)
         }
         _ => cur.type_error(m, "an object"),
     }
-}
-
-/// An integer as serde_json classifies it: one that fits u64, else a
-/// negative one that fits i64. Floats are not integers (`want` names what
-/// was expected); numbers out of every range are not read.
-pub(super) enum Int {
-    Unsigned(u64),
-    Negative(i64),
-}
-
-/// The integer at the cursor (which is at a number).
-pub(super) fn integer(cur: &mut Cursor<'_>, m: &'static str, want: &'static str) -> Result<Int> {
-    let Ok(n) = cur.number()?.parse::<serde_json::Number>() else {
-        return cur.type_error(m, "a number in range");
-    };
-    match (n.as_u64(), n.as_i64()) {
-        (Some(u), _) => Ok(Int::Unsigned(u)),
-        (None, Some(i)) => Ok(Int::Negative(i)),
-        _ => cur.type_error(m, want),
-    }
-}
-
-/// An array of objects, each read by `each` (the cursor at its `{`);
-/// `false` for `null`.
-pub(super) fn objects<'a>(
-    cur: &mut Cursor<'a>,
-    m: &'static str,
-    mut each: impl FnMut(&mut Cursor<'a>) -> Result<()>,
-) -> Result<bool> {
-    let read = nullable(cur, |cur, kind| match kind {
-        Kind::Array => {
-            cur.begin_array()?;
-            let mut first = true;
-            while cur.next_item(&mut first)? {
-                if cur.peek()? != Kind::Object {
-                    return cur.type_error(m, "an array of objects");
-                }
-                each(cur)?;
-            }
-            Ok(())
-        }
-        _ => cur.type_error(m, "an array"),
-    })?;
-    Ok(read.is_some())
 }
 
 /// An `id` value: `null`, a string, or a number, normalised exactly as the
@@ -387,35 +323,6 @@ fn tasks<'a>(
         Ok(())
     })?;
     Ok(read.then_some(list))
-}
-
-/// Reads an object that is not the union shape (the cursor at its `{`):
-/// `f` reads the value of each member named in `names` (by its index),
-/// the others are skipped, and a named member sent twice is an error.
-pub(super) fn members<'a>(
-    cur: &mut Cursor<'a>,
-    names: &[&'static str],
-    mut f: impl FnMut(&mut Cursor<'a>, usize) -> Result<()>,
-) -> Result<()> {
-    cur.begin_object()?;
-    let mut seen = Seen(0);
-    let mut first = true;
-    while let Some(key) = cur.next_key(&mut first) {
-        // Matched as sent; an escaped name (never one of `names` as sent)
-        // by its value.
-        let found = match names.iter().position(|n| *n == key.as_sent()) {
-            None if cur.key_escaped() => names.iter().position(|n| *n == key.value()),
-            found => found,
-        };
-        match found {
-            Some(i) => {
-                seen.once(cur, i, names[i])?;
-                f(cur, i)?;
-            }
-            None => cur.skip_value()?,
-        }
-    }
-    cur.check()
 }
 
 /// `artifact`: only its id matters.
