@@ -28,11 +28,11 @@ use std::borrow::Cow;
 
 use http::{HeaderValue, Method, Uri};
 
+use super::decode::rpc_id_value;
 use super::json::members::{boolean, members, nullable};
 use super::json::{Cursor, Kind, Result};
 use super::model::{Binding, Exchange, Operation, RpcId, Version};
 use super::routes::{percent_decode, route};
-use super::wire::rpc_id_value;
 
 /// Whether the classifier needs the request body to decide (JSON-RPC POSTs,
 /// REST sends). GETs and other bodiless calls are classified from the head.

@@ -15,10 +15,10 @@
 //! the skipped strings' content, and reads the flags only as the flags of
 //! the one artifact update the decoding holds.
 
+use super::decode::Flags;
 use super::decode::{decode, decode_noting_skipped};
 use super::json::{plain_string_end, Skipped};
 use super::model::{ArtifactUpdate, Decoded, Event, Malformed, MessageEvent, Payload, RpcId, Text};
-use super::wire::Flags;
 
 /// Frames longer than this are not kept (the copy is held per stream).
 pub const KEEP_MAX: usize = 2048;

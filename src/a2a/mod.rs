@@ -12,4 +12,3 @@ pub mod last_frame;
 pub mod model;
 mod routes;
 mod spelling;
-mod wire;

@@ -16,13 +16,11 @@
 //! ```
 
 mod artifacts;
-mod body;
 mod checks;
 mod lru;
 mod reducer;
 pub mod registry;
 mod short;
-mod stream;
 pub mod timestamp;
 
 pub use reducer::{End, Outcome, Reducer};

@@ -3,13 +3,16 @@
 //! state it carries. This file holds the types and entry points; `body.rs`
 //! judges plain bodies, `stream.rs` streams, `checks.rs` what both share.
 
+mod body;
+mod stream;
+
 use super::artifacts::Artifacts;
-use super::body::Expect;
 use super::registry::Registry;
 use super::short::ShortStr;
 use super::{Millis, Seq};
 use crate::a2a::model::{Decoded, Exchange, Malformed, Operation, TaskState};
 use crate::findings::{Finding, Kind};
+use body::Expect;
 
 /// How a response body ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -12,8 +12,8 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 use tokio::sync::Semaphore;
 
-use super::forward::UpstreamBody;
 use super::pool::Pool;
+use super::UpstreamBody;
 use crate::config::{ProxySection, UpstreamUrl};
 
 /// The pooled client type used for HTTP/2 upstreams.

@@ -24,12 +24,10 @@ use super::limit::LimitBody;
 use super::pool::{LeasedBody, SendFailure};
 use super::response::UpstreamResponseBody;
 use super::tee::TeeBody;
+use super::UpstreamBody;
 use super::{BoxError, ProxyBody};
 use crate::config::{Config, UpstreamUrl};
 use crate::report::Metrics;
-
-/// The request body as sent upstream: limited, then teed.
-pub type UpstreamBody = TeeBody<LimitBody<Incoming>, RequestTap>;
 
 /// Where requests go: the upstream's scheme, authority and base path.
 struct Target {

@@ -1,5 +1,11 @@
 //! A request-body wrapper that stops a body at `max_request_body` bytes and
 //! remembers that it did, so the exchange can answer 413 rather than 502.
+//!
+//! Not `http_body_util::Limited`: its error reaches the forwarder only
+//! through the upstream client's error chain, which the HTTP/2 client
+//! drops (the stream is reset; the caller got 502 where the test
+//! `oversized_request_bodies_get_413` wants 413). The flag here is set
+//! whichever leg carries the body.
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -24,5 +24,9 @@ pub use tee::{BodyEnd, BodyObserver, TeeBody};
 /// Boxed error of the bodies the proxy hands to hyper.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+/// A caller's request body as it goes upstream: limited, and teed to the
+/// exchange.
+pub type UpstreamBody = TeeBody<limit::LimitBody<hyper::body::Incoming>, exchange::RequestTap>;
+
 /// The response body type the proxy serves.
 pub type ProxyBody = http_body_util::combinators::UnsyncBoxBody<bytes::Bytes, BoxError>;

@@ -21,8 +21,8 @@ use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower_service::Service;
 
-use super::forward::UpstreamBody;
 use super::BoxError;
+use super::UpstreamBody;
 
 /// Most idle connections kept by one pool (a budget may keep fewer).
 const MAX_IDLE: usize = 1024;

@@ -2,16 +2,15 @@
 //! are accepted than `max_connections`), connections handed in turn to the
 //! serving threads, failed accepts backed off; then the drain.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, watch, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{mpsc, watch, Semaphore};
 
 use super::admin::Readiness;
-
-use super::serving::ServingThread;
+use super::backoff::AcceptBackoff;
+use super::serving::{Accepted, ServingThread};
 use super::{raised, CLOSE_WAIT};
 
 /// The proxy port's accept loop and drain, and the threads it hands
@@ -115,54 +114,5 @@ impl Lifecycle {
             t.stop().await;
         }
         tracing::info!("stopped");
-    }
-}
-
-/// An accepted caller connection on its way to a serving thread.
-pub(super) struct Accepted {
-    pub(super) stream: std::net::TcpStream,
-    pub(super) peer: SocketAddr,
-    pub(super) permit: OwnedSemaphorePermit,
-}
-
-/// The accept loop's answer to failed accepts (out of descriptors, say):
-/// wait longer each time, up to a second, and log at most one line every
-/// ten seconds, with how many failed; every failure is counted.
-#[derive(Default)]
-pub(super) struct AcceptBackoff {
-    pub(super) failures: u32,
-    pub(super) unlogged: u64,
-    pub(super) logged: Option<Instant>,
-}
-
-impl AcceptBackoff {
-    pub(super) fn failed(
-        &mut self,
-        e: &std::io::Error,
-        counter: &prometheus::IntCounter,
-        what: &str,
-    ) {
-        counter.inc();
-        self.failures = self.failures.saturating_add(1);
-        self.unlogged += 1;
-        let now = Instant::now();
-        if self
-            .logged
-            .is_none_or(|t| now.duration_since(t) >= Duration::from_secs(10))
-        {
-            tracing::warn!(error = %e, failures = self.unlogged, "{what}; backing off");
-            self.logged = Some(now);
-            self.unlogged = 0;
-        }
-    }
-
-    pub(super) fn reset(&mut self) {
-        self.failures = 0;
-    }
-
-    /// 10 ms, doubling, at most 1 s.
-    pub(super) fn delay(&self) -> Duration {
-        let exp = self.failures.saturating_sub(1).min(7);
-        Duration::from_millis(10 << exp).min(Duration::from_secs(1))
     }
 }

@@ -20,7 +20,7 @@ use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
-use super::accept::AcceptBackoff;
+use super::backoff::AcceptBackoff;
 use super::raised;
 use crate::limits;
 use crate::proxy::activity::{Activity, Deadlines, Verdict};

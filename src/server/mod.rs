@@ -9,6 +9,7 @@
 
 mod accept;
 pub mod admin;
+mod backoff;
 mod serving;
 mod signals;
 

@@ -13,14 +13,13 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use tokio::net::TcpStream;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit};
 
 use crate::proxy::activity::{Activity, Closed, Deadlines, Verdict};
 use crate::proxy::inspect::{OTHER_METHOD, UNKNOWN_BINDING};
 use crate::proxy::Forwarder;
 use crate::report::Metrics;
 
-use super::accept::Accepted;
 use super::{raised, CLOSE_WAIT, H2_PING_INTERVAL, H2_PING_TIMEOUT, REAP_EVERY};
 
 /// A thread with its own single-threaded runtime that serves the
@@ -205,4 +204,11 @@ impl Conn {
             tracing::debug!(%peer, error = %err, "caller connection ended with an error");
         }
     }
+}
+
+/// An accepted caller connection on its way to a serving thread.
+pub(super) struct Accepted {
+    pub(super) stream: std::net::TcpStream,
+    pub(super) peer: SocketAddr,
+    pub(super) permit: OwnedSemaphorePermit,
 }

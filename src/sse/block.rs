@@ -1,7 +1,24 @@
 //! One complete event block (its lines, without the blank line) → the event's
 //! fields, and the line-end search the framer scans with.
 
-use super::framer::SseEvent;
+/// One dispatched event. Slices borrow from the pushed piece when the event
+/// arrived whole in it, else from the framer's reusable buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEvent<'a> {
+    /// The `event:` field (empty when absent, meaning "message").
+    pub event: &'a [u8],
+    /// The `data:` lines joined with `\n`. Empty only when the event's one
+    /// `data` line had no value (WHATWG dispatches that); an event with no
+    /// `data` line at all is not dispatched.
+    pub data: &'a [u8],
+    /// The `id:` field of this event, if it had one (ids holding NUL are
+    /// ignored, as WHATWG says).
+    pub id: Option<&'a [u8]>,
+    /// Byte offset in the whole stream of the event's first byte.
+    pub start: u64,
+    /// Byte offset where the blank line that ended it begins.
+    pub end: u64,
+}
 
 /// Position of the first CR or LF in `s`: the loop the framer spends its
 /// time in, so it is memchr's SIMD search (a third of the SWAR loop's time).

@@ -20,26 +20,7 @@
 //! buffer grows past the limit. (Size is judged before parsing, so an
 //! oversized block is reported even if it held no `data` line.)
 
-use super::block::{find_eol, parse_block, parse_line};
-
-/// One dispatched event. Slices borrow from the pushed piece when the event
-/// arrived whole in it, else from the framer's reusable buffer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SseEvent<'a> {
-    /// The `event:` field (empty when absent, meaning "message").
-    pub event: &'a [u8],
-    /// The `data:` lines joined with `\n`. Empty only when the event's one
-    /// `data` line had no value (WHATWG dispatches that); an event with no
-    /// `data` line at all is not dispatched.
-    pub data: &'a [u8],
-    /// The `id:` field of this event, if it had one (ids holding NUL are
-    /// ignored, as WHATWG says).
-    pub id: Option<&'a [u8]>,
-    /// Byte offset in the whole stream of the event's first byte.
-    pub start: u64,
-    /// Byte offset where the blank line that ended it begins.
-    pub end: u64,
-}
+use super::block::{find_eol, parse_block, parse_line, SseEvent};
 
 /// What the framer hands out.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,4 +3,5 @@
 mod block;
 pub mod framer;
 
-pub use framer::{Frame, Framer, SseEvent};
+pub use block::SseEvent;
+pub use framer::{Frame, Framer};

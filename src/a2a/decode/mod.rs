@@ -24,13 +24,23 @@
 //! from a `details[].reason`, else from a JSON-RPC code -32001..-32009 (for
 //! problems: from the `type`/`title` text); otherwise `Other`.
 
+//!
+//! The files: `obj` (the union shape every object is read into), `wire`
+//! (reading it from the cursor), `convert` (shape → model).
+
+mod convert;
+mod obj;
+mod wire;
+
+pub(crate) use obj::Flags;
+pub(crate) use wire::rpc_id_value;
+
 use super::errors::error_from_text;
 use super::json::{Cursor, JStr, JsonError, Kind, Skipped, Stop};
-use super::model::{
-    A2aError, ArtifactUpdate, Decoded, ErrorInfo, Event, Malformed, MessageEvent, Payload, RpcId,
-    StatusUpdate, TaskSnapshot, Text,
-};
-use super::wire::{read_obj, Flags, Obj, StatusField, Updates};
+use super::model::{A2aError, Decoded, ErrorInfo, Malformed, Payload, RpcId};
+use convert::{bad, payload};
+use obj::{Obj, StatusField, Updates};
+use wire::read_obj;
 
 /// Decodes one JSON body or SSE event's data.
 pub fn decode(data: &[u8]) -> Result<Decoded<'_>, Malformed> {
@@ -130,10 +140,6 @@ fn top_level<'a>(top: &mut Obj<'a>) -> Result<Decoded<'a>, Malformed> {
     })
 }
 
-fn bad(reason: impl Into<String>) -> Malformed {
-    Malformed(reason.into())
-}
-
 fn json_error(e: JsonError) -> Malformed {
     match e {
         JsonError::Syntax { .. } => bad(format!("not valid JSON: {e}")),
@@ -141,101 +147,4 @@ fn json_error(e: JsonError) -> Malformed {
             bad(format!("not a known A2A shape: {e}"))
         }
     }
-}
-
-/// Rules 1–6 of the module docs. Members are taken out of `o`.
-pub(super) fn payload<'a>(o: &mut Obj<'a>) -> Result<Payload<'a>, Malformed> {
-    if let Some(kind) = o.kind {
-        let event = match kind.value().as_ref() {
-            "task" => Event::Task(task(o)?),
-            "message" => Event::Message(message(o)),
-            "status-update" => Event::StatusUpdate(status_update(o)?),
-            "artifact-update" => Event::ArtifactUpdate(artifact_update(o)?),
-            other => return Err(bad(format!("unknown kind {other:?}"))),
-        };
-        return Ok(Payload::Event(event));
-    }
-    if o.wrappers > 1 {
-        return Err(bad(
-            "StreamResponse with more than one of task, message, statusUpdate, artifactUpdate",
-        ));
-    }
-    let event = if let Some(wrapped) = o.wrapper.take() {
-        return wrapped.map(Payload::Event);
-    } else if let Some(tasks) = o.tasks.take() {
-        return Ok(Payload::TaskList(tasks?));
-    } else if o.task_id.is_some() && matches!(o.status, Some(StatusField::Status(_))) {
-        Event::StatusUpdate(status_update(o)?)
-    } else if o.task_id.is_some() && o.artifact.is_some() {
-        Event::ArtifactUpdate(artifact_update(o)?)
-    } else if o.id.is_some() && matches!(o.status, Some(StatusField::Status(_))) {
-        Event::Task(task(o)?)
-    } else if o.message_id.is_some() || (o.role && o.parts) {
-        Event::Message(message(o))
-    } else if o.page || o.members == 0 {
-        // Proto3 JSON omits an empty `tasks`: `{}` and `{"pageSize":50}`
-        // are empty ListTasks pages.
-        return Ok(Payload::TaskList(Vec::new()));
-    } else {
-        return Err(bad("no known A2A shape"));
-    };
-    Ok(Payload::Event(event))
-}
-
-fn text(s: Option<JStr<'_>>) -> Option<Text<'_>> {
-    s.map(JStr::value)
-}
-
-fn status_of<'a>(o: &mut Obj<'a>, what: &str) -> Result<super::model::Status<'a>, Malformed> {
-    match o.status.take() {
-        Some(StatusField::Status(s)) => Ok(s),
-        _ => Err(bad(format!("{what} without a status object"))),
-    }
-}
-
-pub(super) fn task<'a>(o: &mut Obj<'a>) -> Result<TaskSnapshot<'a>, Malformed> {
-    let id = match o.id.take() {
-        Some(RpcId::String(id)) => id,
-        _ => return Err(bad("task without a string id")),
-    };
-    let status = status_of(o, "task")?;
-    Ok(TaskSnapshot {
-        id,
-        context_id: text(o.context_id.take()),
-        status,
-        artifact_ids: o.artifact_ids.take().unwrap_or_default(),
-    })
-}
-
-pub(super) fn message<'a>(o: &mut Obj<'a>) -> MessageEvent<'a> {
-    MessageEvent {
-        message_id: text(o.message_id.take()),
-        task_id: text(o.task_id.take()),
-        context_id: text(o.context_id.take()),
-    }
-}
-
-pub(super) fn status_update<'a>(o: &mut Obj<'a>) -> Result<StatusUpdate<'a>, Malformed> {
-    let status = status_of(o, "status update")?;
-    let task_id = text(o.task_id.take()).ok_or_else(|| bad("status update without taskId"))?;
-    Ok(StatusUpdate {
-        task_id,
-        context_id: text(o.context_id.take()),
-        status,
-        final_flag: o.final_flag,
-    })
-}
-
-pub(super) fn artifact_update<'a>(o: &mut Obj<'a>) -> Result<ArtifactUpdate<'a>, Malformed> {
-    let task_id = text(o.task_id.take()).ok_or_else(|| bad("artifact update without taskId"))?;
-    let artifact_id = text(o.artifact.take().flatten())
-        .ok_or_else(|| bad("artifact update without artifact.artifactId"))?;
-    o.built_update = true;
-    Ok(ArtifactUpdate {
-        task_id,
-        context_id: text(o.context_id.take()),
-        artifact_id,
-        append: o.append.unwrap_or(false),
-        last_chunk: o.last_chunk.unwrap_or(false),
-    })
 }

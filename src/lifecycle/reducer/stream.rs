@@ -19,15 +19,16 @@
 //! - `stream_start`, artifact findings and `stream_truncated` need the whole
 //!   history: a skipped or out-of-order frame index withholds them.
 
-use super::checks::{check_registry_context, make};
-use super::reducer::Reducer;
-use super::registry::{Observation, Registry};
-use super::short::ShortStr;
-use super::{End, Millis, Outcome};
+use super::Reducer;
+use super::{End, Outcome};
 use crate::a2a::model::{
     Decoded, Event, Operation, Payload, StateClass, StateValue, TaskState, Version,
 };
 use crate::findings::{Finding, Kind, Severity};
+use crate::lifecycle::checks::{check_registry_context, make};
+use crate::lifecycle::registry::{Observation, Registry};
+use crate::lifecycle::short::ShortStr;
+use crate::lifecycle::Millis;
 
 // === impl Reducer (streams) ===
 

@@ -5,119 +5,15 @@
 
 use std::borrow::Cow;
 
-use super::decode;
-use super::errors;
-use super::json::members::{
+use super::convert;
+use super::obj::{Obj, StatusField, Updates};
+use crate::a2a::errors;
+use crate::a2a::json::members::{
     boolean, integer, literal_at, members, nullable, objects, present, string, Int, Seen,
 };
-use super::json::{Cursor, JStr, Kind, Result};
-use super::model::{
-    ErrorInfo, Event, Malformed, Payload, RpcId, StateValue, Status, TaskSnapshot, Text,
-};
-use super::spelling::{rpc_id, state_from_number, state_from_str};
-
-/// Any object the decoder may meet at the top, in `result`, or inside a
-/// StreamResponse wrapper. Which members are present decides its shape. A
-/// member sent as `null` counts as absent.
-#[derive(Default)]
-pub(crate) struct Obj<'a> {
-    pub jsonrpc: bool,
-    pub id: Option<RpcId<'a>>,
-    /// `result`, read by the shape rules.
-    pub result: Option<std::result::Result<Payload<'a>, Malformed>>,
-    pub error: Option<ErrorInfo>,
-    pub kind: Option<JStr<'a>>,
-    /// The 1.0 StreamResponse wrapper (`task`, `message`, `statusUpdate`,
-    /// `artifactUpdate`), converted; `wrappers` counts how many were sent.
-    pub wrapper: Option<std::result::Result<Event<'a>, Malformed>>,
-    pub wrappers: u8,
-    pub tasks: Option<std::result::Result<Vec<TaskSnapshot<'a>>, Malformed>>,
-    pub status: Option<StatusField<'a>>,
-    pub task_id: Option<JStr<'a>>,
-    pub context_id: Option<JStr<'a>>,
-    pub message_id: Option<JStr<'a>>,
-    pub role: bool,
-    pub parts: bool,
-    /// `artifact` (present), with its `artifactId` if it has one.
-    pub artifact: Option<Option<JStr<'a>>>,
-    /// The `artifactId`s of `artifacts`.
-    pub artifact_ids: Option<Vec<Text<'a>>>,
-    pub append: Option<bool>,
-    pub last_chunk: Option<bool>,
-    /// Where the `append` and `lastChunk` literals lie.
-    pub flags: Flags,
-    /// Set when an artifact update is built from this object.
-    pub built_update: bool,
-    /// The artifact updates built from the objects inside this one.
-    pub updates: Updates,
-    pub final_flag: Option<bool>,
-    /// RFC 9457 problem members (`status` is in `StatusField::Code`).
-    pub problem_type: Option<JStr<'a>>,
-    pub title: Option<JStr<'a>>,
-    /// A top-level `code` (an error object sent bare: google.rpc.Status,
-    /// or a JSON-RPC error object as 0.3 REST servers answer).
-    pub code: Option<i64>,
-    /// `message` sent as a string (an error's text, not a Message).
-    pub message_text: bool,
-    /// The A2A error a top-level `details[].reason` names.
-    pub reason: Option<crate::a2a::model::A2aError>,
-    /// A ListTasks result's `nextPageToken`, `pageSize` or `totalSize`
-    /// (proto3 JSON omits `tasks` when the page is empty).
-    pub page: bool,
-    /// How many members the object has, read or skipped.
-    pub members: u32,
-}
-
-/// Where the `true`/`false` literals of an artifact update's `append` and
-/// `lastChunk` lie (the offset of their first byte; `None` when the member
-/// was absent or `null`). When the decoding built exactly one artifact
-/// update, the other literal in place of one of these changes that flag of
-/// the update and nothing else the decoder reads.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Flags {
-    pub append: Option<u32>,
-    pub last_chunk: Option<u32>,
-}
-
-/// The artifact updates a decoding built: how many, and where the flags
-/// of the last one lie. Only when there was exactly one can `last_frame`
-/// swap a flag literal and know what changes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Updates {
-    built: u32,
-    flags: Flags,
-}
-
-impl Updates {
-    /// Adds the updates built from `o` and inside it.
-    pub(crate) fn absorb(&mut self, o: &Obj<'_>) {
-        if o.updates.built > 0 {
-            self.flags = o.updates.flags;
-        }
-        self.built += o.updates.built;
-        if o.built_update {
-            self.flags = o.flags;
-            self.built += 1;
-        }
-    }
-
-    /// The flags of the one update built (none if several, or none, were).
-    pub(crate) fn only(&self) -> Flags {
-        if self.built == 1 {
-            self.flags
-        } else {
-            Flags::default()
-        }
-    }
-}
-
-/// `status`: a task status object, or a problem body's HTTP status number
-/// (or, in odd bodies, a status string, kept only to not fail).
-pub(crate) enum StatusField<'a> {
-    Status(Status<'a>),
-    Code(i64),
-    Text,
-}
+use crate::a2a::json::{Cursor, JStr, Kind, Result};
+use crate::a2a::model::{Event, Malformed, RpcId, StateValue, Status, TaskSnapshot, Text};
+use crate::a2a::spelling::{rpc_id, state_from_number, state_from_str};
 
 /// The members of `Obj`, in the order of the bits that catch duplicates.
 const MEMBERS: [&str; 28] = [
@@ -210,7 +106,7 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
             0 => o.jsonrpc = present(cur)?,
             1 => o.id = Some(rpc_id_value(cur, m)?),
             2 => {
-                object(cur, m, &mut o.result, &mut o.updates, decode::payload)?;
+                object(cur, m, &mut o.result, &mut o.updates, convert::payload)?;
             }
             3 => o.error = errors::error_obj(cur, m)?,
             4 => o.kind = string(cur, m)?,
@@ -220,10 +116,10 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
             }
             5..=8 => {
                 let wrapped = object(cur, m, &mut o.wrapper, &mut o.updates, |w| match i {
-                    5 => decode::task(w).map(Event::Task),
-                    6 => Ok(Event::Message(decode::message(w))),
-                    7 => decode::status_update(w).map(Event::StatusUpdate),
-                    _ => decode::artifact_update(w).map(Event::ArtifactUpdate),
+                    5 => convert::task(w).map(Event::Task),
+                    6 => Ok(Event::Message(convert::message(w))),
+                    7 => convert::status_update(w).map(Event::StatusUpdate),
+                    _ => convert::artifact_update(w).map(Event::ArtifactUpdate),
                 })?;
                 o.wrappers += u8::from(wrapped);
             }
@@ -284,7 +180,7 @@ fn object<'a, T>(
 
 /// An `id` value: `null`, a string, or a number, normalised exactly as the
 /// request's id is (`rpc_id`), so the two compare equal.
-pub(super) fn rpc_id_value<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<RpcId<'a>> {
+pub(crate) fn rpc_id_value<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<RpcId<'a>> {
     match cur.peek()? {
         Kind::Null => cur.null().map(|()| RpcId::Null),
         Kind::String => Ok(RpcId::String(cur.string_value()?)),
@@ -313,7 +209,7 @@ fn tasks<'a>(
     let read = objects(cur, m, |cur| {
         let mut o = Obj::default();
         read_obj(cur, &mut o)?;
-        let task = decode::task(&mut o);
+        let task = convert::task(&mut o);
         if let Ok(v) = &mut list {
             match task {
                 Ok(task) => v.push(task),

@@ -1,12 +1,12 @@
 //! The reducer on a plain (non-SSE) body: the answer's shape for its
 //! operation, and `blocking_returned_active`.
 
-use super::reducer::Reducer;
-use super::registry::Registry;
-use super::short::ShortStr;
-use super::Millis;
+use super::Reducer;
 use crate::a2a::model::{Decoded, Event, Operation, Payload, TaskSnapshot, TaskState};
 use crate::findings::{Finding, Kind};
+use crate::lifecycle::registry::Registry;
+use crate::lifecycle::short::ShortStr;
+use crate::lifecycle::Millis;
 
 /// The payload shape a plain (non-SSE) success answer must have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
