@@ -34,13 +34,6 @@ use super::json::{Cursor, Kind, Result};
 use super::model::{Binding, Exchange, Operation, RpcId, Version};
 use super::routes::{percent_decode, route};
 
-/// Whether the classifier needs the request body to decide (JSON-RPC POSTs,
-/// REST sends). GETs and other bodiless calls are classified from the head.
-pub fn needs_body(method: &http::Method, uri: &http::Uri, headers: &http::HeaderMap) -> bool {
-    let _ = (uri, headers);
-    method == Method::POST
-}
-
 /// Classifies a request. `body` is the whole request body (the proxy gives up
 /// on bodies larger than its limit). `None`: not A2A, pass without judging.
 pub fn classify(

@@ -3,17 +3,21 @@
 //! Pure: no I/O, no clock (time is passed in), no async.
 
 pub mod evidence;
+mod frame;
+mod head;
 pub mod inflate;
 
 use crate::a2a::card::CardInfo;
 use crate::a2a::decode::decode;
 use crate::a2a::last_frame::LastFrame;
-use crate::a2a::model::{Decoded, EventKind, Exchange, Operation, Payload};
-use crate::findings::{Finding, Kind};
+use crate::a2a::model::{EventKind, Exchange, Operation, Payload};
+use crate::findings::Finding;
 use crate::lifecycle::{End, Millis, Outcome, Reducer, Registry, Seq};
-use crate::sse::{Frame, Framer};
+use crate::sse::Framer;
 use evidence::EvidencePolicy;
-use inflate::{Encoding, Inflate};
+use frame::{on_frame, unaccused, Stream};
+pub use head::{Head, Media};
+use inflate::Inflate;
 
 /// Limits and evidence rules of the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,60 +115,6 @@ enum Body {
     /// error.
     Ignored,
     Skipped(SkipReason),
-}
-
-struct Stream {
-    framer: Framer,
-    index: u64,
-    last: LastFrame,
-}
-
-/// What the engine reads of a response head: small enough to travel by
-/// value, and read once where the head is (the forwarding thread), so the
-/// analysis thread neither parses nor holds header bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Head {
-    pub status: u16,
-    pub media: Media,
-    pub encoding: Encoding,
-}
-
-impl Head {
-    /// Reads the status and the `Content-Type` and `Content-Encoding`
-    /// values.
-    pub fn read(status: u16, content_type: Option<&str>, content_encoding: Option<&str>) -> Head {
-        Head {
-            status,
-            media: content_type.map_or(Media::Other, Media::of),
-            encoding: Encoding::of(content_encoding),
-        }
-    }
-}
-
-/// A response's media type, as far as judging goes (parameters and case
-/// ignored).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Media {
-    /// `text/event-stream`.
-    EventStream,
-    /// `application/json` or any `+json` type.
-    Json,
-    /// Anything else, or none.
-    Other,
-}
-
-impl Media {
-    /// Reads a `Content-Type` value.
-    pub fn of(content_type: &str) -> Media {
-        let m = media_type(content_type);
-        if m.eq_ignore_ascii_case("text/event-stream") {
-            Media::EventStream
-        } else if is_json(m) {
-            Media::Json
-        } else {
-            Media::Other
-        }
-    }
 }
 
 /// The engine state of one exchange.
@@ -374,71 +324,6 @@ impl ExchangeEngine {
     }
 }
 
-/// Judges one SSE frame.
-#[allow(clippy::too_many_arguments)]
-fn on_frame(
-    reducer: &mut Reducer,
-    last: &mut LastFrame,
-    frame: Frame<'_>,
-    index: &mut u64,
-    reg: &mut Registry,
-    now: Millis,
-    cfg: &EngineConfig,
-    scratch: &mut Vec<Finding>,
-    sink: &mut impl Sink,
-) {
-    let i = *index;
-    *index += 1;
-    scratch.clear();
-    let data: &[u8] = match frame {
-        Frame::Event(ev) => {
-            last.decode(ev.data, |decoded| match decoded {
-                Ok(d) => {
-                    if let Some(k) = event_kind(d) {
-                        sink.event(k);
-                    }
-                    reducer.on_decoded(Some(i), d, reg, now, scratch);
-                }
-                Err(m) => reducer.on_malformed(Some(i), m, scratch),
-            });
-            ev.data
-        }
-        Frame::Oversized { .. } => {
-            // Not read: a gap, not a violation (as a body over its limit
-            // is skipped, not accused).
-            reducer.on_skipped(Some(i));
-            sink.gap(SkipReason::EventTooLarge);
-            b""
-        }
-    };
-    unaccused(reducer.exchange(), scratch);
-    for mut f in scratch.drain(..) {
-        if f.event_index == Some(i) && !data.is_empty() {
-            f.evidence = Some(cfg.evidence.prepare(data));
-        }
-        sink.finding(f);
-    }
-}
-
-/// On an exchange only its path says is A2A, drops the findings that
-/// accuse an answer of not being A2A (`malformed_event`, `unknown_state`):
-/// the route may be the agent's own, not the protocol's.
-fn unaccused(exchange: &Exchange, findings: &mut Vec<Finding>) {
-    if exchange.guessed() {
-        findings.retain(|f| !matches!(f.kind, Kind::MalformedEvent | Kind::UnknownState));
-    }
-}
-
-/// The event kind a frame counts as; a task list is no stream event (the
-/// reducer reports it as malformed).
-fn event_kind(d: &Decoded) -> Option<EventKind> {
-    match &d.payload {
-        Payload::Event(e) => Some(e.kind()),
-        Payload::Error(_) => Some(EventKind::Error),
-        Payload::TaskList(_) => None,
-    }
-}
-
 /// Operations whose answers the reducer judges.
 fn judged(op: Operation) -> bool {
     matches!(
@@ -451,60 +336,4 @@ fn judged(op: Operation) -> bool {
             | Operation::SubscribeToTask
             | Operation::GetAgentCard
     )
-}
-
-fn media_type(content_type: &str) -> &str {
-    let end = content_type.find(';').unwrap_or(content_type.len());
-    content_type.get(..end).unwrap_or_default().trim()
-}
-
-/// Whether a media type (parameters cut off) is JSON: `application/json`
-/// or any `+json` type.
-fn is_json(media_type: &str) -> bool {
-    let m = media_type.as_bytes();
-    m.eq_ignore_ascii_case(b"application/json")
-        || m.len()
-            .checked_sub(5)
-            .is_some_and(|at| m[at..].eq_ignore_ascii_case(b"+json"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn media_types_are_read_without_case_or_parameters() {
-        for json in [
-            "application/json",
-            "Application/JSON; charset=utf-8",
-            " application/json ;x=y",
-            "application/problem+json",
-            "application/vnd.a2a+JSON",
-            "+json",
-        ] {
-            assert_eq!(Media::of(json), Media::Json, "{json:?}");
-        }
-        for other in [
-            "",
-            "json",
-            "text/plain",
-            "application/jsonx",
-            "é",
-            "application/json+é",
-        ] {
-            assert_eq!(Media::of(other), Media::Other, "{other:?}");
-        }
-        assert_eq!(
-            Media::of("Text/Event-Stream; charset=utf-8"),
-            Media::EventStream
-        );
-        assert_eq!(Media::of("text/event-streams"), Media::Other);
-        let head = |ct| Head::read(200, ct, None).media;
-        assert_eq!(head(Some(" text/event-stream ;x")), Media::EventStream);
-        assert_eq!(head(Some("application/a2a+json")), Media::Json);
-        assert_eq!(head(Some("text/html")), Media::Other);
-        assert_eq!(head(None), Media::Other);
-        assert_eq!(media_type("a/b ; c"), "a/b");
-        assert_eq!(media_type(";"), "");
-    }
 }

@@ -1,8 +1,9 @@
 //! The analysis thread: owns every exchange's engine and the task registry,
 //! judges bytes in arrival order, reports findings.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+mod live;
+mod report;
+
 use std::ops::Range;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -12,14 +13,15 @@ use super::clock::Clock;
 use super::queue::{Receiver, Sender};
 use super::series::AnalysisSeries;
 use crate::a2a::card::{self, CardInfo};
-use crate::a2a::model::{EventKind, Exchange, TaskState};
-use crate::engine::{EngineConfig, ExchangeEngine, Head, Sink, SkipReason};
-use crate::findings::{Finding, Policy};
+use crate::a2a::model::Exchange;
+use crate::engine::{EngineConfig, ExchangeEngine, Head, SkipReason};
+use crate::findings::Policy;
 use crate::lifecycle::{End, Millis, Outcome, Registry, Seq};
-use crate::report::audit::{AuditLog, Origin, Record};
-use crate::report::log_safe;
+use crate::report::audit::AuditLog;
 use crate::report::metrics::Metrics;
 use crate::report::pipeline::Pipeline;
+use live::{Live, LiveSet};
+use report::Collect;
 
 /// A message from the proxy's observers.
 pub(crate) enum Msg {
@@ -91,81 +93,6 @@ impl AnalysisHandle {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-    }
-}
-
-struct Live {
-    engine: ExchangeEngine,
-    /// What `engine.held_bytes()` was after its last piece.
-    held: usize,
-    opened: Instant,
-    first_event: bool,
-}
-
-/// Maps keyed by request id, looked up for every message.
-type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
-
-/// The exchanges being judged: the one opened last apart, the rest in a
-/// map. An exchange whose messages come together (a JSON answer: opening,
-/// head, body and end in one hand-over) is judged and ended there without
-/// a map insert, lookups or a removal; it joins the map when another
-/// exchange opens.
-#[derive(Default)]
-struct LiveSet {
-    newest: Option<(u64, Live)>,
-    others: IdMap<Live>,
-}
-
-impl LiveSet {
-    fn len(&self) -> usize {
-        self.others.len() + usize::from(self.newest.is_some())
-    }
-
-    fn open(&mut self, id: u64, live: Live) {
-        if let Some((older, live)) = self.newest.replace((id, live)) {
-            self.others.insert(older, live);
-        }
-    }
-
-    fn get_mut(&mut self, id: u64) -> Option<&mut Live> {
-        match &mut self.newest {
-            Some((newest, live)) if *newest == id => Some(live),
-            _ => self.others.get_mut(&id),
-        }
-    }
-
-    /// Drops `id`'s state where it lies (the newest is not moved out);
-    /// what it held, if it was there.
-    fn discard(&mut self, id: u64) -> Option<usize> {
-        match &self.newest {
-            Some((newest, live)) if *newest == id => {
-                let held = live.held;
-                self.newest = None;
-                Some(held)
-            }
-            _ => self.others.remove(&id).map(|live| live.held),
-        }
-    }
-}
-
-/// Request ids are the proxy's own counter, never chosen by a peer: one
-/// multiply spreads them, and SipHash's flood resistance buys nothing.
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(self.0 ^ u64::from(*b));
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
 
@@ -456,100 +383,6 @@ impl Worker {
         };
         self.held -= held;
         true
-    }
-
-    fn tick(&mut self) {
-        let now = self.now(self.time.now());
-        let mut found = Vec::new();
-        self.registry.tick(now, &mut found);
-        self.report(0, None, found);
-    }
-
-    fn skipped(&self, reason: SkipReason) {
-        self.series.skipped(reason).inc();
-    }
-
-    /// Applies the severity policy and writes each finding everywhere.
-    fn report(&self, id: u64, exchange: Option<&Exchange>, findings: Vec<Finding>) {
-        if findings.is_empty() {
-            return;
-        }
-        let origin = match exchange {
-            Some(ex) => Origin::of(&self.upstream, ex, format_id(id)),
-            None => Origin {
-                upstream: self.upstream.clone(),
-                ..Origin::default()
-            },
-        };
-        for f in findings {
-            let Some(f) = self.pipeline.keep(f) else {
-                continue;
-            };
-            self.series.violation(f.kind, f.severity).inc();
-            let record = Record::new(f, &origin);
-            tracing::warn!(
-                request_id = record.request_id.as_deref().unwrap_or("-"),
-                kind = record.kind,
-                severity = record.severity,
-                task_id = record.task_id.as_deref().unwrap_or("-"),
-                "{}",
-                log_safe(&record.detail)
-            );
-            self.audit.write(record);
-        }
-    }
-
-    /// Registry gauges and transition counts, once a tick (they are
-    /// scraped, not alerted on to the millisecond).
-    fn sync_registry_metrics(&mut self) {
-        let by_state = self.registry.tracked_by_state();
-        for (gauge, n) in self.series.tracked().iter().zip(by_state) {
-            gauge.set(i64::try_from(n).unwrap_or(i64::MAX));
-        }
-        let metrics = &self.metrics;
-        let upstream = &self.upstream;
-        self.registry.take_transitions(&mut |from, to, n| {
-            metrics
-                .task_transitions_total
-                .with_label_values(&[
-                    upstream,
-                    from.map_or("none", TaskState::as_str),
-                    to.as_str(),
-                ])
-                .inc_by(n);
-        });
-    }
-}
-
-/// The request id as the proxy's logs write it (`request_id=N`).
-pub(crate) fn format_id(id: u64) -> String {
-    id.to_string()
-}
-
-#[derive(Default)]
-struct Collect {
-    findings: Vec<Finding>,
-    /// Decoded events, in `EventKind::ALL` order.
-    events: [u32; EventKind::ALL.len()],
-    /// Events not read (gaps), with why.
-    gaps: Vec<SkipReason>,
-    card: Option<CardInfo>,
-}
-
-impl Sink for Collect {
-    fn finding(&mut self, finding: Finding) {
-        self.findings.push(finding);
-    }
-    fn event(&mut self, kind: EventKind) {
-        if let Some(i) = EventKind::ALL.iter().position(|k| *k == kind) {
-            self.events[i] += 1;
-        }
-    }
-    fn gap(&mut self, reason: SkipReason) {
-        self.gaps.push(reason);
-    }
-    fn card(&mut self, card: CardInfo) {
-        self.card = Some(card);
     }
 }
 

@@ -1,0 +1,80 @@
+//! The defaults of the sections (`config.toml.example` shows them).
+
+use super::{
+    AnalysisSection, AuditSection, HumanDuration, Level, LogFormat, LogSection, ProxySection,
+    RegistrySection, StallLimit, StallSection,
+};
+
+const MIB: usize = 1024 * 1024;
+
+impl Default for ProxySection {
+    fn default() -> Self {
+        ProxySection {
+            max_request_body: 64 * MIB as u64,
+            upstream_header_timeout: HumanDuration::secs(30),
+            stream_idle_timeout: HumanDuration::secs(300),
+            max_connections: 10_000,
+            max_upstream_connections: 10_000,
+            max_concurrent_streams: 100,
+            upstream_http2: false,
+            forwarded_headers: false,
+            grace_period: HumanDuration::secs(30),
+            tls_ca_file: None,
+            connect_timeout: HumanDuration::secs(5),
+            pool_idle_timeout: HumanDuration::secs(90),
+            header_read_timeout: HumanDuration::secs(30),
+            idle_timeout: HumanDuration::secs(60),
+            write_timeout: HumanDuration::secs(60),
+        }
+    }
+}
+
+impl Default for LogSection {
+    fn default() -> Self {
+        LogSection {
+            format: LogFormat::Text,
+            level: Level("info".to_string()),
+        }
+    }
+}
+
+impl Default for AuditSection {
+    fn default() -> Self {
+        AuditSection {
+            evidence_bytes: 2048,
+            redact_parts: false,
+            queue_capacity: 10_000,
+        }
+    }
+}
+
+impl Default for AnalysisSection {
+    fn default() -> Self {
+        AnalysisSection {
+            max_body_bytes: 4 * MIB,
+            max_request_bytes: MIB,
+            max_event_bytes: MIB,
+            queue_bytes: 64 * MIB,
+        }
+    }
+}
+
+impl Default for RegistrySection {
+    fn default() -> Self {
+        RegistrySection {
+            max_tasks: 100_000,
+            ttl: HumanDuration::secs(3600),
+        }
+    }
+}
+
+impl Default for StallSection {
+    fn default() -> Self {
+        StallSection {
+            submitted: StallLimit::After(std::time::Duration::from_secs(60)),
+            working: StallLimit::After(std::time::Duration::from_secs(600)),
+            input_required: StallLimit::After(std::time::Duration::from_secs(3600)),
+            auth_required: StallLimit::After(std::time::Duration::from_secs(3600)),
+        }
+    }
+}

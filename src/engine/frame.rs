@@ -1,0 +1,81 @@
+//! One SSE frame through the decoder (reusing the last frame's decoding
+//! when only skipped text differs) and the reducer.
+
+use super::{EngineConfig, Sink, SkipReason};
+use crate::a2a::last_frame::LastFrame;
+use crate::a2a::model::{Decoded, EventKind, Exchange, Payload};
+use crate::findings::{Finding, Kind};
+use crate::lifecycle::{Millis, Reducer, Registry};
+use crate::sse::{Frame, Framer};
+
+/// A stream body's state.
+pub(super) struct Stream {
+    pub(super) framer: Framer,
+    pub(super) index: u64,
+    pub(super) last: LastFrame,
+}
+
+/// Judges one SSE frame.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn on_frame(
+    reducer: &mut Reducer,
+    last: &mut LastFrame,
+    frame: Frame<'_>,
+    index: &mut u64,
+    reg: &mut Registry,
+    now: Millis,
+    cfg: &EngineConfig,
+    scratch: &mut Vec<Finding>,
+    sink: &mut impl Sink,
+) {
+    let i = *index;
+    *index += 1;
+    scratch.clear();
+    let data: &[u8] = match frame {
+        Frame::Event(ev) => {
+            last.decode(ev.data, |decoded| match decoded {
+                Ok(d) => {
+                    if let Some(k) = event_kind(d) {
+                        sink.event(k);
+                    }
+                    reducer.on_decoded(Some(i), d, reg, now, scratch);
+                }
+                Err(m) => reducer.on_malformed(Some(i), m, scratch),
+            });
+            ev.data
+        }
+        Frame::Oversized { .. } => {
+            // Not read: a gap, not a violation (as a body over its limit
+            // is skipped, not accused).
+            reducer.on_skipped(Some(i));
+            sink.gap(SkipReason::EventTooLarge);
+            b""
+        }
+    };
+    unaccused(reducer.exchange(), scratch);
+    for mut f in scratch.drain(..) {
+        if f.event_index == Some(i) && !data.is_empty() {
+            f.evidence = Some(cfg.evidence.prepare(data));
+        }
+        sink.finding(f);
+    }
+}
+
+/// On an exchange only its path says is A2A, drops the findings that
+/// accuse an answer of not being A2A (`malformed_event`, `unknown_state`):
+/// the route may be the agent's own, not the protocol's.
+pub(super) fn unaccused(exchange: &Exchange, findings: &mut Vec<Finding>) {
+    if exchange.guessed() {
+        findings.retain(|f| !matches!(f.kind, Kind::MalformedEvent | Kind::UnknownState));
+    }
+}
+
+/// The event kind a frame counts as; a task list is no stream event (the
+/// reducer reports it as malformed).
+fn event_kind(d: &Decoded) -> Option<EventKind> {
+    match &d.payload {
+        Payload::Event(e) => Some(e.kind()),
+        Payload::Error(_) => Some(EventKind::Error),
+        Payload::TaskList(_) => None,
+    }
+}

@@ -1,0 +1,82 @@
+//! The exchanges being judged, by request id.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::time::Instant;
+
+use crate::engine::ExchangeEngine;
+
+pub(super) struct Live {
+    pub(super) engine: ExchangeEngine,
+    /// What `engine.held_bytes()` was after its last piece.
+    pub(super) held: usize,
+    pub(super) opened: Instant,
+    pub(super) first_event: bool,
+}
+
+/// Maps keyed by request id, looked up for every message.
+type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+
+/// The exchanges being judged: the one opened last apart, the rest in a
+/// map. An exchange whose messages come together (a JSON answer: opening,
+/// head, body and end in one hand-over) is judged and ended there without
+/// a map insert, lookups or a removal; it joins the map when another
+/// exchange opens.
+#[derive(Default)]
+pub(super) struct LiveSet {
+    newest: Option<(u64, Live)>,
+    others: IdMap<Live>,
+}
+
+impl LiveSet {
+    pub(super) fn len(&self) -> usize {
+        self.others.len() + usize::from(self.newest.is_some())
+    }
+
+    pub(super) fn open(&mut self, id: u64, live: Live) {
+        if let Some((older, live)) = self.newest.replace((id, live)) {
+            self.others.insert(older, live);
+        }
+    }
+
+    pub(super) fn get_mut(&mut self, id: u64) -> Option<&mut Live> {
+        match &mut self.newest {
+            Some((newest, live)) if *newest == id => Some(live),
+            _ => self.others.get_mut(&id),
+        }
+    }
+
+    /// Drops `id`'s state where it lies (the newest is not moved out);
+    /// what it held, if it was there.
+    pub(super) fn discard(&mut self, id: u64) -> Option<usize> {
+        match &self.newest {
+            Some((newest, live)) if *newest == id => {
+                let held = live.held;
+                self.newest = None;
+                Some(held)
+            }
+            _ => self.others.remove(&id).map(|live| live.held),
+        }
+    }
+}
+
+/// Request ids are the proxy's own counter, never chosen by a peer: one
+/// multiply spreads them, and SipHash's flood resistance buys nothing.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(self.0 ^ u64::from(*b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
