@@ -938,3 +938,16 @@ async fn stalled_task_needs_an_open_stream_or_an_unchanged_status() {
         Some(2.0)
     );
 }
+
+/// A kind added to the catalogue without its test here fails this one:
+/// each kind names a test of this file (`async fn <kind>...`).
+#[test]
+fn every_catalogue_kind_has_its_test_here() {
+    let source = include_str!("kinds.rs");
+    let missing: Vec<&str> = a2a_tap::findings::Kind::ALL
+        .iter()
+        .map(|k| k.as_str())
+        .filter(|name| !source.contains(&format!("async fn {name}")))
+        .collect();
+    assert!(missing.is_empty(), "kinds without a live test: {missing:?}");
+}
