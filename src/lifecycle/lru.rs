@@ -4,12 +4,8 @@
 //! its key in place (`ShortStr`: no allocation for ids up to 46 bytes, and a
 //! comparison reads no second block) and the key's hash: an eviction finds
 //! its index entry by slot number, without hashing or reading the key
-//! again. The slot last found or inserted is tried first: a stream's events
-//! name one task, so most lookups compare one key and skip the hashing and
-//! the probe. Likewise the key last missed: a new task is looked up more
-//! than once before it is inserted, and hashed once.
+//! again.
 
-use std::cell::{Cell, RefCell};
 use std::hash::{BuildHasher, RandomState};
 
 use hashbrown::HashTable;
@@ -47,12 +43,6 @@ pub(crate) struct Lru<V> {
     free: Vec<u32>,
     head: u32,
     tail: u32,
-    /// The slot last found or inserted (possibly freed or reused since:
-    /// its key is always compared).
-    last: Cell<u32>,
-    /// The key last looked up and missed, with its hash. Every insert
-    /// clears it, so the key it holds is absent.
-    missed: RefCell<Option<(ShortStr, u64)>>,
 }
 
 // === impl Lru ===
@@ -66,8 +56,6 @@ impl<V> Lru<V> {
             free: Vec::new(),
             head: NIL,
             tail: NIL,
-            last: Cell::new(NIL),
-            missed: RefCell::new(None),
         }
     }
 
@@ -77,15 +65,6 @@ impl<V> Lru<V> {
 
     /// The slot holding `key`, or where it would go.
     fn find(&self, key: &str) -> Result<u32, Vacant> {
-        let last = self.last.get();
-        if self.slot(last).is_some_and(|s| s.key.is(key)) {
-            return Ok(last);
-        }
-        if let Some((missed, hash)) = &*self.missed.borrow() {
-            if missed.is(key) {
-                return Err(Vacant(*hash));
-            }
-        }
         let hash = self.hasher.hash_one(key);
         let slots = &self.slots;
         let found = self.index.find(hash, |&i| {
@@ -94,16 +73,7 @@ impl<V> Lru<V> {
                 .and_then(Option::as_ref)
                 .is_some_and(|s| s.hash == hash && s.key.is(key))
         });
-        match found {
-            Some(&i) => {
-                self.last.set(i);
-                Ok(i)
-            }
-            None => {
-                *self.missed.borrow_mut() = ShortStr::inline(key).map(|k| (k, hash));
-                Err(Vacant(hash))
-            }
-        }
+        found.copied().ok_or(Vacant(hash))
     }
 
     /// The value of `key`, without touching it.
@@ -144,7 +114,6 @@ impl<V> Lru<V> {
     /// is reached.
     pub(crate) fn insert(&mut self, key: &str, at: Vacant, value: V) -> bool {
         let Vacant(hash) = at;
-        *self.missed.get_mut() = None;
         let slot = Slot {
             key: ShortStr::new(key),
             hash,
@@ -169,7 +138,6 @@ impl<V> Lru<V> {
                 .map_or(0, |s| s.hash)
         });
         self.link_back(i);
-        self.last.set(i);
         true
     }
 

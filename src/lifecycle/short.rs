@@ -31,11 +31,6 @@ impl ShortStr {
         }
     }
 
-    /// `s` stored in place, or `None` when it is too long for that.
-    pub(crate) fn inline(s: &str) -> Option<ShortStr> {
-        (s.len() <= INLINE).then(|| ShortStr::new(s))
-    }
-
     /// The text's bytes (cheaper to compare than `as_str`, which checks
     /// them again).
     pub(crate) fn as_bytes(&self) -> &[u8] {
@@ -90,7 +85,6 @@ mod tests {
             assert_eq!(format!("{id:?}"), format!("{s:?}"));
             let inline = matches!(id, ShortStr::Inline { .. });
             assert_eq!(inline, s.len() <= INLINE, "{s}");
-            assert_eq!(ShortStr::inline(s).is_some(), inline, "{s}");
         }
         assert_eq!(std::mem::size_of::<ShortStr>(), 48);
         assert_eq!(std::mem::size_of::<Option<ShortStr>>(), 48);

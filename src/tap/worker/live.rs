@@ -17,46 +17,26 @@ pub(super) struct Live {
 /// Maps keyed by request id, looked up for every message.
 type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 
-/// The exchanges being judged: the one opened last apart, the rest in a
-/// map. An exchange whose messages come together (a JSON answer: opening,
-/// head, body and end in one hand-over) is judged and ended there without
-/// a map insert, lookups or a removal; it joins the map when another
-/// exchange opens.
+/// The exchanges being judged.
 #[derive(Default)]
-pub(super) struct LiveSet {
-    newest: Option<(u64, Live)>,
-    others: IdMap<Live>,
-}
+pub(super) struct LiveSet(IdMap<Live>);
 
 impl LiveSet {
     pub(super) fn len(&self) -> usize {
-        self.others.len() + usize::from(self.newest.is_some())
+        self.0.len()
     }
 
     pub(super) fn open(&mut self, id: u64, live: Live) {
-        if let Some((older, live)) = self.newest.replace((id, live)) {
-            self.others.insert(older, live);
-        }
+        self.0.insert(id, live);
     }
 
     pub(super) fn get_mut(&mut self, id: u64) -> Option<&mut Live> {
-        match &mut self.newest {
-            Some((newest, live)) if *newest == id => Some(live),
-            _ => self.others.get_mut(&id),
-        }
+        self.0.get_mut(&id)
     }
 
-    /// Drops `id`'s state where it lies (the newest is not moved out);
-    /// what it held, if it was there.
+    /// Drops `id`'s state; what it held, if it was there.
     pub(super) fn discard(&mut self, id: u64) -> Option<usize> {
-        match &self.newest {
-            Some((newest, live)) if *newest == id => {
-                let held = live.held;
-                self.newest = None;
-                Some(held)
-            }
-            _ => self.others.remove(&id).map(|live| live.held),
-        }
+        self.0.remove(&id).map(|live| live.held)
     }
 }
 
