@@ -48,7 +48,7 @@ start_tap() { # binary port config
   wait_port "127.0.0.1:$2"
 }
 
-target/release/examples/bench_upstream "127.0.0.1:$UP_PORT" 2>/dev/null &
+"${CARGO_TARGET_DIR:-target}/release/examples/bench_upstream" "127.0.0.1:$UP_PORT" 2>/dev/null &
 PIDS+=($!)
 wait_port "127.0.0.1:$UP_PORT"
 start_tap "$BIN_A" "$A_PORT" "${CONFIG_A:-}"

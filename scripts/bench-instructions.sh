@@ -30,12 +30,12 @@ for tool in valgrind callgrind_annotate wrk; do
 done
 
 cargo build --release --bins --example bench_upstream 2>&1 | tail -1
-BIN=${1:-target/release/a2a-tap}
+BIN=${1:-${CARGO_TARGET_DIR:-target}/release/a2a-tap}
 [[ -x $BIN ]] || { echo "not an executable: $BIN" >&2; exit 2; }
 
 start_work instr
 
-target/release/examples/bench_upstream "127.0.0.1:$UP_PORT" 2>/dev/null &
+"${CARGO_TARGET_DIR:-target}/release/examples/bench_upstream" "127.0.0.1:$UP_PORT" 2>/dev/null &
 PIDS+=($!)
 wait_port "127.0.0.1:$UP_PORT"
 write_post_lua "$WORK/post.lua"

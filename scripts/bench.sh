@@ -44,8 +44,9 @@ fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
 cargo build --release --bin a2a-tap --example bench_upstream 2>&1 | tail -1
-TAP_BIN=target/release/a2a-tap
-UP_BIN=target/release/examples/bench_upstream
+TARGET_DIR=${CARGO_TARGET_DIR:-target}
+TAP_BIN=${TAP_BIN:-$TARGET_DIR/release/a2a-tap} # TAP_BIN=path: another build
+UP_BIN=$TARGET_DIR/release/examples/bench_upstream
 
 # --- targets: each start_* prints the base URL to load -----------------------
 start_upstream() {
