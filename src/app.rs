@@ -93,6 +93,7 @@ impl App {
             Some(m) => m,
             None => Arc::new(Metrics::new()?),
         };
+        let options_audit = options.audit.clone();
         let validation = if config.validate {
             Some(start_validation(
                 config,
@@ -110,7 +111,23 @@ impl App {
             (None, Some(public_base)) => Some(Arc::new(CardOnly { public_base })),
             (None, None) => None,
         };
+        let audit = match (&validation, &options_audit) {
+            (None, _) => "off (validate = false)".to_string(),
+            (Some(_), Some(target)) => target.describe(),
+            (Some(_), None) => Target::parse(&config.audit_log).describe(),
+        };
         let server = server::start_with(config, metrics, inspector).await?;
+        tracing::info!(
+            version = env!("CARGO_PKG_VERSION"),
+            listen = %server.listen_addr(),
+            admin = %server.admin_addr(),
+            upstream = %config.upstream.as_ref().map(|u| u.masked()).unwrap_or_default(),
+            name = %config.upstream_name(),
+            validate = config.validate,
+            audit = %audit,
+            threads = server.threads(),
+            "a2a-tap serving"
+        );
         Ok(App { server, validation })
     }
 
@@ -151,10 +168,15 @@ impl App {
         }
     }
 
-    /// Begins the drain (readiness false, no more accepting) and returns at
-    /// once; `shutdown` finishes it.
+    /// Begins the drain (readiness false at once, accepting for the drain
+    /// delay) and returns at once; `shutdown` finishes it.
     pub fn begin_shutdown(&self) {
         self.server.shutdown();
+    }
+
+    /// What ends a shutdown at once (a second signal).
+    pub fn stopper(&self) -> crate::server::Stopper {
+        self.server.stopper()
     }
 
     /// Drains and stops: the listeners (in-flight exchanges get the grace

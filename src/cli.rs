@@ -1,11 +1,13 @@
-//! The command line: `serve` (the default) and `check`, as in CONTRACT.md.
+//! The command line: `serve` (the default), `check` and `config check`.
+//! Every serve flag can also come from the environment (`A2A_TAP_<FLAG>`),
+//! below the flag and above the config file.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::config::{Config, UpstreamUrl};
+use crate::config::{Config, Level, LogFormat, UpstreamUrl};
 
 /// A transparent reverse proxy that validates A2A traffic.
 #[derive(Debug, Parser)]
@@ -31,29 +33,60 @@ pub enum Command {
     Serve(ServeArgs),
     /// Validate recorded traffic offline.
     Check(CheckArgs),
+    /// Configuration tools.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+/// `a2a-tap config ...`.
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Validate the configuration (file, environment and flags) and print
+    /// the effective one; exit 2 naming every problem. Nothing is bound.
+    Check(ServeArgs),
 }
 
 /// Flags of `serve`; each overrides the config file's key of the same name.
 #[derive(Debug, Clone, Default, Args)]
 pub struct ServeArgs {
     /// TOML config file (see config.toml.example).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", env = "A2A_TAP_CONFIG")]
     pub config: Option<PathBuf>,
     /// Address callers connect to, e.g. 127.0.0.1:8080.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", env = "A2A_TAP_LISTEN")]
     pub listen: Option<SocketAddr>,
     /// The agent behind the proxy, e.g. http://127.0.0.1:9999.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", env = "A2A_TAP_UPSTREAM")]
     pub upstream: Option<UpstreamUrl>,
     /// Admin address for /metrics, /healthz, /readyz [default: 127.0.0.1:9464].
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", env = "A2A_TAP_ADMIN")]
     pub admin: Option<SocketAddr>,
     /// Audit log file (appended), or - for stdout [default: -].
-    #[arg(long, value_name = "PATH|-")]
+    #[arg(long, value_name = "PATH|-", env = "A2A_TAP_AUDIT_LOG")]
     pub audit_log: Option<String>,
     /// Label of the upstream in metrics and audit records [default: upstream host:port].
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", env = "A2A_TAP_NAME")]
     pub name: Option<String>,
+    /// Format of the proxy's own log lines [default: text].
+    #[arg(long, value_enum, value_name = "FORMAT", env = "A2A_TAP_LOG_FORMAT")]
+    pub log_format: Option<LogFormatArg>,
+    /// Log filter: a level (info, debug...) or target=level directives,
+    /// comma-separated [default: info]; RUST_LOG, when set, wins.
+    #[arg(long, value_name = "FILTER", env = "A2A_TAP_LOG_LEVEL")]
+    pub log_level: Option<Level>,
+    /// Serving threads [default: one per CPU the process may use].
+    #[arg(long, value_name = "N", env = "A2A_TAP_THREADS",
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+}
+
+/// `--log-format` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormatArg {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// Output format of `check`.
@@ -99,6 +132,18 @@ impl ServeArgs {
         }
         if let Some(name) = &self.name {
             config.name = Some(name.clone());
+        }
+        if let Some(format) = self.log_format {
+            config.log.format = match format {
+                LogFormatArg::Text => LogFormat::Text,
+                LogFormatArg::Json => LogFormat::Json,
+            };
+        }
+        if let Some(level) = &self.log_level {
+            config.log.level = level.clone();
+        }
+        if let Some(threads) = self.threads {
+            config.proxy.threads = usize::from(threads);
         }
     }
 }

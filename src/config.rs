@@ -1,7 +1,8 @@
 //! The TOML configuration: every key, its default, `from_str` then `validate()`.
 //!
 //! `config.toml.example` at the repo root shows each key with its default; keep
-//! the two in step. Durations are humantime strings (`"30s"`), sizes are bytes.
+//! the two in step. Durations are humantime strings (`"30s"`); sizes are
+//! bytes, as an integer or with a unit (`"64MiB"`).
 
 mod defaults;
 mod values;
@@ -10,11 +11,14 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::findings::{Kind, Policy};
 
-pub use values::{HumanDuration, Level, LogFormat, SeverityChoice, StallLimit, UpstreamUrl};
+pub use values::{
+    parse_size, HumanDuration, Level, LogFormat, SeverityChoice, StallLimit, UpstreamUrl,
+};
+use values::{size_u64, size_usize};
 
 /// Why a configuration was refused. Every message names the key.
 #[derive(Debug, thiserror::Error)]
@@ -37,10 +41,13 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// More than one problem, each on its own line.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Problems(Vec<ConfigError>),
 }
 
 /// The whole configuration (top-level keys).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Address callers connect to (`--listen`). Required.
@@ -77,10 +84,11 @@ pub struct Config {
 }
 
 /// `[proxy]`: forwarding limits and the upstream client.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ProxySection {
     /// Largest request body accepted, in bytes; larger gets 413.
+    #[serde(deserialize_with = "size_u64")]
     pub max_request_body: u64,
     /// How long to wait for the upstream's response headers; then 504.
     pub upstream_header_timeout: HumanDuration,
@@ -116,23 +124,34 @@ pub struct ProxySection {
     /// A response whose caller takes none of its bytes for this long (a
     /// caller that stopped reading) is cut and its connection closed.
     pub write_timeout: HumanDuration,
+    /// After SIGTERM/SIGINT, how long the listener keeps accepting (with
+    /// readiness false) so that load balancers stop sending first.
+    pub drain_delay: HumanDuration,
+    /// Serving threads (`--threads`); 0: one per CPU the process may use
+    /// (its cgroup quota counts).
+    pub threads: usize,
 }
 
 /// `[log]`: the process's own logs (not the audit log).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LogSection {
     /// `text` or `json`.
     pub format: LogFormat,
     /// A tracing filter (`info`, `debug`, `a2a_tap=debug,info`); `RUST_LOG` overrides it.
     pub level: Level,
+    /// Write one access-log line (JSON) per exchange.
+    pub access: bool,
+    /// Where access-log lines go: a file path (appended) or `-` for stdout.
+    pub access_log: String,
 }
 
 /// `[audit]`: audit record shaping and buffering.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AuditSection {
     /// Evidence (the offending frame) is cut to this many bytes.
+    #[serde(deserialize_with = "size_usize")]
     pub evidence_bytes: usize,
     /// Replace message/artifact parts in evidence with a placeholder.
     pub redact_parts: bool,
@@ -141,21 +160,25 @@ pub struct AuditSection {
 }
 
 /// `[analysis]`: what the validator is given, bounded so it never slows traffic.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AnalysisSection {
     /// JSON responses larger than this are forwarded but not judged.
+    #[serde(deserialize_with = "size_usize")]
     pub max_body_bytes: usize,
     /// Request bodies larger than this are forwarded but not classified.
+    #[serde(deserialize_with = "size_usize")]
     pub max_request_bytes: usize,
     /// SSE events larger than this are forwarded, reported once as `malformed_event`, and skipped.
+    #[serde(deserialize_with = "size_usize")]
     pub max_event_bytes: usize,
     /// Bytes queued for, or held by, analysis across all exchanges; beyond it the exchange that crosses it is left unjudged and counted.
+    #[serde(deserialize_with = "size_usize")]
     pub queue_bytes: usize,
 }
 
 /// `[registry]`: tasks remembered across exchanges.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RegistrySection {
     /// Most tasks remembered; the least recently seen are forgotten first.
@@ -165,7 +188,7 @@ pub struct RegistrySection {
 }
 
 /// `[stall]`: per-state limits for `stalled_task`; each may be `"off"`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct StallSection {
     /// Limit for `submitted`.
@@ -224,50 +247,73 @@ impl Config {
         text.parse()
     }
 
-    /// Checks what the types alone cannot: required keys, ranges, cross-key rules.
+    /// Checks what the types alone cannot: required keys, ranges, cross-key
+    /// rules. Every problem is reported, not only the first.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        self.validate_serving()?;
-        self.validate_settings()
+        let mut problems = self.serving_problems();
+        problems.extend(self.setting_problems());
+        one_or_all(problems)
     }
 
     /// What serving needs beyond the settings: where to listen and what to
     /// forward to.
-    fn validate_serving(&self) -> Result<(), ConfigError> {
+    fn serving_problems(&self) -> Vec<ConfigError> {
+        let mut problems = Vec::new();
         if self.listen.is_none() {
-            return Err(ConfigError::Missing {
+            problems.push(ConfigError::Missing {
                 key: "listen",
-                why: "set it in the config file or pass --listen",
+                why: "set it in the config file, pass --listen or set A2A_TAP_LISTEN",
             });
         }
         if self.upstream.is_none() {
-            return Err(ConfigError::Missing {
+            problems.push(ConfigError::Missing {
                 key: "upstream",
-                why: "set it in the config file or pass --upstream",
+                why: "set it in the config file, pass --upstream or set A2A_TAP_UPSTREAM",
             });
         }
-        Ok(())
+        problems
     }
 
     /// The checks of every setting, for `check` and `probe` too (which need
     /// no `listen` or `upstream`).
     pub fn validate_settings(&self) -> Result<(), ConfigError> {
+        one_or_all(self.setting_problems())
+    }
+
+    fn setting_problems(&self) -> Vec<ConfigError> {
+        let mut problems = Vec::new();
+        let mut invalid = |key: &str, why: &str| {
+            problems.push(ConfigError::Invalid {
+                key: key.to_string(),
+                why: why.to_string(),
+            })
+        };
         if self.rewrite_agent_card && self.public_url.is_none() {
-            return Err(ConfigError::Missing {
-                key: "public_url",
-                why: "rewrite_agent_card = true needs the proxy's public URL",
-            });
+            invalid(
+                "public_url",
+                "is required: rewrite_agent_card = true needs the proxy's public URL",
+            );
         }
-        if let Some(name) = &self.name {
-            if name.is_empty() {
-                return invalid("name", "must not be empty");
-            }
+        if self.name.as_deref() == Some("") {
+            invalid("name", "must not be empty");
         }
         if self.audit_log.is_empty() {
-            return invalid("audit_log", "must be a path or `-` for stdout");
+            invalid("audit_log", "must be a path or `-` for stdout");
         }
-        let positive: [(&str, u64); 10] = [
+        if self.log.access_log.is_empty() {
+            invalid("log.access_log", "must be a path or `-` for stdout");
+        }
+        let positive: [(&str, u64); 13] = [
             ("proxy.max_request_body", self.proxy.max_request_body),
             ("proxy.max_connections", self.proxy.max_connections as u64),
+            (
+                "proxy.max_upstream_connections",
+                self.proxy.max_upstream_connections as u64,
+            ),
+            (
+                "proxy.max_concurrent_streams",
+                u64::from(self.proxy.max_concurrent_streams),
+            ),
             ("audit.queue_capacity", self.audit.queue_capacity as u64),
             (
                 "analysis.max_body_bytes",
@@ -291,20 +337,63 @@ impl Config {
                 "proxy.stream_idle_timeout",
                 nanos(&self.proxy.stream_idle_timeout),
             ),
+            ("proxy.connect_timeout", nanos(&self.proxy.connect_timeout)),
         ];
         for (key, value) in positive {
             if value == 0 {
-                return invalid(key, "must be greater than zero");
+                invalid(key, "must be greater than zero");
             }
         }
-        if nanos(&self.proxy.connect_timeout) == 0 {
-            return invalid("proxy.connect_timeout", "must be greater than zero");
-        }
         if nanos(&self.registry.ttl) == 0 {
-            return invalid("registry.ttl", "must be greater than zero");
+            invalid("registry.ttl", "must be greater than zero");
         }
-        self.policy()?;
-        Ok(())
+        let stalls = [
+            ("stall.submitted", self.stall.submitted),
+            ("stall.working", self.stall.working),
+            ("stall.input_required", self.stall.input_required),
+            ("stall.auth_required", self.stall.auth_required),
+        ];
+        for (key, limit) in stalls {
+            if limit == StallLimit::After(std::time::Duration::ZERO) {
+                invalid(
+                    key,
+                    "0s would report every task in that state at once; write \"off\" for no limit",
+                );
+            }
+        }
+        if let Some(path) = &self.proxy.tls_ca_file {
+            if let Err(e) = std::fs::metadata(path).and_then(|m| {
+                if m.is_file() {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::other("not a file"))
+                }
+            }) {
+                problems.push(ConfigError::Invalid {
+                    key: "proxy.tls_ca_file".to_string(),
+                    why: format!("cannot read {}: {e}", path.display()),
+                });
+            }
+        }
+        if let Err(e) = self.policy() {
+            problems.push(e);
+        }
+        problems
+    }
+
+    /// What is legal but probably not meant: each a line for the startup
+    /// log and `config check`.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let http_upstream = self.upstream.as_ref().is_some_and(|u| !u.is_https());
+        if self.proxy.tls_ca_file.is_some() && http_upstream {
+            warnings.push(
+                "`proxy.tls_ca_file` is set but the upstream is http://: no TLS is used, the file \
+                 is ignored (use an https:// upstream, or remove the key)"
+                    .to_string(),
+            );
+        }
+        warnings
     }
 
     /// The per-kind severity overrides as a [`Policy`]; an unknown kind is an error naming it.
@@ -312,10 +401,11 @@ impl Config {
         let mut policy = Policy::default();
         for (name, choice) in &self.severity {
             let Some(kind) = Kind::from_name(name) else {
-                return invalid(
-                    &format!("severity.{name}"),
-                    "unknown kind (see the violation catalogue)",
-                );
+                let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
+                return Err(ConfigError::Invalid {
+                    key: format!("severity.{name}"),
+                    why: format!("unknown kind; the kinds are: {}", kinds.join(", ")),
+                });
             };
             policy.set(kind, choice.severity());
         }
@@ -336,11 +426,13 @@ fn nanos(d: &HumanDuration) -> u64 {
     u64::try_from(d.0.as_nanos()).unwrap_or(u64::MAX)
 }
 
-fn invalid<T>(key: &str, why: &str) -> Result<T, ConfigError> {
-    Err(ConfigError::Invalid {
-        key: key.to_string(),
-        why: why.to_string(),
-    })
+/// No problem, the one problem, or all of them.
+fn one_or_all(mut problems: Vec<ConfigError>) -> Result<(), ConfigError> {
+    match problems.len() {
+        0 => Ok(()),
+        1 => Err(problems.remove(0)),
+        _ => Err(ConfigError::Problems(problems)),
+    }
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use clap::Parser;
 
 use a2a_tap::app::{App, Options};
-use a2a_tap::cli::{CheckArgs, CheckFormat, Cli, Command, ServeArgs};
-use a2a_tap::config::{Config, LogFormat};
+use a2a_tap::cli::{CheckArgs, CheckFormat, Cli, Command, ConfigCommand, ServeArgs};
+use a2a_tap::config::{Config, ConfigError, Level, LogFormat};
 use a2a_tap::report::Metrics;
 use a2a_tap::server;
 use tokio::signal::unix::{signal, Signal, SignalKind};
@@ -19,8 +19,37 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Check(args)) => check(args),
         Some(Command::Serve(args)) => serve(&args),
+        Some(Command::Config(ConfigCommand::Check(args))) => config_check(&args),
         None => serve(&cli.serve),
     }
+}
+
+/// `a2a-tap config check`: every problem on stderr and exit 2, or the
+/// effective configuration on stdout and exit 0. Nothing is bound.
+fn config_check(args: &ServeArgs) -> ExitCode {
+    let config = match load_config(args) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("a2a-tap config check: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let effective = match toml::to_string(&config) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("a2a-tap config check: cannot print the configuration: {e}");
+            return ExitCode::from(3);
+        }
+    };
+    for warning in config.warnings() {
+        eprintln!("a2a-tap config check: warning: {warning}");
+    }
+    println!(
+        "# a2a-tap {}: the effective configuration (defaults filled in)",
+        env!("CARGO_PKG_VERSION")
+    );
+    print!("{effective}");
+    ExitCode::SUCCESS
 }
 
 /// `a2a-tap check`: validate recorded traffic offline.
@@ -55,6 +84,9 @@ fn serve(args: &ServeArgs) -> ExitCode {
         }
     };
     let (log_guard, log_dropped) = init_tracing(&config);
+    for warning in config.warnings() {
+        tracing::warn!("{warning}");
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -112,12 +144,20 @@ async fn run(
     let reopen = tokio::spawn(reopen_on_sighup(hup, app.clone()));
     stop.await;
     tracing::info!("shutdown requested");
+    // A second signal ends the drain at once.
+    let stopper = app.stopper();
+    let second = tokio::spawn(async move {
+        server::shutdown_signal().await;
+        tracing::warn!("second signal: stopping now");
+        stopper.stop_now();
+    });
     reopen.abort();
     let _ = reopen.await;
     match Arc::try_unwrap(app) {
         Ok(app) => app.shutdown().await,
         Err(_) => tracing::error!("the app is still shared at shutdown"),
     }
+    second.abort();
     tracing::info!("stopped");
     ExitCode::SUCCESS
 }
@@ -137,14 +177,33 @@ async fn reopen_on_sighup(hup: Option<Signal>, app: Arc<App>) {
     }
 }
 
-fn load_config(args: &ServeArgs) -> Result<Config, a2a_tap::config::ConfigError> {
+/// The config file, then the environment and flags over it, validated;
+/// `RUST_LOG`, which overrides `[log] level`, is checked too.
+fn load_config(args: &ServeArgs) -> Result<Config, ConfigError> {
     let mut config = match &args.config {
         Some(path) => Config::from_file(path)?,
         None => Config::default(),
     };
     args.apply(&mut config);
-    config.validate()?;
-    Ok(config)
+    let mut problems = Vec::new();
+    match config.validate() {
+        Ok(()) => {}
+        Err(ConfigError::Problems(all)) => problems.extend(all),
+        Err(e) => problems.push(e),
+    }
+    if let Ok(filter) = std::env::var("RUST_LOG") {
+        if let Err(why) = filter.parse::<Level>() {
+            problems.push(ConfigError::Invalid {
+                key: "RUST_LOG (environment)".to_string(),
+                why,
+            });
+        }
+    }
+    match problems.len() {
+        0 => Ok(config),
+        1 => Err(problems.remove(0)),
+        _ => Err(ConfigError::Problems(problems)),
+    }
 }
 
 /// Log lines queued for stderr at most; past them lines are dropped and
@@ -160,6 +219,7 @@ fn init_tracing(
     tracing_appender::non_blocking::ErrorCounter,
 ) {
     use tracing_subscriber::EnvFilter;
+    // Both were checked by `load_config`.
     let filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(&config.log.level.0))
         .unwrap_or_else(|_| EnvFilter::new("info"));
@@ -175,7 +235,9 @@ fn init_tracing(
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(writer);
     match config.log.format {
-        LogFormat::Json => builder.json().init(),
+        // Fields at the top level of each line, not under `fields`: log
+        // shippers index them as they are.
+        LogFormat::Json => builder.json().flatten_event(true).init(),
         LogFormat::Text => builder.init(),
     }
     (guard, dropped)

@@ -25,6 +25,8 @@ impl Default for ProxySection {
             header_read_timeout: HumanDuration::secs(30),
             idle_timeout: HumanDuration::secs(60),
             write_timeout: HumanDuration::secs(60),
+            drain_delay: HumanDuration::secs(5),
+            threads: 0,
         }
     }
 }
@@ -34,6 +36,8 @@ impl Default for LogSection {
         LogSection {
             format: LogFormat::Text,
             level: Level("info".to_string()),
+            access: false,
+            access_log: "-".to_string(),
         }
     }
 }

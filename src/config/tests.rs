@@ -44,7 +44,22 @@ fn the_example_file_parses_and_holds_the_defaults() {
     assert_eq!(format!("{:?}", c.analysis), format!("{:?}", d.analysis));
     assert_eq!(format!("{:?}", c.registry), format!("{:?}", d.registry));
     assert_eq!(format!("{:?}", c.stall), format!("{:?}", d.stall));
+    assert_eq!(format!("{:?}", c.log), format!("{:?}", d.log));
     assert_eq!(c.admin, d.admin);
+}
+
+/// What `config check` prints is itself a config that starts the same.
+#[test]
+fn the_effective_config_reads_back_as_itself() {
+    let text = format!(
+        "{}name = \"n\"\n[proxy]\nmax_request_body = \"2MiB\"\n[stall]\nworking = \"off\"\n[severity]\nstream_start = \"warning\"\n",
+        minimal()
+    );
+    let c: Config = text.parse().expect("parses");
+    let printed = toml::to_string(&c).expect("prints");
+    let back: Config = printed.parse().expect("reads back");
+    back.validate().expect("valid");
+    assert_eq!(format!("{c:?}"), format!("{back:?}"), "{printed}");
 }
 
 #[test]

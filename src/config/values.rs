@@ -4,7 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::findings::Severity;
 
@@ -21,11 +21,133 @@ impl HumanDuration {
 
 impl<'de> Deserialize<'de> for HumanDuration {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
+        let text = d.deserialize_any(Text("a duration like \"30s\" or \"5m\""))?;
         humantime::parse_duration(&text)
             .map(HumanDuration)
-            .map_err(|e| serde::de::Error::custom(format!("invalid duration `{text}`: {e}")))
+            .map_err(|e| {
+                serde::de::Error::custom(format!(
+                    "invalid duration `{text}` (a duration like \"30s\" or \"5m\"): {e}"
+                ))
+            })
     }
+}
+
+impl fmt::Display for HumanDuration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        humantime::format_duration(self.0).fmt(f)
+    }
+}
+
+impl Serialize for HumanDuration {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl Serialize for StallLimit {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            StallLimit::Off => s.serialize_str("off"),
+            StallLimit::After(d) => s.collect_str(&HumanDuration(*d)),
+        }
+    }
+}
+
+/// Reads a string, naming what was expected when another type came (a
+/// duration given as a bare number, say).
+struct Text(&'static str);
+
+impl serde::de::Visitor<'_> for Text {
+    type Value = String;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<String, E> {
+        Ok(v.to_owned())
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<String, E> {
+        Err(E::custom(format!(
+            "expected {}, not the bare number {v} (write it as a string with its unit)",
+            self.0
+        )))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<String, E> {
+        self.visit_i64(i64::try_from(v).unwrap_or(i64::MAX))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<String, E> {
+        Err(E::custom(format!(
+            "expected {}, not the bare number {v}",
+            self.0
+        )))
+    }
+}
+
+/// A size in bytes: an integer, or a string with a unit (`"64MiB"`,
+/// `"512 KB"`, `"2048"`): B, KB/MB/GB (powers of 1000), KiB/MiB/GiB
+/// (powers of 1024), case ignored.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let unit = unit.trim();
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("invalid size `{text}` (a number of bytes, or one like \"64MiB\")"))?;
+    let scale: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        _ => {
+            return Err(format!(
+                "invalid size `{text}`: unknown unit `{unit}` (B, KB, MB, GB, KiB, MiB or GiB)"
+            ))
+        }
+    };
+    n.checked_mul(scale)
+        .ok_or_else(|| format!("invalid size `{text}`: too large"))
+}
+
+/// Reads a size (`parse_size`) given as an integer or a string.
+struct Size;
+
+impl serde::de::Visitor<'_> for Size {
+    type Value = u64;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a size: a number of bytes, or a string like \"64MiB\"")
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<u64, E> {
+        Ok(v)
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<u64, E> {
+        u64::try_from(v).map_err(|_| E::custom(format!("a size cannot be negative ({v})")))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<u64, E> {
+        parse_size(v).map_err(E::custom)
+    }
+}
+
+/// `deserialize_with` for a `u64` size key.
+pub fn size_u64<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    d.deserialize_any(Size)
+}
+
+/// `deserialize_with` for a `usize` size key.
+pub fn size_usize<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    let n = d.deserialize_any(Size)?;
+    usize::try_from(n).map_err(|_| serde::de::Error::custom(format!("size {n} is too large")))
 }
 
 /// A stall limit: a duration or `"off"`.
@@ -39,7 +161,7 @@ pub enum StallLimit {
 
 impl<'de> Deserialize<'de> for StallLimit {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
+        let text = d.deserialize_any(Text("a duration like \"60s\", or \"off\""))?;
         if text == "off" {
             return Ok(StallLimit::Off);
         }
@@ -54,7 +176,7 @@ impl<'de> Deserialize<'de> for StallLimit {
 }
 
 /// A per-kind severity choice in `[severity]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SeverityChoice {
     /// Report at error severity.
@@ -77,7 +199,7 @@ impl SeverityChoice {
 }
 
 /// Log line format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
     /// Human-readable lines.
@@ -93,11 +215,67 @@ pub struct Level(pub String);
 impl<'de> Deserialize<'de> for Level {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
-        tracing_subscriber::EnvFilter::try_new(&text)
-            .map(|_| Level(text.clone()))
-            .map_err(|e| serde::de::Error::custom(format!("invalid log level `{text}`: {e}")))
+        text.parse().map_err(serde::de::Error::custom)
     }
 }
+
+impl FromStr for Level {
+    type Err = String;
+
+    /// A filter of comma-separated directives, each a level (`info`) or
+    /// `target=level` (`a2a_tap=debug`). Stricter than `EnvFilter`, which
+    /// reads a misspelt level (`debgu`) as a target and so logs nothing at
+    /// all: here that is an error naming the directive.
+    fn from_str(text: &str) -> Result<Level, String> {
+        let bad = |why: String| format!("invalid log filter `{text}`: {why}");
+        if text.trim().is_empty() {
+            return Err(bad(
+                "empty (a level: error, warn, info, debug, trace or off)".into(),
+            ));
+        }
+        for directive in text.split(',').map(str::trim) {
+            if directive.contains('[') {
+                continue; // span filters: left to EnvFilter below
+            }
+            let level = match directive.split_once('=') {
+                Some((target, level)) => {
+                    let target_ok = !target.is_empty()
+                        && target
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "_:-.".contains(c));
+                    if !target_ok {
+                        return Err(bad(format!("`{directive}` has no valid target before `=`")));
+                    }
+                    level
+                }
+                None => directive,
+            };
+            if !LEVELS.contains(&level.to_ascii_lowercase().as_str()) {
+                return Err(bad(format!(
+                    "`{level}` is not a level (error, warn, info, debug, trace or off)"
+                )));
+            }
+        }
+        tracing_subscriber::EnvFilter::try_new(text)
+            .map(|_| Level(text.to_owned()))
+            .map_err(|e| bad(e.to_string()))
+    }
+}
+
+impl Serialize for Level {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The levels a log filter may name.
+const LEVELS: [&str; 6] = ["error", "warn", "info", "debug", "trace", "off"];
 
 /// An absolute `http://` or `https://` URL with a host (upstream or public URL).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,6 +348,19 @@ impl FromStr for UpstreamUrl {
         if uri.host().is_none_or(str::is_empty) {
             return Err(fail("has no host"));
         }
+        // `http` reads a port that does not fit 16 bits as no port at all
+        // (and the default port would be used): its text is looked at here.
+        let authority = uri.authority().map_or("", |a| a.as_str());
+        let host_port = authority.rsplit('@').next().unwrap_or("");
+        let after_host = host_port.rsplit(']').next().unwrap_or("");
+        if let Some((_, port)) = after_host.rsplit_once(':') {
+            if uri.port_u16().is_none() {
+                return Err(fail(&format!("port {port} is not between 1 and 65535")));
+            }
+        }
+        if uri.port_u16() == Some(0) {
+            return Err(fail("port 0 is not between 1 and 65535"));
+        }
         if uri.query().is_some() {
             return Err(fail("must not have a query"));
         }
@@ -180,6 +371,27 @@ impl FromStr for UpstreamUrl {
 impl fmt::Display for UpstreamUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.uri.fmt(f)
+    }
+}
+
+/// Printed with any credentials masked (`http://***@host/`).
+impl Serialize for UpstreamUrl {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.masked())
+    }
+}
+
+impl UpstreamUrl {
+    /// The URL with its user information, if any, replaced by `***`.
+    pub fn masked(&self) -> String {
+        let text = self.uri.to_string();
+        match self.uri.authority().map(|a| a.as_str()) {
+            Some(auth) if auth.contains('@') => {
+                let host = auth.rsplit('@').next().unwrap_or("");
+                text.replacen(auth, &format!("***@{host}"), 1)
+            }
+            _ => text,
+        }
     }
 }
 

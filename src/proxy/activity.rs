@@ -26,11 +26,19 @@ pub enum Closed {
     Idle,
     /// A response the caller took nothing of for `write_timeout`.
     WriteTimeout,
+    /// Still open when the shutdown's grace period ran out (or at a second
+    /// signal).
+    Grace,
 }
 
 impl Closed {
     /// Every reason, for pre-registering label values.
-    pub const ALL: [Closed; 3] = [Closed::HeaderTimeout, Closed::Idle, Closed::WriteTimeout];
+    pub const ALL: [Closed; 4] = [
+        Closed::HeaderTimeout,
+        Closed::Idle,
+        Closed::WriteTimeout,
+        Closed::Grace,
+    ];
 
     /// The metric label.
     pub fn as_str(self) -> &'static str {
@@ -38,6 +46,7 @@ impl Closed {
             Closed::HeaderTimeout => "header_timeout",
             Closed::Idle => "idle",
             Closed::WriteTimeout => "write_timeout",
+            Closed::Grace => "grace",
         }
     }
 }

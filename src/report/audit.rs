@@ -100,6 +100,15 @@ impl Target {
             Target::File(PathBuf::from(s))
         }
     }
+
+    /// How the startup line names it.
+    pub fn describe(&self) -> String {
+        match self {
+            Target::Stdout => "stdout".to_string(),
+            Target::File(path) => path.display().to_string(),
+            Target::Memory(_) => "memory".to_string(),
+        }
+    }
 }
 
 pub(super) enum Msg {

@@ -24,6 +24,9 @@ pub(super) struct Lifecycle {
     /// Raised after the grace period: connections close at once.
     pub(super) kill: watch::Sender<bool>,
     pub(super) max_connections: usize,
+    /// After the shutdown request, how long to keep accepting (readiness
+    /// false) so that load balancers stop sending first.
+    pub(super) drain_delay: Duration,
     pub(super) grace: Duration,
 }
 
@@ -33,6 +36,7 @@ impl Lifecycle {
         listener: TcpListener,
         readiness: Arc<Readiness>,
         mut shutdown: watch::Receiver<bool>,
+        now: watch::Receiver<bool>,
     ) {
         let Lifecycle {
             mut threads,
@@ -40,11 +44,32 @@ impl Lifecycle {
             drain,
             kill,
             max_connections,
+            drain_delay,
             grace,
         } = self;
         let slots = Arc::new(Semaphore::new(max_connections));
         let mut next = 0usize;
         let mut backoff = AcceptBackoff::default();
+        // Accepting stops once the shutdown was requested and the drain
+        // delay passed (readiness false all along), or at a second signal.
+        let stop = {
+            let readiness = readiness.clone();
+            let mut now = now.clone();
+            async move {
+                raised(&mut shutdown).await;
+                readiness.set_draining();
+                tracing::info!(
+                    ?drain_delay,
+                    "shutdown requested: readiness false, accepting for the drain delay"
+                );
+                tokio::select! {
+                    _ = tokio::time::sleep(drain_delay) => {}
+                    _ = raised(&mut now) => {}
+                }
+            }
+        };
+        tokio::pin!(stop);
+        let mut shutdown = stop;
 
         loop {
             if threads.is_empty() {
@@ -52,11 +77,11 @@ impl Lifecycle {
                 break;
             }
             let permit = tokio::select! {
-                _ = raised(&mut shutdown) => break,
+                _ = &mut shutdown => break,
                 p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
             };
             let (stream, peer) = tokio::select! {
-                _ = raised(&mut shutdown) => break,
+                _ = &mut shutdown => break,
                 accepted = listener.accept() => match accepted {
                     Ok(a) => {
                         backoff.reset();
@@ -66,7 +91,7 @@ impl Lifecycle {
                         // Out of descriptors and the like: back off, keep serving.
                         backoff.failed(&e, &accept_errors, "accept failed");
                         tokio::select! {
-                            _ = raised(&mut shutdown) => break,
+                            _ = &mut shutdown => break,
                             _ = tokio::time::sleep(backoff.delay()) => continue,
                         }
                     }
@@ -104,9 +129,18 @@ impl Lifecycle {
         tracing::info!(?grace, "draining: no longer accepting");
         drain.send_replace(true);
         let all = max_connections as u32;
-        let drained = tokio::time::timeout(grace, slots.acquire_many(all)).await;
-        if drained.is_err() {
-            tracing::warn!("grace period over: closing the remaining connections");
+        let mut now = now;
+        let drained = tokio::select! {
+            d = tokio::time::timeout(grace, slots.acquire_many(all)) => d.is_ok(),
+            _ = raised(&mut now) => false,
+        };
+        if !drained {
+            let open = max_connections.saturating_sub(slots.available_permits());
+            tracing::warn!(
+                connections = open,
+                "grace period over (or a second signal): closing the connections still open, \
+                 streams among them cut"
+            );
             kill.send_replace(true);
             let _ = tokio::time::timeout(CLOSE_WAIT, slots.acquire_many(all)).await;
         }

@@ -85,7 +85,21 @@ pub struct ServerHandle {
     metrics: Arc<Metrics>,
     readiness: Arc<Readiness>,
     shutdown: watch::Sender<bool>,
+    now: Stopper,
     done: JoinHandle<()>,
+    threads: usize,
+}
+
+/// Ends a shutdown at once (a second signal): no more drain delay or grace
+/// period. Cheap to clone.
+#[derive(Clone)]
+pub struct Stopper(Arc<watch::Sender<bool>>);
+
+impl Stopper {
+    /// Skips what is left of the drain delay and the grace period.
+    pub fn stop_now(&self) {
+        self.0.send_replace(true);
+    }
 }
 
 // === impl ServerHandle ===
@@ -94,6 +108,11 @@ impl ServerHandle {
     /// The proxy's bound address.
     pub fn listen_addr(&self) -> SocketAddr {
         self.listen
+    }
+
+    /// How many serving threads serve caller connections.
+    pub fn threads(&self) -> usize {
+        self.threads
     }
 
     /// The admin listener's bound address.
@@ -114,6 +133,11 @@ impl ServerHandle {
     /// Begins graceful shutdown; returns at once.
     pub fn shutdown(&self) {
         self.shutdown.send_replace(true);
+    }
+
+    /// What ends a shutdown at once.
+    pub fn stopper(&self) -> Stopper {
+        self.now.clone()
     }
 
     /// Waits until the server has stopped (after [`ServerHandle::shutdown`]).
@@ -181,7 +205,7 @@ pub async fn start_with(
     // its exchanges and their upstream connections stay on one thread.
     let (drain, drain_rx) = watch::channel(false);
     let (kill, kill_rx) = watch::channel(false);
-    let count = serving_threads();
+    let count = serving_threads(config.proxy.threads);
     let mut threads = Vec::with_capacity(count);
     for i in 0..count {
         let budget = (slots.clone(), (plan.upstream_idle / count).max(1));
@@ -219,6 +243,7 @@ pub async fn start_with(
     readiness.set_upstream_ok(admin::probe(&host, port, timeout).await);
 
     let (shutdown, shutdown_rx) = watch::channel(false);
+    let (now, now_rx) = watch::channel(false);
     let (stop_probe, stop_probe_rx) = watch::channel(false);
     tokio::spawn(admin::probe_loop(
         readiness.clone(),
@@ -240,31 +265,41 @@ pub async fn start_with(
         drain,
         kill,
         max_connections: plan.callers.clamp(1, u32::MAX as usize / 2),
+        drain_delay: config.proxy.drain_delay.0,
         grace: config.proxy.grace_period.0,
     };
     let done = tokio::spawn({
         let readiness = readiness.clone();
         async move {
-            lifecycle.run(listener, readiness, shutdown_rx).await;
+            lifecycle
+                .run(listener, readiness, shutdown_rx, now_rx)
+                .await;
             stop_probe.send_replace(true);
             stop_admin.send_replace(true);
             let _ = admin_task.await;
         }
     });
-    tracing::info!(%listen, %admin, upstream = %upstream, "a2a-tap serving");
     Ok(ServerHandle {
         listen,
         admin,
         metrics,
         readiness,
         shutdown,
+        now: Stopper(Arc::new(now)),
         done,
+        threads: count,
     })
 }
 
 /// Threads that serve caller connections: one per core.
-fn serving_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, usize::from)
+/// `threads`, or (0) one per CPU the process may use: `available_parallelism`
+/// reads the cgroup's CPU quota, so a sidecar limited to one CPU serves on
+/// one thread, not on every core of the node.
+fn serving_threads(threads: usize) -> usize {
+    match threads {
+        0 => std::thread::available_parallelism().map_or(1, usize::from),
+        n => n,
+    }
 }
 
 /// Resolves once the flag is (or already was) raised, or its sender is gone.

@@ -148,7 +148,13 @@ impl Conn {
                     conn.as_mut().graceful_shutdown();
                     break tokio::select! {
                         r = conn.as_mut() => r,
-                        _ = raised(&mut kill) => Ok(()),
+                        _ = raised(&mut kill) => {
+                            self.metrics
+                                .connections_closed_total
+                                .with_label_values(&[Closed::Grace.as_str()])
+                                .inc();
+                            Ok(())
+                        }
                     };
                 }
                 _ = tokio::time::sleep(wait) => {

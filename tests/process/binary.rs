@@ -135,7 +135,7 @@ impl Proxy {
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
-                    if let Some(addr) = v["fields"]["listen"].as_str() {
+                    if let Some(addr) = v["listen"].as_str() {
                         let _ = tx.send((addr.to_string(), true));
                     }
                 } else if let Some(rest) = line.split("listen=").nth(1) {
@@ -291,7 +291,11 @@ async fn sigterm_right_after_start_still_drains() {
             .port();
         let listen = format!("127.0.0.1:{port}");
         let upstream = format!("http://{up}");
+        // The drain delay has its own test; here the exit comes at once.
+        let config = temp_file("nodelay.toml", "[proxy]\ndrain_delay = \"0s\"\n");
         let args = [
+            "--config",
+            config.to_str().expect("utf-8 path"),
             "--listen",
             &listen,
             "--admin",

@@ -7,5 +7,6 @@ mod support;
 
 mod binary;
 mod check;
+mod config;
 mod hostile;
 mod signals;

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use crate::support::a2a::*;
 use crate::support::process::Process;
-use crate::support::{sample, sum, Proxied, Reply, Upstream, NAME};
+use crate::support::proxied::get_text;
+use crate::support::{sample, sum, Hold, Proxied, Reply, Upstream, NAME};
 use serde_json::{json, Value};
 
 async fn setup(extra: &str) -> (Upstream, Process) {
@@ -125,4 +126,84 @@ async fn sighup_never_kills_the_proxy_even_without_an_audit_log() {
     p.signal("TERM");
     let exit = p.wait_exit(std::time::Duration::from_secs(10)).await;
     assert_eq!(exit.code(), Some(0), "exited cleanly, not by SIGHUP");
+}
+
+/// Like Envoy's and linkerd's drain: at SIGTERM readiness goes false at
+/// once while the listener keeps accepting for `proxy.drain_delay` (load
+/// balancers are still sending), then it stops accepting; exit 0.
+#[tokio::test]
+async fn sigterm_keeps_accepting_for_the_drain_delay_with_readiness_false() {
+    let (up, mut p) = setup("[proxy]\ndrain_delay = \"3s\"\n").await;
+    let readyz = format!("http://{}/readyz", p.admin);
+    assert_eq!(get_text(&readyz).await.map(|r| r.0), Some(200));
+    let started = std::time::Instant::now();
+    p.signal("TERM");
+    let deadline = started + Duration::from_secs(2);
+    loop {
+        let answer = get_text(&readyz).await;
+        if answer
+            .as_ref()
+            .is_some_and(|(status, body)| *status == 503 && body.contains("draining"))
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "readiness stayed true: {answer:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Still inside the delay: a new caller connection is served.
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "too slow to test the delay"
+    );
+    let reply = Reply::json(200, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+    let want = reply.bytes();
+    up.push(reply);
+    assert_eq!(p.send("POST", "/", &[], "{}").await, (200, want));
+    let status = p.wait_exit(Duration::from_secs(15)).await;
+    assert_eq!(status.code(), Some(0));
+    assert!(
+        started.elapsed() >= Duration::from_secs(3),
+        "exited before the drain delay: {:?}",
+        started.elapsed()
+    );
+    let log = p.stderr();
+    assert!(log.contains("accepting for the drain delay"), "{log}");
+}
+
+/// A second signal ends the drain at once: neither the drain delay nor the
+/// grace period (both 60 s here) is waited for, and the open stream that
+/// is cut is logged.
+#[tokio::test]
+async fn a_second_sigterm_stops_at_once() {
+    let (up, mut p) = setup("[proxy]\ndrain_delay = \"60s\"\ngrace_period = \"60s\"\n").await;
+    let hold = Hold::after(1);
+    let mut reply = Reply::sse(&[r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_string()]);
+    reply.hold = Some(hold.clone());
+    up.push(reply);
+    let listen = p.listen;
+    let stream = tokio::spawn(async move {
+        crate::support::proxied::request_to(listen, "POST", "/", &[], "{}").await
+    });
+    up.wait_taken().await;
+    let started = std::time::Instant::now();
+    p.signal("TERM");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    p.signal("TERM");
+    let status = p.wait_exit(Duration::from_secs(10)).await;
+    assert_eq!(status.code(), Some(0));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let log = p.stderr();
+    assert!(log.contains("second signal"), "{log}");
+    assert!(
+        log.contains("connections=1"),
+        "the cut stream is logged: {log}"
+    );
+    stream.abort();
 }

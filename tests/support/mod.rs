@@ -106,6 +106,11 @@ pub fn config(upstream: SocketAddr) -> Config {
         upstream: Some(format!("http://{upstream}").parse().expect("url")),
         name: Some("test".to_string()),
         validate: false,
+        // Shutdown stops accepting at once (the drain delay has its test).
+        proxy: a2a_tap::config::ProxySection {
+            drain_delay: a2a_tap::config::HumanDuration::secs(0),
+            ..Default::default()
+        },
         ..Config::default()
     }
 }

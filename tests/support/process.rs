@@ -77,8 +77,9 @@ impl Process {
             &config,
             format!(
                 "listen = \"127.0.0.1:0\"\nupstream = \"http://{upstream}\"\nadmin = \"127.0.0.1:0\"\n\
-                 name = \"{NAME}\"\naudit_log = \"{}\"\n{extra}\n",
-                audit.display()
+                 name = \"{NAME}\"\naudit_log = \"{}\"\n{}\n",
+                audit.display(),
+                without_drain_delay(extra)
             ),
         )
         .expect("write config");
@@ -99,7 +100,7 @@ impl Process {
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped());
         } else {
-            cmd.env("RUST_LOG", "warn,a2a_tap::server=info")
+            cmd.env("RUST_LOG", "warn,a2a_tap::server=info,a2a_tap::app=info")
                 .stdout(Stdio::null())
                 .stderr(std::fs::File::create(&log).expect("stderr file"));
         }
@@ -200,7 +201,7 @@ fn serving(line: &str) -> Option<(SocketAddr, SocketAddr)> {
         return None;
     }
     if let Ok(v) = serde_json::from_str::<Value>(line) {
-        let addr = |k: &str| v["fields"][k].as_str()?.parse().ok();
+        let addr = |k: &str| v[k].as_str()?.parse().ok();
         return Some((addr("listen")?, addr("admin")?));
     }
     let field = |k: &str| {
@@ -246,26 +247,54 @@ impl Drop for Process {
 
 /// Runs the binary with `args` to completion (bounded); (exit code, stderr).
 pub fn run(args: &[&str]) -> (Option<i32>, String) {
-    let mut child = Command::new(BIN)
+    let (code, _, err) = run_with(args, &[]);
+    (code, err)
+}
+
+/// Runs the binary with `args` and the environment variables `env` (and
+/// no `A2A_TAP_*` or `RUST_LOG` of the test's own) to completion, bounded;
+/// (exit code, stdout, stderr).
+pub fn run_with(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String, String) {
+    let mut cmd = Command::new(BIN);
+    for (key, _) in std::env::vars() {
+        if key.starts_with("A2A_TAP_") || key == "RUST_LOG" {
+            cmd.env_remove(key);
+        }
+    }
+    let out = cmd
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn a2a-tap");
-    let deadline = Instant::now() + super::WAIT;
-    loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            let mut err = String::new();
-            if let Some(mut e) = child.stderr.take() {
-                let _ = std::io::Read::read_to_string(&mut e, &mut err);
-            }
-            return (status.code(), err);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
+    let pid = out.id().to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(out.wait_with_output());
+    });
+    match rx.recv_timeout(super::WAIT) {
+        Ok(Ok(out)) => (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ),
+        _ => {
+            let _ = Command::new("kill").args(["-9", &pid]).status();
             panic!("a2a-tap {args:?} did not exit");
         }
-        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `extra` with `proxy.drain_delay = "0s"` unless it sets one: a test's
+/// SIGTERM then stops accepting at once (the drain delay has its own test).
+pub fn without_drain_delay(extra: &str) -> String {
+    if extra.contains("drain_delay") {
+        extra.to_string()
+    } else if extra.contains("[proxy]\n") {
+        extra.replacen("[proxy]\n", "[proxy]\ndrain_delay = \"0s\"\n", 1)
+    } else {
+        format!("{extra}\n[proxy]\ndrain_delay = \"0s\"\n")
     }
 }

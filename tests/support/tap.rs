@@ -39,7 +39,8 @@ impl Proxy {
     ) -> Proxy {
         let text = format!(
             "listen = \"127.0.0.1:0\"\nadmin = \"127.0.0.1:0\"\nupstream = \"http://{upstream}\"\n\
-             name = \"{NAME}\"\n{extra}\n"
+             name = \"{NAME}\"\n{}\n",
+            super::process::without_drain_delay(extra)
         );
         let config: Config = text
             .parse()

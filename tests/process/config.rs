@@ -1,0 +1,232 @@
+//! The mistakes a new operator makes get a clear error (exit 2) naming the
+//! flag, key or variable and what it accepts; `config check` prints the
+//! effective configuration, or every problem at once; the environment
+//! stands between the flags and the file.
+
+use crate::support::process::run_with;
+
+/// A config file for one test.
+fn file(text: &str) -> tempfile::NamedTempFile {
+    let f = tempfile::Builder::new()
+        .suffix(".toml")
+        .tempfile()
+        .expect("temp file");
+    std::fs::write(f.path(), text).expect("write config");
+    f
+}
+
+const BASE: &str =
+    "listen = \"127.0.0.1:0\"\nadmin = \"127.0.0.1:0\"\nupstream = \"http://127.0.0.1:1\"\n";
+
+/// `config check` of `BASE` plus `extra`: (exit code, stdout, stderr).
+fn check(extra: &str, env: &[(&str, &str)]) -> (Option<i32>, String, String) {
+    let f = file(&format!("{BASE}{extra}"));
+    run_with(
+        &[
+            "config",
+            "check",
+            "--config",
+            f.path().to_str().expect("utf-8"),
+        ],
+        env,
+    )
+}
+
+/// Asserts exit 2 and every `needle` in stderr.
+fn refused(result: (Option<i32>, String, String), needles: &[&str]) {
+    let (code, _, err) = result;
+    assert_eq!(code, Some(2), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "`{n}` missing from: {err}");
+    }
+}
+
+#[test]
+fn a_port_past_65535_is_refused_not_read_as_80() {
+    let r = run_with(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            "http://127.0.0.1:99999",
+        ],
+        &[],
+    );
+    refused(r, &["--upstream", "99999", "65535"]);
+}
+
+#[test]
+fn a_misspelt_log_level_is_an_error_not_silence() {
+    refused(
+        check("[log]\nlevel = \"debgu\"\n", &[]),
+        &["debgu", "not a level"],
+    );
+    refused(
+        check("", &[("RUST_LOG", "nonsense!!")]),
+        &["RUST_LOG", "nonsense!!"],
+    );
+    refused(
+        run_with(
+            &[
+                "config",
+                "check",
+                "--listen",
+                "127.0.0.1:0",
+                "--upstream",
+                "http://a:1",
+                "--log-level",
+                "infoo",
+            ],
+            &[],
+        ),
+        &["--log-level", "infoo"],
+    );
+    // Target directives stay legal.
+    let (code, _, err) = check("[log]\nlevel = \"warn,a2a_tap::server=debug\"\n", &[]);
+    assert_eq!(code, Some(0), "{err}");
+}
+
+#[test]
+fn a_zero_stall_limit_is_refused_and_a_ca_file_for_http_is_a_warning() {
+    refused(
+        check("[stall]\nsubmitted = \"0s\"\n", &[]),
+        &["stall.submitted", "off"],
+    );
+    let ca = file("not used\n");
+    let (code, _, err) = check(
+        &format!("[proxy]\ntls_ca_file = \"{}\"\n", ca.path().display()),
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("warning") && err.contains("tls_ca_file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn sizes_take_units_and_durations_say_what_they_want() {
+    let (code, out, err) = check(
+        "[proxy]\nmax_request_body = \"64MiB\"\n[audit]\nevidence_bytes = \"4 KB\"\n",
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("max_request_body = 67108864"), "{out}");
+    assert!(out.contains("evidence_bytes = 4000"), "{out}");
+    refused(
+        check("[proxy]\nmax_request_body = \"64 parsecs\"\n", &[]),
+        &["max_request_body", "parsecs", "MiB"],
+    );
+    refused(
+        check("[proxy]\ngrace_period = 30\n", &[]),
+        &["grace_period", "a duration like", "30"],
+    );
+}
+
+#[test]
+fn an_unknown_severity_kind_lists_the_kinds() {
+    refused(
+        check("[severity]\nterminal_exitt = \"off\"\n", &[]),
+        &["severity.terminal_exitt", "terminal_exit,", "stalled_task"],
+    );
+}
+
+#[test]
+fn config_check_prints_every_problem_at_once_and_binds_nothing() {
+    let f = file("admin = \"127.0.0.1:0\"\n[stall]\nworking = \"0s\"\n[registry]\nmax_tasks = 0\n");
+    let r = run_with(
+        &[
+            "config",
+            "check",
+            "--config",
+            f.path().to_str().expect("utf-8"),
+        ],
+        &[],
+    );
+    refused(
+        r,
+        &[
+            "`listen`",
+            "`upstream`",
+            "stall.working",
+            "registry.max_tasks",
+        ],
+    );
+    // A port in use does not matter: nothing is bound.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = taken.local_addr().expect("addr").to_string();
+    let (code, out, err) = run_with(
+        &[
+            "config",
+            "check",
+            "--listen",
+            &addr,
+            "--upstream",
+            "http://user:secret@agent:9999/a2a",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains(&format!("listen = \"{addr}\"")), "{out}");
+    assert!(
+        out.contains("grace_period = \"30s\""),
+        "defaults filled in: {out}"
+    );
+    assert!(out.contains("***@agent:9999"), "credentials masked: {out}");
+    assert!(!out.contains("secret"), "{out}");
+}
+
+#[test]
+fn the_environment_sits_between_flags_and_the_file() {
+    let f = file(&format!("{BASE}name = \"from-file\"\n"));
+    let path = f.path().to_str().expect("utf-8");
+    let (code, out, err) = run_with(
+        &["config", "check", "--config", path],
+        &[
+            ("A2A_TAP_NAME", "from-env"),
+            ("A2A_TAP_THREADS", "3"),
+            ("A2A_TAP_LOG_FORMAT", "json"),
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("name = \"from-env\""), "{out}");
+    assert!(out.contains("threads = 3"), "{out}");
+    assert!(out.contains("format = \"json\""), "{out}");
+    let (code, out, err) = run_with(
+        &["config", "check", "--config", path, "--name", "from-flag"],
+        &[("A2A_TAP_NAME", "from-env")],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("name = \"from-flag\""), "{out}");
+    // The config file itself may come from the environment.
+    let (code, out, err) = run_with(&["config", "check"], &[("A2A_TAP_CONFIG", path)]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("name = \"from-file\""), "{out}");
+    refused(
+        run_with(
+            &["config", "check", "--config", path],
+            &[("A2A_TAP_THREADS", "0")],
+        ),
+        &["--threads", "1..="],
+    );
+}
+
+#[tokio::test]
+async fn threads_sets_the_serving_threads_and_the_startup_line_says_so() {
+    let up = crate::support::Upstream::start().await;
+    let p = crate::support::process::Process::start(up.addr, "[proxy]\nthreads = 1\n");
+    let log = p.stderr();
+    let line = log
+        .lines()
+        .find(|l| l.contains("a2a-tap serving"))
+        .unwrap_or_else(|| panic!("no startup line: {log}"));
+    for field in [
+        "threads=1",
+        "version=",
+        "audit=",
+        "validate=true",
+        "upstream=http://",
+    ] {
+        assert!(line.contains(field), "`{field}` missing from {line}");
+    }
+}
