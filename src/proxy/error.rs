@@ -75,9 +75,31 @@ impl ProxyError {
     /// Classifies an upstream client error by walking its source chain.
     pub fn from_client(err: &(dyn StdError + 'static), connecting: bool) -> ProxyError {
         let reason = classify(err, connecting);
-        ProxyError::Upstream {
-            reason,
-            detail: chain_text(err),
+        let detail = match find_tls(err) {
+            Some(tls) => tls_in_words(tls),
+            None => chain_text(err),
+        };
+        ProxyError::Upstream { reason, detail }
+    }
+
+    /// For an `http://` upstream that hung up without a word or answered
+    /// what is not HTTP: the hint that its port may speak TLS (a TLS server
+    /// drops a plain-HTTP request, or answers it with a TLS alert).
+    pub fn hint_plain_http(self) -> ProxyError {
+        match self {
+            ProxyError::Upstream { reason, detail }
+                if detail.contains("connection closed before message completed")
+                    || detail.contains("invalid HTTP") =>
+            {
+                ProxyError::Upstream {
+                    reason,
+                    detail: format!(
+                        "{detail} (no HTTP answer came; if that port speaks TLS, \
+                         the upstream URL needs https://)"
+                    ),
+                }
+            }
+            other => other,
         }
     }
 
@@ -136,6 +158,77 @@ fn classify(err: &(dyn StdError + 'static), connecting: bool) -> UpstreamReason 
         return UpstreamReason::Connect;
     }
     found.unwrap_or(UpstreamReason::Other)
+}
+
+/// The rustls error in `err`'s chain, looking inside `io::Error`s too.
+fn find_tls<'a>(err: &'a (dyn StdError + 'static)) -> Option<&'a rustls::Error> {
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
+    while let Some(e) = cur {
+        if let Some(tls) = e.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        if let Some(io_err) = e.downcast_ref::<io::Error>() {
+            if let Some(inner) = io_err.get_ref() {
+                if let Some(tls) = find_tls(inner) {
+                    return Some(tls);
+                }
+            }
+        }
+        cur = e.source();
+    }
+    None
+}
+
+/// A TLS failure as an operator reads it: what is wrong, and the key that
+/// fixes it (rustls's own text is its debug form).
+fn tls_in_words(err: &rustls::Error) -> String {
+    use rustls::{CertificateError as Cert, Error as Tls};
+    let what = match err {
+        Tls::InvalidCertificate(Cert::UnknownIssuer) => {
+            "the upstream's certificate is signed by a CA this proxy does not trust; \
+             put that CA (PEM) in proxy.tls_ca_file"
+                .to_string()
+        }
+        Tls::InvalidCertificate(Cert::NotValidForName | Cert::NotValidForNameContext { .. }) => {
+            "the upstream's certificate is not issued for the host name in `upstream`; \
+             use the name it was issued for"
+                .to_string()
+        }
+        Tls::InvalidCertificate(Cert::Expired | Cert::ExpiredContext { .. }) => {
+            "the upstream's certificate has expired".to_string()
+        }
+        Tls::InvalidCertificate(Cert::NotValidYet | Cert::NotValidYetContext { .. }) => {
+            "the upstream's certificate is not valid yet (is this host's clock right?)".to_string()
+        }
+        Tls::InvalidCertificate(Cert::Revoked) => {
+            "the upstream's certificate has been revoked".to_string()
+        }
+        Tls::InvalidCertificate(Cert::Other(other))
+            if format!("{other:?}").contains("CaUsedAsEndEntity") =>
+        {
+            "the upstream presents a CA certificate as its own; it must serve a server \
+             certificate signed by that CA (and the CA goes in proxy.tls_ca_file)"
+                .to_string()
+        }
+        Tls::InvalidCertificate(other) => {
+            format!("the upstream's certificate was refused ({other:?})")
+        }
+        Tls::InvalidMessage(_) | Tls::InappropriateMessage { .. } => {
+            "the upstream did not answer in TLS; if it serves plain HTTP, use an http:// upstream"
+                .to_string()
+        }
+        Tls::AlertReceived(alert) => {
+            format!("the upstream refused the TLS handshake (alert: {alert:?})")
+        }
+        Tls::NoApplicationProtocol => "the upstream does not offer HTTP/2 over TLS (ALPN h2); set \
+             proxy.upstream_http2 = false"
+            .to_string(),
+        Tls::PeerIncompatible(why) => {
+            format!("the upstream's TLS is not compatible with this proxy's ({why:?})")
+        }
+        other => format!("the TLS handshake with the upstream failed: {other}"),
+    };
+    format!("TLS: {what}")
 }
 
 /// `io::Error`'s `source()` skips the error it wraps; look inside it,

@@ -212,6 +212,9 @@ impl Forwarder {
                 tracing::debug!(request_id = id, error = %e, "caller's request body broke");
                 return self.refuse(&exchange, ProxyError::RequestBroken);
             }
+            Ok(Err(e)) if self.target.scheme == Scheme::HTTP => {
+                return self.refuse(&exchange, e.hint_plain_http())
+            }
             Ok(Err(e)) => return self.refuse(&exchange, e),
             Ok(Ok(response)) => response,
         };

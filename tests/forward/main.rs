@@ -13,3 +13,4 @@ mod load;
 mod pool;
 mod sse;
 mod threads;
+mod tls;
