@@ -78,11 +78,8 @@ pub(crate) fn exchanges(bytes: &[u8], label: &str) -> Result<Vec<Recorded>, Stri
         let Some(mut rec) = recorded(entry.request, entry.response, label, i)? else {
             continue;
         };
-        if let Some(t) = entry
-            .started_date_time
-            .as_deref()
-            .and_then(|s| humantime::parse_rfc3339_weak(s).ok())
-        {
+        if let Some(t) = entry.started_date_time.as_deref().and_then(system_time) {
+            rec.started = Some(t);
             let base = *first.get_or_insert(t);
             rec.at = t
                 .duration_since(base)
@@ -92,6 +89,13 @@ pub(crate) fn exchanges(bytes: &[u8], label: &str) -> Result<Vec<Recorded>, Stri
         out.push(rec);
     }
     Ok(out)
+}
+
+/// An RFC 3339 time with any offset (browsers write their local one).
+fn system_time(text: &str) -> Option<std::time::SystemTime> {
+    let stamp = crate::lifecycle::timestamp::parse(text)?;
+    let secs = u64::try_from(stamp.secs).ok()?;
+    std::time::UNIX_EPOCH.checked_add(std::time::Duration::new(secs, stamp.nanos))
 }
 
 fn recorded(
@@ -136,6 +140,8 @@ fn recorded(
         content_type,
         body,
         at: None,
+        started: None,
+        assumed: false,
         label: format!("{label}#{index}"),
         upstream,
     }))

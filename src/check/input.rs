@@ -77,6 +77,8 @@ fn stream(body: Vec<u8>, label: String) -> Recorded {
         content_type: Some("text/event-stream".into()),
         body,
         at: None,
+        started: None,
+        assumed: true,
         upstream: label.clone(),
         label,
     }

@@ -31,6 +31,12 @@ pub(crate) struct Recorded {
     pub body: Vec<u8>,
     /// Milliseconds since the first exchange of the run, when known.
     pub at: Option<Millis>,
+    /// When it was recorded (HAR `startedDateTime`), when known: the time
+    /// its records carry.
+    pub started: Option<std::time::SystemTime>,
+    /// The request is assumed (a bare `.sse`/`.jsonl`): with nothing read,
+    /// there is no evidence of an exchange at all.
+    pub assumed: bool,
     /// Where it came from, for the report (`file`, `file#entry`).
     pub label: String,
     pub upstream: String,
@@ -79,8 +85,19 @@ pub fn run(format: Format, files: &[PathBuf], settings: &Settings) -> i32 {
         match input::load(path) {
             Ok(exchanges) => {
                 let mut registry = Registry::new(settings.registry.clone());
-                let findings = judge_all(&mut registry, exchanges, settings);
-                out.file(path, &findings);
+                let judged = judge_all(&mut registry, exchanges, settings);
+                if judged.read == 0 && (judged.records.is_empty() || judged.assumed) {
+                    // A clean report of nothing would pass a CI gate on an
+                    // empty or wrong file.
+                    let why = match judged.gaps {
+                        0 => "no SSE event, JSON answer or A2A exchange in it".to_string(),
+                        n => format!("its {n} event(s) are all over the [analysis] limits"),
+                    };
+                    eprintln!("a2a-tap check: {}: nothing was read ({why})", display(path));
+                    failed = true;
+                    continue;
+                }
+                out.file(path, &judged.records);
             }
             Err(e) => {
                 eprintln!("a2a-tap check: {e}");
@@ -98,16 +115,36 @@ pub fn run(format: Format, files: &[PathBuf], settings: &Settings) -> i32 {
     }
 }
 
-/// Findings of one exchange, and the agent card it carried.
+/// Findings of one exchange, the agent card it carried, and how many
+/// frames or bodies were read.
 #[derive(Default)]
 struct Judged {
     findings: Vec<Finding>,
     card: Option<CardInfo>,
+    read: usize,
+    gaps: usize,
+}
+
+/// What a recording gave: its records, and how many frames or bodies
+/// were read.
+pub(crate) struct Checked {
+    pub records: Vec<Record>,
+    pub read: usize,
+    /// Events not read (over a limit).
+    pub gaps: usize,
+    /// Every exchange's request was assumed.
+    pub assumed: bool,
 }
 
 impl Sink for Judged {
     fn finding(&mut self, finding: Finding) {
         self.findings.push(finding);
+    }
+    fn read(&mut self) {
+        self.read += 1;
+    }
+    fn gap(&mut self, _reason: crate::engine::SkipReason) {
+        self.gaps += 1;
     }
     fn card(&mut self, card: CardInfo) {
         self.card = Some(card);
@@ -121,8 +158,10 @@ pub(crate) fn judge_all(
     registry: &mut Registry,
     exchanges: Vec<Recorded>,
     settings: &Settings,
-) -> Vec<Record> {
+) -> Checked {
     let mut records = Vec::new();
+    let (mut read, mut gaps) = (0, 0);
+    let assumed = exchanges.iter().all(|r| r.assumed);
     let mut last_at = 0;
     let mut card: Option<CardInfo> = None;
     for mut rec in exchanges {
@@ -147,15 +186,31 @@ pub(crate) fn judge_all(
         engine.response_head(rec.status, rec.content_type.as_deref(), None);
         engine.response_data(&rec.body, registry, now, &mut judged);
         engine.response_end(End::Upstream, registry, now, &mut judged);
+        let recorded_at = rec
+            .started
+            .map(|t| humantime::format_rfc3339_millis(t).to_string());
         records.extend(
             judged
                 .findings
                 .into_iter()
-                .filter_map(|f| settings.pipeline.record(f, &origin)),
+                .filter_map(|f| settings.pipeline.record(f, &origin))
+                .map(|mut r| {
+                    if let Some(ts) = &recorded_at {
+                        r.ts.clone_from(ts);
+                    }
+                    r
+                }),
         );
+        read += judged.read;
+        gaps += judged.gaps;
         card = judged.card.or(card);
     }
-    records
+    Checked {
+        records,
+        read,
+        gaps,
+        assumed,
+    }
 }
 
 /// Parses and judges one recording held in memory: `ext` its kind (`sse`,
@@ -172,7 +227,7 @@ pub fn judge_recording(
     let exchanges = input::parse(ext, bytes.to_vec(), sidecar, "recording".into())?;
     let settings = Settings::default();
     let mut registry = Registry::new(settings.registry.clone());
-    Ok(judge_all(&mut registry, exchanges, &settings))
+    Ok(judge_all(&mut registry, exchanges, &settings).records)
 }
 
 /// Number of error-severity records.

@@ -116,6 +116,8 @@ impl SideExchange {
             content_type: self.response.content_type.clone(),
             body,
             at: None,
+            started: None,
+            assumed: false,
             upstream: label.clone(),
             label,
         }))

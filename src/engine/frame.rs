@@ -33,6 +33,7 @@ pub(super) fn on_frame(
     scratch.clear();
     let data: &[u8] = match frame {
         Frame::Event(ev) => {
+            sink.read();
             last.decode(ev.data, |decoded| match decoded {
                 Ok(d) => {
                     if let Some(k) = event_kind(d) {

@@ -45,6 +45,9 @@ pub trait Sink {
     fn finding(&mut self, finding: Finding);
     /// One decoded stream event.
     fn event(&mut self, _kind: EventKind) {}
+    /// One frame or whole body was read and judged (decoded or found
+    /// malformed): `check` tells "clean" from "nothing read" by it.
+    fn read(&mut self) {}
     /// One event the engine did not read (a gap in the stream's history;
     /// judging goes on, findings that would rest on it are withheld).
     fn gap(&mut self, _reason: SkipReason) {}
@@ -300,16 +303,21 @@ impl ExchangeEngine {
         let success = self.reducer.answered_success();
         if self.exchange().operation == Operation::GetAgentCard {
             if let (true, Ok(card)) = (success, CardInfo::parse(buf)) {
+                sink.read();
                 sink.card(card);
             }
             return;
         }
         match decode(buf) {
             Ok(d) if success || matches!(d.payload, Payload::Error(_)) => {
+                sink.read();
                 self.reducer
                     .on_decoded(None, &d, reg, now, &mut self.scratch)
             }
-            Err(m) if success => self.reducer.on_malformed(None, &m, &mut self.scratch),
+            Err(m) if success => {
+                sink.read();
+                self.reducer.on_malformed(None, &m, &mut self.scratch)
+            }
             // A non-2xx answer that is not an A2A error (an auth layer's
             // 401, a gateway's 429) is not the agent's protocol at all.
             _ => {}

@@ -220,15 +220,75 @@ fn check_applies_the_config_of_the_live_proxy() {
         &["--config", small.to_str().unwrap(), "--format", "json"],
         &[fail],
     );
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(2), "nothing was read");
     assert!(
         records(&out).is_empty(),
         "every event over 64 bytes is a gap: no finding"
     );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("all over the [analysis] limits"), "{err}");
 
     let bad = dir.path().join("bad.toml");
     std::fs::write(&bad, "[severity]\nno_such_kind = \"off\"\n").unwrap();
     let out = check(&["--config", bad.to_str().unwrap()], &[followup]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("severity.no_such_kind"));
+}
+
+/// An empty file, a file with no SSE event and a HAR without an A2A
+/// exchange are not "clean": nothing was read, said so, exit 2.
+#[test]
+fn nothing_read_is_not_clean() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cases = [
+        ("empty.sse", ""),
+        ("prose.sse", "hello, this is not an event stream\n"),
+        ("empty.jsonl", "\n\n"),
+        (
+            "other.har",
+            r#"{"log":{"entries":[{"request":{"method":"GET","url":"http://a/x.png","headers":[]},"response":{"status":200,"headers":[],"content":{"mimeType":"image/png","text":""}}}]}}"#,
+        ),
+    ];
+    for (name, text) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("write");
+        let out = check(&[], &[path]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(
+            err.contains(name) && err.contains("nothing was read"),
+            "{name}: {err}"
+        );
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("clean"),
+            "{name}"
+        );
+    }
+}
+
+/// Offline records carry the time of the recorded traffic when the input
+/// has one (HAR `startedDateTime`, any offset), not the time of the check.
+#[test]
+fn har_records_carry_the_recorded_time() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let body = r#"{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t-1","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}}"#;
+    let har = serde_json::json!({"log": {"entries": [{
+        "startedDateTime": "2026-03-04T10:20:30.456+01:00",
+        "request": {"method": "POST", "url": "http://agent/a2a", "headers": [],
+            "postData": {"text": r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}}"#}},
+        "response": {"status": 200, "headers": [{"name": "content-type", "value": "application/json"}],
+            "content": {"mimeType": "application/json", "text": body}}
+    }]}});
+    let path = dir.path().join("blocking.har");
+    std::fs::write(&path, har.to_string()).expect("write");
+    let out = check(&["--format", "json"], &[path]);
+    let recs = records(&out);
+    assert_eq!(
+        recs.len(),
+        1,
+        "{recs:?} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(recs[0]["kind"], "blocking_returned_active");
+    assert_eq!(recs[0]["ts"], "2026-03-04T09:20:30.456Z");
 }
