@@ -51,6 +51,9 @@ pub struct Forwarder {
     /// each with its own start, so ids never repeat across them).
     id_stride: u64,
     max_request_body: u64,
+    /// How much of an unsent request's body is read so that a refused
+    /// exchange is still classified (`[analysis] max_request_bytes`).
+    label_bytes: usize,
     header_timeout: Duration,
     forwarded_headers: bool,
 }
@@ -100,6 +103,7 @@ impl Forwarder {
             next_id: AtomicU64::new(1),
             id_stride: 1,
             max_request_body: p.max_request_body,
+            label_bytes: config.analysis.max_request_bytes,
             header_timeout: p.upstream_header_timeout.0,
             forwarded_headers: p.forwarded_headers,
         })
@@ -201,22 +205,33 @@ impl Forwarder {
             Err(_) => {
                 return self.refuse(&exchange, ProxyError::HeaderTimeout(self.header_timeout))
             }
-            Ok(Err(e)) if tripped.load(Ordering::Relaxed) => {
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(Failed { error, unsent })) => {
+                if let (Some(req), Some(_)) = (unsent, &exchange.observer) {
+                    // The request never left: its body is read (bounded)
+                    // so that the refusal is counted under its A2A method.
+                    self.read_for_labels(req.into_body()).await;
+                }
+                Err(error)
+            }
+        };
+        let response = match response {
+            Ok(response) => response,
+            Err(e) if tripped.load(Ordering::Relaxed) => {
                 tracing::debug!(request_id = id, error = %e, "request body over the limit");
                 return self.refuse(
                     &exchange,
                     ProxyError::RequestTooLarge(self.max_request_body),
                 );
             }
-            Ok(Err(e)) if exchange.request_failed.load(Ordering::Relaxed) => {
+            Err(e) if exchange.request_failed.load(Ordering::Relaxed) => {
                 tracing::debug!(request_id = id, error = %e, "caller's request body broke");
                 return self.refuse(&exchange, ProxyError::RequestBroken);
             }
-            Ok(Err(e)) if self.target.scheme == Scheme::HTTP => {
+            Err(e) if self.target.scheme == Scheme::HTTP => {
                 return self.refuse(&exchange, e.hint_plain_http())
             }
-            Ok(Err(e)) => return self.refuse(&exchange, e),
-            Ok(Ok(response)) => response,
+            Err(e) => return self.refuse(&exchange, e),
         };
 
         let (mut head, body) = response.into_parts();
@@ -251,39 +266,57 @@ impl Forwarder {
         &self,
         req: Request<UpstreamBody>,
         http2: bool,
-    ) -> Result<Response<UpstreamResponseBody>, ProxyError> {
-        let pool = match &self.upstream.http1 {
-            Some(pool) if !http2 => pool,
-            _ => {
-                let resp = self
-                    .upstream
-                    .http2
-                    .request(req)
-                    .await
-                    .map_err(|e| ProxyError::from_client(&e, e.is_connect()))?;
-                return Ok(resp.map(UpstreamResponseBody::Plain));
-            }
-        };
+    ) -> Result<Response<UpstreamResponseBody>, Failed> {
+        let pool =
+            match &self.upstream.http1 {
+                Some(pool) if !http2 => pool,
+                _ => {
+                    let resp =
+                        self.upstream.http2.request(req).await.map_err(|e| {
+                            Failed::sent(ProxyError::from_client(&e, e.is_connect()))
+                        })?;
+                    return Ok(resp.map(UpstreamResponseBody::Plain));
+                }
+            };
         let connect_failed = |e: BoxError| ProxyError::from_client(&*e, true);
         let wire_failed = |f: SendFailure| ProxyError::from_client(&f.into_error(), false);
-        let mut lease = pool
-            .checkout(&self.target.origin)
-            .await
-            .map_err(connect_failed)?;
+        let mut lease = match pool.checkout(&self.target.origin).await {
+            Ok(lease) => lease,
+            Err(e) => return Err(Failed::unsent(connect_failed(e), req)),
+        };
         let resp = match lease.send(req).await {
             Ok(resp) => resp,
             Err(SendFailure::Unsent(req, e)) if lease.reused => {
                 tracing::debug!(error = %e, "stale pooled connection; using a new one");
-                lease = pool
-                    .connect(&self.target.origin)
+                lease = match pool.connect(&self.target.origin).await {
+                    Ok(lease) => lease,
+                    Err(e) => return Err(Failed::unsent(connect_failed(e), *req)),
+                };
+                lease
+                    .send(*req)
                     .await
-                    .map_err(connect_failed)?;
-                lease.send(*req).await.map_err(wire_failed)?
+                    .map_err(|f| Failed::sent(wire_failed(f)))?
             }
-            Err(f) => return Err(wire_failed(f)),
+            Err(f) => return Err(Failed::sent(wire_failed(f))),
         };
         let pool = pool.clone();
         Ok(resp.map(|body| UpstreamResponseBody::Leased(LeasedBody::new(body, lease, pool))))
+    }
+
+    /// Reads up to `label_bytes` of a request body that never went upstream
+    /// (within a second): the observer classifies the request at its end,
+    /// so a refusal is counted under its A2A method, not `other`.
+    async fn read_for_labels(&self, mut body: UpstreamBody) {
+        let read = async {
+            let mut seen = 0usize;
+            while let Some(Ok(frame)) = body.frame().await {
+                seen += frame.data_ref().map_or(0, Bytes::len);
+                if seen > self.label_bytes {
+                    break;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(LABEL_READ, read).await;
     }
 
     /// The upstream request target: origin-form for HTTP/1.1 (with a `Host`
@@ -314,6 +347,32 @@ impl Forwarder {
     fn refuse(&self, exchange: &Exchange, err: ProxyError) -> Response<ProxyBody> {
         exchange.failed(&err);
         error_response(&err)
+    }
+}
+
+/// Longest wait for the body of a request refused before it was sent.
+const LABEL_READ: Duration = Duration::from_secs(1);
+
+/// A send that failed: why, and the request when it never left (its body
+/// still unread).
+struct Failed {
+    error: ProxyError,
+    unsent: Option<Request<UpstreamBody>>,
+}
+
+impl Failed {
+    fn sent(error: ProxyError) -> Failed {
+        Failed {
+            error,
+            unsent: None,
+        }
+    }
+
+    fn unsent(error: ProxyError, req: Request<UpstreamBody>) -> Failed {
+        Failed {
+            error,
+            unsent: Some(req),
+        }
     }
 }
 

@@ -2,8 +2,8 @@
 //! the Prometheus text encoding served at `/metrics`.
 
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGaugeVec, Opts, Registry,
-    TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry, TextEncoder,
 };
 
 /// Buckets for request and stream durations, in seconds.
@@ -61,6 +61,10 @@ pub struct Metrics {
     /// `a2a_accept_errors_total{listener}`: failed accepts (`proxy`,
     /// `admin`), out of descriptors above all.
     pub accept_errors_total: IntCounterVec,
+    /// `a2a_upstream_up{upstream}`: 1 while the readiness probe reaches it.
+    pub upstream_up: IntGaugeVec,
+    /// `a2a_connections_active`: caller connections open.
+    pub connections_active: IntGauge,
 }
 
 // === impl Metrics ===
@@ -166,8 +170,39 @@ impl Metrics {
                 "Failed accepts (out of file descriptors, above all), by listener.",
                 &["listener"],
             )?,
+            upstream_up: gauge(
+                "a2a_upstream_up",
+                "1 while the readiness probe reaches the upstream, else 0.",
+                &["upstream"],
+            )?,
+            connections_active: {
+                let g = IntGauge::new("a2a_connections_active", "Caller connections open.")?;
+                registry.register(Box::new(g.clone()))?;
+                g
+            },
             registry,
         })
+        .and_then(Metrics::with_process)
+    }
+
+    /// `a2a_build_info{version,commit}` at 1, and the standard `process_*`
+    /// collector (CPU, memory, descriptors, start time).
+    fn with_process(self) -> Result<Metrics, MetricsError> {
+        let info = IntGaugeVec::new(
+            Opts::new(
+                "a2a_build_info",
+                "The running build: version and commit (value 1).",
+            ),
+            &["version", "commit"],
+        )?;
+        info.with_label_values(&[env!("CARGO_PKG_VERSION"), env!("A2A_TAP_COMMIT")])
+            .set(1);
+        self.registry.register(Box::new(info))?;
+        #[cfg(target_os = "linux")]
+        self.registry.register(Box::new(
+            prometheus::process_collector::ProcessCollector::for_self(),
+        ))?;
+        Ok(self)
     }
 
     /// The registry, for callers that add process-level collectors.

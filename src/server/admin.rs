@@ -34,19 +34,46 @@ pub const PROBE_INTERVAL: Duration = Duration::from_secs(2);
 pub struct Readiness {
     draining: AtomicBool,
     upstream_ok: AtomicBool,
+    /// `a2a_upstream_up`, kept in step with `upstream_ok`.
+    up: Option<prometheus::IntGauge>,
 }
 
 // === impl Readiness ===
 
 impl Readiness {
-    /// Marks the process as draining (shutdown began).
-    pub fn set_draining(&self) {
-        self.draining.store(true, Ordering::Relaxed);
+    /// Readiness that reports the probe's outcome in `up`.
+    pub fn reporting(up: prometheus::IntGauge) -> Readiness {
+        Readiness {
+            up: Some(up),
+            ..Readiness::default()
+        }
     }
 
-    /// Records the last probe's outcome.
+    /// Marks the process as draining (shutdown began).
+    pub fn set_draining(&self) {
+        if !self.draining.swap(true, Ordering::Relaxed) {
+            tracing::info!(ready = false, reason = "draining", "readiness changed");
+        }
+    }
+
+    /// Records a probe's outcome; a change is logged.
     pub fn set_upstream_ok(&self, ok: bool) {
-        self.upstream_ok.store(ok, Ordering::Relaxed);
+        if let Some(up) = &self.up {
+            up.set(i64::from(ok));
+        }
+        if self.upstream_ok.swap(ok, Ordering::Relaxed) != ok {
+            if ok {
+                tracing::info!(
+                    upstream_reachable = true,
+                    "readiness changed: the upstream answers"
+                );
+            } else {
+                tracing::warn!(
+                    upstream_reachable = false,
+                    "readiness changed: the upstream does not accept connections"
+                );
+            }
+        }
     }
 
     /// `Ok` when ready, else the reason.

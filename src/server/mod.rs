@@ -237,7 +237,11 @@ pub async fn start_with(
             ServingThread::start(i, conn).map_err(|source| StartError::Thread { source })?;
         threads.push(thread);
     }
-    let readiness = Arc::new(Readiness::default());
+    let readiness = Arc::new(Readiness::reporting(
+        metrics
+            .upstream_up
+            .with_label_values(&[&config.upstream_name()]),
+    ));
     let timeout = config.proxy.connect_timeout.0;
     let (host, port) = (upstream.host().to_string(), upstream.port());
     readiness.set_upstream_ok(admin::probe(&host, port, timeout).await);

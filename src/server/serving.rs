@@ -126,6 +126,8 @@ pub(super) struct Conn {
 
 impl Conn {
     async fn serve(&self, stream: TcpStream, peer: SocketAddr) {
+        self.metrics.connections_active.inc();
+        let _open = Open(&self.metrics.connections_active);
         let (mut drain, mut kill) = (self.drain.clone(), self.kill.clone());
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(error = %e, "set_nodelay failed");
@@ -217,4 +219,14 @@ pub(super) struct Accepted {
     pub(super) stream: std::net::TcpStream,
     pub(super) peer: SocketAddr,
     pub(super) permit: OwnedSemaphorePermit,
+}
+
+/// Counts a caller connection out of `a2a_connections_active` however its
+/// serving ends.
+struct Open<'a>(&'a prometheus::IntGauge);
+
+impl Drop for Open<'_> {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
 }

@@ -11,5 +11,6 @@ mod bindings;
 mod card;
 mod hostile;
 mod kinds;
+mod metrics;
 mod paths;
 mod trust;
