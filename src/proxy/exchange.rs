@@ -163,12 +163,23 @@ impl Exchange {
     pub fn failed(&self, err: &ProxyError) {
         match err.upstream_reason() {
             Some(reason) => {
-                tracing::warn!(request_id = self.id, reason = reason.as_str(), error = %err, "upstream failed");
+                tracing::warn!(
+                    upstream = %self.shared.upstream,
+                    request_id = self.id,
+                    reason = reason.as_str(),
+                    error = %err,
+                    "upstream failed"
+                );
                 self.upstream_error(reason);
                 self.count("error");
             }
             None => {
-                tracing::info!(request_id = self.id, error = %err, "request refused");
+                tracing::info!(
+                    upstream = %self.shared.upstream,
+                    request_id = self.id,
+                    error = %err,
+                    "request refused"
+                );
                 self.count(status_class(err.status()));
             }
         }
@@ -324,6 +335,7 @@ impl BodyObserver for ResponseTap {
                     UpstreamReason::Reset
                 };
                 tracing::warn!(
+                    upstream = %ex.shared.upstream,
                     request_id = ex.id,
                     reason = reason.as_str(),
                     "upstream response body failed"

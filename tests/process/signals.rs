@@ -207,3 +207,43 @@ async fn a_second_sigterm_stops_at_once() {
     );
     stream.abort();
 }
+
+/// JSON log lines carry flat fields of one type each: a finding's line and
+/// an upstream failure's both name the upstream, and the request id is an
+/// integer wherever it appears.
+#[tokio::test]
+async fn json_log_fields_are_flat_and_typed_alike() {
+    let (up, mut p) = setup("[log]\nformat = \"json\"\n").await;
+    findings(&up, &p, 1, 1).await;
+    p.wait_records(1).await;
+    // An upstream that hangs up before its answer: the failure is logged.
+    let mut broken = Reply::sse(&["{}".to_string()]);
+    broken.die = true;
+    up.push(broken);
+    let (status, _) = p.send("POST", "/", &[], "{}").await;
+    assert_eq!(status, 502);
+    p.signal("TERM");
+    p.wait_exit(Duration::from_secs(15)).await;
+    let log = p.stderr();
+    let lines: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let finding = lines
+        .iter()
+        .find(|l| l["kind"] == "blocking_returned_active")
+        .unwrap_or_else(|| panic!("no finding line: {log}"));
+    assert_eq!(finding["upstream"], NAME, "{finding}");
+    assert!(finding["request_id"].is_u64(), "{finding}");
+    assert!(finding.get("fields").is_none(), "flat: {finding}");
+    let failed = lines
+        .iter()
+        .find(|l| l["message"] == "upstream failed")
+        .unwrap_or_else(|| panic!("no upstream failure line: {log}"));
+    assert_eq!(failed["upstream"], NAME, "{failed}");
+    for l in &lines {
+        if let Some(id) = l.get("request_id") {
+            assert!(id.is_u64(), "request_id of one type: {l}");
+        }
+    }
+}

@@ -40,11 +40,15 @@ impl Worker {
             };
             self.series.violation(f.kind, f.severity).inc();
             let record = Record::new(f, &origin);
+            // Fields of one type in every line: the request id an integer
+            // (absent for a task's finding of no exchange), like the
+            // proxy's other lines.
             tracing::warn!(
-                request_id = record.request_id.as_deref().unwrap_or("-"),
+                upstream = %self.upstream,
+                request_id = exchange.map(|_| id),
                 kind = record.kind,
                 severity = record.severity,
-                task_id = record.task_id.as_deref().unwrap_or("-"),
+                task_id = record.task_id.as_deref(),
                 "{}",
                 log_safe(&record.detail)
             );
