@@ -11,7 +11,7 @@ use std::sync::Arc;
 use crate::config::{Config, ConfigError};
 use crate::proxy::CardOnly;
 use crate::proxy::Inspector;
-use crate::report::audit::{AuditLog, AuditWriter, Target};
+use crate::report::audit::{AuditLog, AuditWriter, LineLog, Target};
 use crate::report::metrics::MetricsError;
 use crate::report::Metrics;
 use crate::server::{self, ServerHandle, StartError};
@@ -62,12 +62,18 @@ pub struct Options {
     /// An inspector of the caller's instead of the validation layer's
     /// (tests of the proxy's seams).
     pub inspector: Option<Arc<dyn Inspector>>,
+    /// Where access-log lines go (when `[log] access`); `None`: the
+    /// config's `log.access_log`.
+    pub access: Option<Target>,
 }
 
 /// A running a2a-tap.
 pub struct App {
     server: ServerHandle,
     validation: Option<Validation>,
+    /// The access log's own writer, when it does not share the audit
+    /// log's, and its handle (for reopening).
+    access_writer: Option<(AuditLog, AuditWriter)>,
 }
 
 /// The validation layer's parts, kept for an orderly shutdown.
@@ -76,6 +82,8 @@ struct Validation {
     analysis: AnalysisHandle,
     audit: AuditLog,
     writer: AuditWriter,
+    /// The access log the proxy and the analysis thread write to.
+    access: Option<LineLog>,
 }
 
 // === impl App ===
@@ -94,15 +102,46 @@ impl App {
             None => Arc::new(Metrics::new()?),
         };
         let options_audit = options.audit.clone();
+        let audit_target = options
+            .audit
+            .clone()
+            .unwrap_or_else(|| Target::parse(&config.audit_log));
+        let access_target = options
+            .access
+            .clone()
+            .unwrap_or_else(|| Target::parse(&config.log.access_log));
+        // One writer per target: access lines to the audit log's own
+        // target go through its thread, so that lines never interleave.
+        let share_audit = config.log.access && config.validate && access_target == audit_target;
+        let (access_writer, own_access) = if config.log.access && !share_audit {
+            let (log, writer) = AuditLog::start(
+                access_target,
+                config.audit.queue_capacity,
+                metrics.access_lines_dropped_total.clone(),
+            )
+            .map_err(|source| AppError::Thread {
+                what: "access-log writer",
+                source,
+            })?;
+            let lines = log.lines(metrics.access_lines_dropped_total.clone());
+            (Some((log, writer)), Some(lines))
+        } else {
+            (None, None)
+        };
         let validation = if config.validate {
             Some(start_validation(
                 config,
                 &metrics,
-                options.audit,
+                audit_target,
                 options.clock,
+                (share_audit, own_access.clone()),
             )?)
         } else {
             None
+        };
+        let access = match &validation {
+            Some(v) => v.access.clone(),
+            None => own_access,
         };
         let inspector: Option<Arc<dyn Inspector>> = match (&validation, card_base(config)) {
             _ if options.inspector.is_some() => options.inspector,
@@ -116,7 +155,7 @@ impl App {
             (Some(_), Some(target)) => target.describe(),
             (Some(_), None) => Target::parse(&config.audit_log).describe(),
         };
-        let server = server::start_with(config, metrics, inspector).await?;
+        let server = server::start_with(config, metrics, inspector, access).await?;
         tracing::info!(
             version = env!("CARGO_PKG_VERSION"),
             listen = %server.listen_addr(),
@@ -128,7 +167,11 @@ impl App {
             threads = server.threads(),
             "a2a-tap serving"
         );
-        Ok(App { server, validation })
+        Ok(App {
+            server,
+            validation,
+            access_writer,
+        })
     }
 
     /// The proxy's bound address.
@@ -159,12 +202,15 @@ impl App {
     /// Asks the audit writer to reopen its file (after logrotate renamed
     /// it); false when there is no audit log (`validate = false`).
     pub fn reopen_audit(&self) -> bool {
+        if let Some((log, _)) = &self.access_writer {
+            log.reopen();
+        }
         match &self.validation {
             Some(v) => {
                 v.audit.reopen();
                 true
             }
-            None => false,
+            None => self.access_writer.is_some(),
         }
     }
 
@@ -191,8 +237,9 @@ impl App {
                 analysis,
                 audit,
                 writer,
+                access,
             } = v;
-            drop(tap);
+            drop((tap, access));
             // Blocking joins, off the runtime's worker threads.
             let joined = tokio::task::spawn_blocking(move || {
                 analysis.join();
@@ -204,18 +251,27 @@ impl App {
                 tracing::error!(error = %e, "validation did not stop cleanly");
             }
         }
+        if let Some((log, writer)) = self.access_writer {
+            drop(log);
+            let joined = tokio::task::spawn_blocking(move || writer.close()).await;
+            if let Err(e) = joined {
+                tracing::error!(error = %e, "the access log did not stop cleanly");
+            }
+        }
     }
 }
 
+/// The audit writer and the analysis thread; the access log goes through
+/// the audit writer (`share_audit`) or is `own_access`.
 fn start_validation(
     config: &Config,
     metrics: &Arc<Metrics>,
-    audit: Option<Target>,
+    target: Target,
     clock: Clock,
+    (share_audit, own_access): (bool, Option<LineLog>),
 ) -> Result<Validation, AppError> {
     let mut tap_config = TapConfig::from_config(config)?;
     tap_config.clock = clock;
-    let target = audit.unwrap_or_else(|| Target::parse(&config.audit_log));
     let (audit, writer) = AuditLog::start(
         target,
         config.audit.queue_capacity,
@@ -225,6 +281,12 @@ fn start_validation(
         what: "audit writer",
         source,
     })?;
+    let access = if share_audit {
+        Some(audit.lines(metrics.access_lines_dropped_total.clone()))
+    } else {
+        own_access
+    };
+    tap_config.access = access.clone();
     let (tap, analysis) =
         Tap::start(tap_config, metrics.clone(), audit.clone()).map_err(|source| {
             AppError::Thread {
@@ -237,5 +299,6 @@ fn start_validation(
         analysis,
         audit,
         writer,
+        access,
     })
 }

@@ -146,6 +146,11 @@ impl ExchangeEngine {
         self.reducer.exchange()
     }
 
+    /// The task the exchange is about, once known.
+    pub fn task_id(&self) -> Option<&str> {
+        self.reducer.task_id()
+    }
+
     /// Whether the response is an event stream.
     pub fn is_stream(&self) -> bool {
         matches!(self.body, Body::Stream(_))

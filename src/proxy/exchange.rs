@@ -2,7 +2,7 @@
 //! its end is counted (metrics, logs) whatever way it ended.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -10,6 +10,7 @@ use bytes::Bytes;
 use http::StatusCode;
 use prometheus::{Histogram, IntCounter};
 
+use super::access::{AccessLine, AccessLog, CallerIds};
 use super::activity::Activity;
 use super::error::{ProxyError, UpstreamReason};
 use super::inspect::{ExchangeLabels, ExchangeObserver, LABEL_SLOTS, RUN_BYTES};
@@ -27,6 +28,8 @@ pub struct Shared {
     pub idle_timeout: Duration,
     /// `a2a_proxy_overhead_seconds{upstream}`, looked up once.
     pub overhead: Histogram,
+    /// The access log, when on.
+    pub access: Option<AccessLog>,
     /// Series per label slot, looked up on first use (label lookups hash
     /// every value: too slow for each request).
     series: [OnceLock<Series>; LABEL_SLOTS],
@@ -43,7 +46,12 @@ const CODES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "error"];
 
 impl Shared {
     /// State shared by the exchanges with `upstream`.
-    pub fn new(metrics: Arc<Metrics>, upstream: String, idle_timeout: Duration) -> Shared {
+    pub fn new(
+        metrics: Arc<Metrics>,
+        upstream: String,
+        idle_timeout: Duration,
+        access: Option<AccessLog>,
+    ) -> Shared {
         let overhead = metrics
             .proxy_overhead_seconds
             .with_label_values(&[upstream.as_str()]);
@@ -52,6 +60,7 @@ impl Shared {
             upstream,
             idle_timeout,
             overhead,
+            access,
             series: Default::default(),
         }
     }
@@ -100,6 +109,13 @@ pub struct Exchange {
     counted: AtomicBool,
     /// The caller connection's activity (its deadlines watch it).
     pub activity: Option<Arc<Activity>>,
+    /// What the access log reads of the request (only when it is on).
+    caller: Option<Box<CallerIds>>,
+    /// The status the caller got (0: none yet).
+    status: AtomicU16,
+    /// Body bytes from the caller, and to it, once each body ended.
+    bytes_in: AtomicU64,
+    bytes_out: AtomicU64,
 }
 
 // === impl Exchange ===
@@ -121,7 +137,23 @@ impl Exchange {
             idle_fired: AtomicBool::new(false),
             counted: AtomicBool::new(false),
             activity: None,
+            caller: None,
+            status: AtomicU16::new(0),
+            bytes_in: AtomicU64::new(0),
+            bytes_out: AtomicU64::new(0),
         }
+    }
+
+    /// Keeps what the access log needs of the request head, when it is on.
+    pub fn with_caller(mut self, head: &http::request::Parts) -> Exchange {
+        if self.shared.access.is_some() {
+            self.caller = Some(Box::new(CallerIds::read(
+                &head.method,
+                &head.uri,
+                &head.headers,
+            )));
+        }
+        self
     }
 
     /// This exchange is in flight on a connection with `activity`, until
@@ -147,7 +179,35 @@ impl Exchange {
             return;
         }
         let seconds = self.start.elapsed().as_secs_f64();
-        self.shared.count(self.labels(), code, seconds);
+        let labels = self.labels();
+        self.shared.count(labels, code, seconds);
+        if let (Some(access), Some(caller)) = (&self.shared.access, &self.caller) {
+            let line = AccessLine {
+                log: "access",
+                ts: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+                request_id: self.id,
+                upstream: self.shared.upstream.clone(),
+                trace_id: caller.trace_id.clone(),
+                x_request_id: caller.x_request_id.clone(),
+                http_method: caller.http_method.clone(),
+                path: caller.path.clone(),
+                binding: labels.binding,
+                method: labels.method,
+                status: Some(self.status.load(Ordering::Relaxed)).filter(|s| *s != 0),
+                duration_ms: seconds * 1000.0,
+                bytes_in: self.bytes_in.load(Ordering::Relaxed),
+                bytes_out: self.bytes_out.load(Ordering::Relaxed),
+                task_id: None,
+                findings: None,
+            };
+            let unjudged = match &self.observer {
+                Some(o) => o.access(line),
+                None => Some(line),
+            };
+            if let Some(line) = unjudged {
+                access.write(line.to_json());
+            }
+        }
     }
 
     /// Counts an upstream failure of `reason`.
@@ -161,6 +221,7 @@ impl Exchange {
 
     /// Accounts for an exchange the proxy answered itself (413, 502, 504).
     pub fn failed(&self, err: &ProxyError) {
+        self.status.store(err.status().as_u16(), Ordering::Relaxed);
         match err.upstream_reason() {
             Some(reason) => {
                 tracing::warn!(
@@ -202,20 +263,33 @@ impl Drop for Exchange {
 }
 
 /// Tees the request body to the observer.
-pub struct RequestTap(pub Arc<Exchange>);
+pub struct RequestTap {
+    exchange: Arc<Exchange>,
+    bytes: u64,
+}
+
+impl RequestTap {
+    /// For the request of `exchange`.
+    pub fn new(exchange: Arc<Exchange>) -> RequestTap {
+        RequestTap { exchange, bytes: 0 }
+    }
+}
 
 impl BodyObserver for RequestTap {
     fn data(&mut self, chunk: &Bytes) {
-        if let Some(o) = &self.0.observer {
+        self.bytes += chunk.len() as u64;
+        if let Some(o) = &self.exchange.observer {
             o.request_data(chunk);
         }
     }
 
     fn end(&mut self, end: BodyEnd) {
+        let ex = &self.exchange;
+        ex.bytes_in.store(self.bytes, Ordering::Relaxed);
         if end == BodyEnd::Error {
-            self.0.request_failed.store(true, Ordering::Relaxed);
+            ex.request_failed.store(true, Ordering::Relaxed);
         }
-        if let Some(o) = &self.0.observer {
+        if let Some(o) = &ex.observer {
             o.request_end(end);
         }
     }
@@ -232,6 +306,8 @@ pub struct ResponseTap {
     /// and unallocated until the first chunk; then a buffer of `RUN_BYTES`
     /// from this thread's spares, given back when the response is done.
     run: Vec<u8>,
+    /// Body bytes passed to the caller.
+    bytes: u64,
 }
 
 /// Most run buffers a serving thread keeps for its next responses (one
@@ -269,10 +345,12 @@ fn keep_run(mut run: Vec<u8>) {
 impl ResponseTap {
     /// For a response with `status`, whose head just arrived.
     pub fn new(exchange: Arc<Exchange>, status: StatusCode) -> ResponseTap {
+        exchange.status.store(status.as_u16(), Ordering::Relaxed);
         ResponseTap {
             exchange,
             status,
             run: Vec::new(),
+            bytes: 0,
         }
     }
 
@@ -292,6 +370,7 @@ impl BodyObserver for ResponseTap {
     }
 
     fn data(&mut self, chunk: &Bytes) {
+        self.bytes += chunk.len() as u64;
         if let Some(a) = &self.exchange.activity {
             a.handed();
         }
@@ -320,6 +399,7 @@ impl BodyObserver for ResponseTap {
 
     fn end(&mut self, end: BodyEnd) {
         let ex = &self.exchange;
+        ex.bytes_out.store(self.bytes, Ordering::Relaxed);
         match end {
             BodyEnd::Complete => {}
             BodyEnd::Dropped => {

@@ -68,6 +68,7 @@ impl Forwarder {
         metrics: Arc<Metrics>,
         inspector: Option<Arc<dyn Inspector>>,
         (slots, max_idle): (Arc<tokio::sync::Semaphore>, usize),
+        access: Option<super::access::AccessLog>,
     ) -> Result<Forwarder, ClientError> {
         let uri = upstream.uri();
         let scheme = uri.scheme().cloned().unwrap_or(Scheme::HTTP);
@@ -98,6 +99,7 @@ impl Forwarder {
                 metrics,
                 config.upstream_name(),
                 p.stream_idle_timeout.0,
+                access,
             )),
             inspector,
             next_id: AtomicU64::new(1),
@@ -149,7 +151,7 @@ impl Forwarder {
         let inspector = self.inspector.as_deref();
         let has_body = !http_body::Body::is_end_stream(&body);
         let observer = inspector.and_then(|i| i.begin(id, &head, has_body));
-        let exchange = Exchange::new(id, start, observer, self.shared.clone());
+        let exchange = Exchange::new(id, start, observer, self.shared.clone()).with_caller(&head);
         let exchange = Arc::new(exchange.on_connection(activity));
         let transform = inspector.and_then(|i| i.transform_for(&head));
 
@@ -176,7 +178,7 @@ impl Forwarder {
         };
         let tripped = Arc::new(AtomicBool::new(false));
         let body = LimitBody::new(body, self.max_request_body, tripped.clone());
-        let body = TeeBody::new(body, RequestTap(exchange.clone()));
+        let body = TeeBody::new(body, RequestTap::new(exchange.clone()));
         let caller_version = head.version;
         strip_request_hop_by_hop(&mut head.headers);
         if self.forwarded_headers {

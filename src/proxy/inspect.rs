@@ -8,6 +8,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::{request, response};
 
+use super::access::AccessLine;
 use super::error::ProxyError;
 use super::tee::BodyEnd;
 use super::ProxyBody;
@@ -92,6 +93,14 @@ pub trait ExchangeObserver: Send + Sync + 'static {
     /// asked once when the exchange ends.
     fn labels(&self) -> ExchangeLabels {
         ExchangeLabels::default()
+    }
+    /// The exchange's access-log line (when the access log is on), given
+    /// once as it ends, before `response_end` / `upstream_failed`: an
+    /// observer that judges the exchange completes and writes it (task id,
+    /// findings) and returns `None`; otherwise it gives it back and the
+    /// proxy writes it as it is.
+    fn access(&self, line: AccessLine) -> Option<AccessLine> {
+        Some(line)
     }
 }
 

@@ -113,6 +113,9 @@ impl Target {
 
 pub(super) enum Msg {
     Record(Box<Record>),
+    /// A line already serialized (the access log's), with the counter of
+    /// its kind's drops.
+    Line(Box<str>, IntCounter),
     /// Wakes the writer so it notices a reopen request promptly.
     Wake,
 }
@@ -123,6 +126,32 @@ pub struct AuditLog {
     tx: SyncSender<Msg>,
     reopen: Arc<AtomicBool>,
     dropped: IntCounter,
+}
+
+/// A writer of other JSON lines (the access log) through an audit writer's
+/// thread: one writer per target, so that lines to one stdout or file are
+/// never interleaved. Its drops are counted apart.
+#[derive(Clone)]
+pub struct LineLog {
+    tx: SyncSender<Msg>,
+    dropped: IntCounter,
+}
+
+impl std::fmt::Debug for LineLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LineLog")
+    }
+}
+
+impl LineLog {
+    /// Queues one line (without its newline); when the queue is full it is
+    /// dropped and counted, never waited for.
+    pub fn write(&self, line: String) {
+        let msg = Msg::Line(line.into_boxed_str(), self.dropped.clone());
+        if self.tx.try_send(msg).is_err() {
+            self.dropped.inc();
+        }
+    }
 }
 
 /// Owns the writer thread; `close` drains, flushes and joins it.
@@ -165,6 +194,15 @@ impl AuditLog {
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
                 self.dropped.inc();
             }
+        }
+    }
+
+    /// A writer of other lines through this log's thread, their drops
+    /// counted in `dropped`.
+    pub fn lines(&self, dropped: IntCounter) -> LineLog {
+        LineLog {
+            tx: self.tx.clone(),
+            dropped,
         }
     }
 

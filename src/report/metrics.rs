@@ -53,6 +53,9 @@ pub struct Metrics {
     pub upstream_errors_total: IntCounterVec,
     /// `a2a_audit_records_dropped_total`.
     pub audit_records_dropped_total: IntCounter,
+    /// `a2a_access_lines_dropped_total`: access-log lines lost to a full
+    /// queue or a failed write.
+    pub access_lines_dropped_total: IntCounter,
     /// `a2a_analysis_skipped_total{upstream,reason}`.
     pub analysis_skipped_total: IntCounterVec,
     /// `a2a_connections_closed_total{reason}`: caller connections the proxy
@@ -155,6 +158,14 @@ impl Metrics {
                 &["upstream", "reason"],
             )?,
             audit_records_dropped_total,
+            access_lines_dropped_total: {
+                let c = IntCounter::new(
+                    "a2a_access_lines_dropped_total",
+                    "Access-log lines lost to a full queue or a failed write.",
+                )?;
+                registry.register(Box::new(c.clone()))?;
+                c
+            },
             analysis_skipped_total: counter(
                 "a2a_analysis_skipped_total",
                 "Traffic forwarded but not analysed, by reason.",

@@ -28,6 +28,7 @@ use self::admin::{serve_admin, Readiness};
 use self::serving::{caller_builder, Conn, ServingThread};
 use crate::config::Config;
 use crate::limits::{self, Plan};
+use crate::proxy::access::AccessLog;
 use crate::proxy::activity::{Closed, Deadlines};
 use crate::proxy::client::ClientError;
 use crate::proxy::{Forwarder, Inspector, UpstreamReason};
@@ -155,7 +156,7 @@ pub async fn start(
     config: &Config,
     inspector: Option<Arc<dyn Inspector>>,
 ) -> Result<ServerHandle, StartError> {
-    start_with(config, Arc::new(Metrics::new()?), inspector).await
+    start_with(config, Arc::new(Metrics::new()?), inspector, None).await
 }
 
 /// Like [`start`], reporting into `metrics` (shared with the validation
@@ -164,6 +165,7 @@ pub async fn start_with(
     config: &Config,
     metrics: Arc<Metrics>,
     inspector: Option<Arc<dyn Inspector>>,
+    access: Option<AccessLog>,
 ) -> Result<ServerHandle, StartError> {
     let listen_addr = config.listen.ok_or(StartError::Missing("listen"))?;
     let upstream = config
@@ -215,6 +217,7 @@ pub async fn start_with(
             metrics.clone(),
             inspector.clone(),
             budget,
+            access.clone(),
         )?
         .with_ids(i as u64 + 1, count as u64);
         let conn = Conn {

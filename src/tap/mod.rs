@@ -70,6 +70,7 @@ impl TapConfig {
                 .map_or("", |u| u.base_path())
                 .to_owned(),
             clock: Clock::System,
+            access: None,
         })
     }
 }

@@ -29,6 +29,7 @@ use crate::a2a::classify::{classify_with, A2A_VERSION};
 use crate::engine::{EngineConfig, Head, Media, SkipReason};
 use crate::findings::Policy;
 use crate::lifecycle::{End, Registry, RegistryConfig, Seq};
+use crate::proxy::access::{AccessLine, AccessLog};
 use crate::proxy::{
     BodyEnd, ExchangeLabels, ExchangeObserver, Inspector, ProxyError, ResponseTransform,
 };
@@ -53,6 +54,9 @@ pub struct TapConfig {
     pub upstream_base_path: String,
     /// The clock of judging (the system's, but in tests).
     pub clock: Clock,
+    /// The access log, when on: the analysis thread completes the lines
+    /// of the exchanges it judges.
+    pub access: Option<AccessLog>,
 }
 
 /// The validation layer as the proxy sees it: an `Inspector`.
@@ -88,7 +92,8 @@ impl Tap {
             cfg.queue_bytes,
         )
         .with_base_path(&cfg.upstream_base_path)
-        .with_clock(cfg.clock.clone());
+        .with_clock(cfg.clock.clone())
+        .with_access(cfg.access.clone());
         let thread = std::thread::Builder::new()
             .name("a2a-tap-analysis".into())
             .spawn(move || worker.run(rx))?;
@@ -133,6 +138,7 @@ impl Inspector for Tap {
             stream: AtomicBool::new(false),
             data_sent: AtomicBool::new(false),
             ended: AtomicBool::new(false),
+            access: Mutex::new(None),
         };
         if !has_body {
             obs.open();
@@ -222,6 +228,8 @@ struct Observer {
     /// A response piece has been sent to the analysis thread.
     data_sent: AtomicBool,
     ended: AtomicBool,
+    /// The exchange's access-log line, kept for its end.
+    access: Mutex<Option<Box<AccessLine>>>,
 }
 
 impl Observer {
@@ -318,10 +326,16 @@ impl Observer {
         if self.stream.load(Ordering::Acquire) {
             self.shared.streams_active.dec();
         }
+        let access = self
+            .access
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         let end = Msg::End {
             id: self.id,
             end,
             at: self.shared.clock.now(),
+            access,
         };
         self.hand_over(data, Some(end));
     }
@@ -395,6 +409,16 @@ impl ExchangeObserver for Observer {
 
     fn labels(&self) -> ExchangeLabels {
         self.labels.get().copied().unwrap_or_default()
+    }
+
+    /// An A2A exchange's line goes with its end to the analysis thread,
+    /// which adds the task and the findings; any other comes back.
+    fn access(&self, line: AccessLine) -> Option<AccessLine> {
+        if self.labels.get().is_none() || self.ended.load(Ordering::Acquire) {
+            return Some(line);
+        }
+        *self.access.lock().unwrap_or_else(PoisonError::into_inner) = Some(Box::new(line));
+        None
     }
 }
 

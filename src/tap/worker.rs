@@ -17,6 +17,7 @@ use crate::a2a::model::Exchange;
 use crate::engine::{EngineConfig, ExchangeEngine, Head, SkipReason};
 use crate::findings::Policy;
 use crate::lifecycle::{End, Millis, Outcome, Registry, Seq};
+use crate::proxy::access::{AccessLine, AccessLog};
 use crate::report::audit::AuditLog;
 use crate::report::metrics::Metrics;
 use crate::report::pipeline::Pipeline;
@@ -36,14 +37,9 @@ pub(crate) enum Msg {
         seq: Seq,
     },
     /// The request could not be classified (body over the limit).
-    Unjudged {
-        reason: SkipReason,
-    },
+    Unjudged { reason: SkipReason },
     /// The response head, read by the observer.
-    Head {
-        id: u64,
-        head: Head,
-    },
+    Head { id: u64, head: Head },
     /// A run of the response body (what one upstream read brought).
     Data {
         id: u64,
@@ -55,13 +51,13 @@ pub(crate) enum Msg {
         at: Option<Instant>,
     },
     /// Bytes of this exchange were not delivered: stop judging it.
-    Lost {
-        id: u64,
-    },
+    Lost { id: u64 },
     End {
         id: u64,
         end: End,
         at: Instant,
+        /// Its access-log line, when the access log is on.
+        access: Option<Box<AccessLine>>,
     },
     /// The proxy has drained: judge what came before, then stop.
     Shutdown,
@@ -131,6 +127,8 @@ pub(crate) struct Worker {
     base_path: String,
     /// The clock of judging (ticks, stalls, TTL).
     time: Clock,
+    /// The access log, when on.
+    access: Option<AccessLog>,
 }
 
 impl Worker {
@@ -164,7 +162,14 @@ impl Worker {
             card: None,
             base_path: String::new(),
             time: Clock::System,
+            access: None,
         }
+    }
+
+    /// Completes and writes access-log lines to `access`.
+    pub(crate) fn with_access(mut self, access: Option<AccessLog>) -> Worker {
+        self.access = access;
+        self
     }
 
     /// Judges on `clock` (a manual one in tests).
@@ -271,7 +276,12 @@ impl Worker {
                     self.skipped(SkipReason::Overload);
                 }
             }
-            Msg::End { id, end, at } => self.end(id, end, at),
+            Msg::End {
+                id,
+                end,
+                at,
+                access,
+            } => self.end(id, end, at, access),
             Msg::Shutdown => {}
         }
     }
@@ -288,6 +298,7 @@ impl Worker {
                 held: 0,
                 opened: at,
                 first_event: false,
+                findings: 0,
             },
         );
     }
@@ -336,13 +347,20 @@ impl Worker {
         }
         if !sink.findings.is_empty() {
             let exchange = live.engine.exchange().clone();
-            self.report(id, Some(&exchange), sink.findings);
+            let written = self.report(id, Some(&exchange), sink.findings);
+            if let Some(live) = self.live.get_mut(id) {
+                live.findings += written;
+            }
         }
     }
 
-    fn end(&mut self, id: u64, end: End, at: Instant) {
+    fn end(&mut self, id: u64, end: End, at: Instant, access: Option<Box<AccessLine>>) {
         let now = self.now(at);
         let Some(live) = self.live.get_mut(id) else {
+            // Not judged (left unjudged on the way): its line as it is.
+            if let (Some(log), Some(line)) = (&self.access, access) {
+                log.write(line.to_json());
+            }
             return;
         };
         let mut sink = Collect::default();
@@ -363,13 +381,20 @@ impl Worker {
         // for it (only when there are findings) and its state dropped
         // where it lies.
         let exchange = (!sink.findings.is_empty()).then(|| live.engine.exchange().clone());
+        let (task_id, earlier) = (live.engine.task_id().map(str::to_owned), live.findings);
         self.forget(id);
         if let Some(card) = sink.card {
             tracing::debug!(interfaces = card.interfaces.len(), "agent card seen");
             self.card = Some(card);
         }
-        if let Some(exchange) = exchange {
-            self.report(id, Some(&exchange), sink.findings);
+        let written = match exchange {
+            Some(exchange) => self.report(id, Some(&exchange), sink.findings),
+            None => 0,
+        };
+        if let (Some(log), Some(mut line)) = (&self.access, access) {
+            line.task_id = task_id;
+            line.findings = Some(earlier + written);
+            log.write(line.to_json());
         }
     }
 

@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod access;
 mod audit;
 mod bindings;
 mod card;

@@ -21,6 +21,8 @@ pub struct Proxy {
     /// Moves the clock validation judges by (stall limits, ticks, TTL).
     pub clock: Arc<ManualClock>,
     audit: MemoryAudit,
+    /// The access log's lines (with `[log] access = true`).
+    access: MemoryAudit,
 }
 
 impl Proxy {
@@ -46,9 +48,14 @@ impl Proxy {
             .parse()
             .unwrap_or_else(|e| panic!("config {text:?}: {e}"));
         let audit = MemoryAudit::default();
+        let access = MemoryAudit::default();
         let (clock, hand) = Clock::manual();
+        // With an audit file of the test's, the access log goes where the
+        // config says (the same file, say); else to memory.
+        let access_target = target.is_none().then(|| Target::Memory(access.clone()));
         let options = Options {
             audit: Some(target.unwrap_or_else(|| Target::Memory(audit.clone()))),
+            access: access_target,
             clock,
             ..Options::default()
         };
@@ -61,6 +68,24 @@ impl Proxy {
             app,
             clock: hand,
             audit,
+            access,
+        }
+    }
+
+    /// The access-log lines written so far.
+    pub fn access_lines(&self) -> Vec<Value> {
+        parse_lines(self.access.lines().iter().map(String::as_str))
+    }
+
+    /// Waits (bounded) for `n` access-log lines.
+    pub async fn wait_access(&self, n: usize) -> Vec<Value> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let lines = self.access_lines();
+            if lines.len() >= n || std::time::Instant::now() > deadline {
+                return lines;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
     }
 

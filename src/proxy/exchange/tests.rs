@@ -24,7 +24,12 @@ impl ExchangeObserver for Runs {
 fn response_chunks_reach_the_observer_a_run_at_a_time_and_with_the_end() {
     let runs = Arc::new(Runs::default());
     let metrics = Arc::new(Metrics::new().expect("metrics"));
-    let shared = Arc::new(Shared::new(metrics, "up".into(), Duration::from_secs(1)));
+    let shared = Arc::new(Shared::new(
+        metrics,
+        "up".into(),
+        Duration::from_secs(1),
+        None,
+    ));
     let observer: Arc<dyn ExchangeObserver> = runs.clone();
     let exchange = Arc::new(Exchange::new(1, Instant::now(), Some(observer), shared));
     let mut tap = ResponseTap::new(exchange, StatusCode::OK);

@@ -42,8 +42,11 @@ pub(super) struct Sink {
     /// The lines of the records taken since the last write, each ending in
     /// a newline...
     batch: Vec<u8>,
-    /// ...and where each line ends in `batch`.
+    /// ...and where each line ends in `batch`...
     ends: Vec<usize>,
+    /// ...and, for a line of another kind than an audit record, the
+    /// counter of its drops.
+    others: Vec<Option<IntCounter>>,
     /// Part of a line reached stdout before a write failed: the next write
     /// starts a new line first.
     torn: bool,
@@ -58,6 +61,7 @@ impl Sink {
             dropped,
             batch: Vec::new(),
             ends: Vec::new(),
+            others: Vec::new(),
             torn: false,
             last_error: None,
         }
@@ -78,8 +82,10 @@ impl Sink {
                     self.out = None;
                     self.open();
                 }
-                if let Msg::Record(r) = msg {
-                    self.take(&r);
+                match msg {
+                    Msg::Record(r) => self.take(&r),
+                    Msg::Line(line, dropped) => self.take_line(&line, dropped),
+                    Msg::Wake => {}
                 }
                 next = rx.try_recv().ok();
             }
@@ -111,10 +117,30 @@ impl Sink {
             Ok(()) => {
                 self.batch.push(b'\n');
                 self.ends.push(self.batch.len());
+                self.others.push(None);
             }
             Err(_) => {
                 self.batch.truncate(self.ends.last().copied().unwrap_or(0));
                 self.dropped.inc();
+            }
+        }
+    }
+
+    /// Adds a line of another kind to the batch.
+    fn take_line(&mut self, line: &str, dropped: IntCounter) {
+        self.batch.extend_from_slice(line.as_bytes());
+        self.batch.push(b'\n');
+        self.ends.push(self.batch.len());
+        self.others.push(Some(dropped));
+    }
+
+    /// Counts the lines of the batch from the `from`th on as dropped, each
+    /// under its kind.
+    fn count_dropped(&self, from: usize) {
+        for other in self.others.iter().skip(from) {
+            match other {
+                Some(counter) => counter.inc(),
+                None => self.dropped.inc(),
             }
         }
     }
@@ -131,9 +157,8 @@ impl Sink {
         if self.out.is_none() {
             self.open();
         }
-        let lines = self.ends.len() as u64;
         let Some(out) = self.out.as_mut() else {
-            self.dropped.inc_by(lines);
+            self.count_dropped(0);
             self.clear();
             return;
         };
@@ -143,7 +168,7 @@ impl Sink {
         };
         if std::mem::take(&mut self.torn) && out.write(b"\n").map_or(true, |n| n == 0) {
             self.torn = true;
-            self.dropped.inc_by(lines);
+            self.count_dropped(0);
             self.clear();
             return;
         }
@@ -174,7 +199,7 @@ impl Sink {
                 };
                 self.torn = !cut_back;
             }
-            self.dropped.inc_by(lines - whole as u64);
+            self.count_dropped(whole);
             self.report(&e, "cannot write audit records");
         } else if let Some(Out::Stdout(o)) = self.out.as_mut() {
             if let Err(e) = o.flush() {
@@ -188,6 +213,7 @@ impl Sink {
     fn clear(&mut self) {
         self.batch.clear();
         self.ends.clear();
+        self.others.clear();
         if self.batch.capacity() > 1 << 20 {
             self.batch.shrink_to(64 * 1024);
         }

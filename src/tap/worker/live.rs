@@ -12,6 +12,8 @@ pub(super) struct Live {
     pub(super) held: usize,
     pub(super) opened: Instant,
     pub(super) first_event: bool,
+    /// Findings recorded on it so far (for its access-log line).
+    pub(super) findings: u32,
 }
 
 /// Maps keyed by request id, looked up for every message.

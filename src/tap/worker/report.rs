@@ -23,10 +23,18 @@ impl Worker {
     }
 
     /// Applies the severity policy and writes each finding everywhere.
-    pub(super) fn report(&self, id: u64, exchange: Option<&Exchange>, findings: Vec<Finding>) {
+    /// Applies the severity policy and writes each finding everywhere;
+    /// how many were written.
+    pub(super) fn report(
+        &self,
+        id: u64,
+        exchange: Option<&Exchange>,
+        findings: Vec<Finding>,
+    ) -> u32 {
         if findings.is_empty() {
-            return;
+            return 0;
         }
+        let mut written = 0;
         let origin = match exchange {
             Some(ex) => Origin::of(&self.upstream, ex, format_id(id)),
             None => Origin {
@@ -53,7 +61,9 @@ impl Worker {
                 log_safe(&record.detail)
             );
             self.audit.write(record);
+            written += 1;
         }
+        written
     }
 
     /// Registry gauges and transition counts, once a tick (they are

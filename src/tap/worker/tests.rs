@@ -140,6 +140,7 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
             id: 1,
             end: End::Upstream,
             at,
+            access: None,
         },
     );
     if !cancel_begins_before_terminal {
@@ -174,6 +175,7 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
             id: 2,
             end: End::Upstream,
             at,
+            access: None,
         },
     );
 }
@@ -263,7 +265,15 @@ fn exchanges_answered_out_of_turn_are_each_judged_to_their_end() {
     assert!(w.held > 0, "bodies are held until their ends");
     for id in [3, 1, 2] {
         let end = End::Upstream;
-        w.handle(Msg::End { id, end, at }, &[]);
+        w.handle(
+            Msg::End {
+                id,
+                end,
+                at,
+                access: None,
+            },
+            &[],
+        );
         assert_eq!(
             w.registry.state_of(&format!("t{id}")),
             Some(TaskState::Working)
@@ -297,7 +307,15 @@ fn exchanges_answered_out_of_turn_are_each_judged_to_their_end() {
         at,
     );
     let end = End::Upstream;
-    w.handle(Msg::End { id: 4, end, at }, &[]);
+    w.handle(
+        Msg::End {
+            id: 4,
+            end,
+            at,
+            access: None,
+        },
+        &[],
+    );
     assert_eq!(w.registry.state_of("t4"), Some(TaskState::Completed));
     assert_eq!((w.live.len(), w.held), (0, 0));
     file.remove(w);
