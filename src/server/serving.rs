@@ -182,7 +182,7 @@ impl Conn {
             }
         };
         if let Err(e) = result {
-            self.connection_error(&*e, peer);
+            self.connection_error(&*e, peer, &activity);
         }
     }
 
@@ -190,16 +190,23 @@ impl Conn {
         &self,
         err: &(dyn std::error::Error + Send + Sync + 'static),
         peer: SocketAddr,
+        activity: &Activity,
     ) {
         let hyper_err = err.downcast_ref::<hyper::Error>();
         let parse = hyper_err
             .is_some_and(|h| h.is_parse() || h.is_parse_too_large() || h.is_parse_status());
         if hyper_err.is_some_and(hyper::Error::is_timeout) {
-            // hyper's own header deadline, on a later request's headers.
-            tracing::debug!(%peer, "caller sent no complete request headers in time");
+            // hyper's own header deadline, on a later request's headers; on
+            // a keep-alive connection quiet past `idle_timeout` it races
+            // the watchdog, and the connection was idle.
+            let why = match activity.verdict(Instant::now(), &self.deadlines) {
+                Verdict::Close(Closed::Idle) => Closed::Idle,
+                _ => Closed::HeaderTimeout,
+            };
+            tracing::debug!(%peer, reason = why.as_str(), "closing a caller connection");
             self.metrics
                 .connections_closed_total
-                .with_label_values(&[Closed::HeaderTimeout.as_str()])
+                .with_label_values(&[why.as_str()])
                 .inc();
         } else if parse {
             // hyper answered 400 (or 431/414) itself; count it as a refused exchange.
