@@ -111,6 +111,8 @@ pub struct Finding {
     pub detail: String,
     /// The offending frame's data (uncut; the writer cuts it to size).
     pub evidence: Option<String>,
+    /// The artifact an artifact kind is about: repeats fold per artifact.
+    pub artifact_id: Option<String>,
 }
 
 impl Finding {
@@ -124,6 +126,7 @@ impl Finding {
             event_index: None,
             detail: detail.into(),
             evidence: None,
+            artifact_id: None,
         }
     }
 }

@@ -19,7 +19,7 @@ use crate::engine::{EngineConfig, ExchangeEngine, Sink};
 use crate::findings::{Finding, Severity};
 use crate::lifecycle::{End, Millis, Registry, RegistryConfig};
 use crate::report::audit::{Origin, Record};
-use crate::report::pipeline::Pipeline;
+use crate::report::pipeline::{Folds, Pipeline};
 
 pub use report::Format;
 
@@ -189,18 +189,18 @@ pub(crate) fn judge_all(
         let recorded_at = rec
             .started
             .map(|t| humantime::format_rfc3339_millis(t).to_string());
-        records.extend(
-            judged
-                .findings
-                .into_iter()
-                .filter_map(|f| settings.pipeline.record(f, &origin))
-                .map(|mut r| {
-                    if let Some(ts) = &recorded_at {
-                        r.ts.clone_from(ts);
-                    }
-                    r
-                }),
-        );
+        // Repeats of a kind on one exchange fold into its first record, as live.
+        let mut folds = Folds::default();
+        for f in judged.findings {
+            if let Some(f) = settings.pipeline.keep(f) {
+                let mut record = Record::new(f.clone(), &origin);
+                if let Some(ts) = &recorded_at {
+                    record.ts.clone_from(ts);
+                }
+                folds.add(&f, record);
+            }
+        }
+        records.extend(folds.take().map(|held| held.record));
         read += judged.read;
         gaps += judged.gaps;
         card = judged.card.or(card);

@@ -239,5 +239,6 @@ pub(super) fn make(
         event_index: ix,
         detail,
         evidence: None,
+        artifact_id: None,
     }
 }

@@ -18,7 +18,7 @@ use writer::Sink;
 
 /// The contract's audit record fields, in order: what `Record` writes and
 /// what consumers may rely on.
-pub const FIELDS: [&str; 13] = [
+pub const FIELDS: [&str; 14] = [
     "ts",
     "kind",
     "severity",
@@ -30,6 +30,7 @@ pub const FIELDS: [&str; 13] = [
     "context_id",
     "request_id",
     "event_index",
+    "occurrences",
     "detail",
     "evidence",
 ];
@@ -48,6 +49,9 @@ pub struct Record {
     pub context_id: Option<String>,
     pub request_id: Option<String>,
     pub event_index: Option<u64>,
+    /// How many times this kind (and artifact) occurred on the exchange
+    /// while this record was held (repeats fold into it).
+    pub occurrences: u64,
     pub detail: String,
     pub evidence: Option<String>,
 }
@@ -265,6 +269,7 @@ impl Record {
             context_id: finding.context_id,
             request_id: origin.request_id.clone(),
             event_index: finding.event_index,
+            occurrences: 1,
             detail: finding.detail,
             evidence: finding.evidence,
         }

@@ -3,7 +3,7 @@
 //! audit record with the exchange it came from. The live proxy then logs
 //! it, counts it and queues it for the audit log; `check` prints it.
 
-use crate::findings::{Finding, Policy};
+use crate::findings::{Finding, Kind, Policy, Severity};
 
 use super::audit::{Origin, Record};
 
@@ -29,6 +29,62 @@ impl Pipeline {
     /// the policy turns the kind off.
     pub fn keep(&self, finding: Finding) -> Option<Finding> {
         self.policy.apply(finding)
+    }
+}
+
+/// Records of one exchange held so that repeats of a kind (and, for an
+/// artifact kind, of the artifact) fold into the first one's
+/// `occurrences`: a broken agent that repeats a violation on every frame
+/// writes one record, not one per frame.
+#[derive(Debug, Default)]
+pub struct Folds {
+    held: Vec<Held>,
+}
+
+/// A record held, with the kind, severity and artifact it is about.
+#[derive(Debug)]
+pub struct Held {
+    pub kind: Kind,
+    pub severity: Severity,
+    artifact: Option<String>,
+    pub record: Record,
+}
+
+impl Folds {
+    /// Folds `record` (of `finding`) into a held record of the same kind and
+    /// artifact, or holds it; true when it is held as a new record.
+    pub fn add(&mut self, finding: &Finding, record: Record) -> bool {
+        let key = (finding.kind, finding.artifact_id.as_deref());
+        match self
+            .held
+            .iter_mut()
+            .find(|h| (h.kind, h.artifact.as_deref()) == key)
+        {
+            Some(first) => {
+                first.record.occurrences += 1;
+                false
+            }
+            None => {
+                self.held.push(Held {
+                    kind: finding.kind,
+                    severity: finding.severity,
+                    artifact: finding.artifact_id.clone(),
+                    record,
+                });
+                true
+            }
+        }
+    }
+
+    /// Whether no record is held.
+    pub fn is_empty(&self) -> bool {
+        self.held.is_empty()
+    }
+
+    /// The held records, in the order their first occurrence came; later
+    /// repeats start new records.
+    pub fn take(&mut self) -> impl Iterator<Item = Held> + '_ {
+        self.held.drain(..)
     }
 }
 

@@ -20,7 +20,7 @@ use crate::lifecycle::{End, Millis, Outcome, Registry, Seq};
 use crate::proxy::access::{AccessLine, AccessLog};
 use crate::report::audit::AuditLog;
 use crate::report::metrics::Metrics;
-use crate::report::pipeline::Pipeline;
+use crate::report::pipeline::{Folds, Pipeline};
 use live::{Live, LiveSet};
 use report::Collect;
 
@@ -62,6 +62,10 @@ pub(crate) enum Msg {
     /// The proxy has drained: judge what came before, then stop.
     Shutdown,
 }
+
+/// Longest a record is held for repeats to fold into before it is written
+/// (the contract: the first occurrence on disk within a second).
+pub(super) const FOLD_WINDOW: Duration = Duration::from_millis(500);
 
 /// How often the registry is ticked (stalls, TTL, gauges).
 const TICK: Duration = Duration::from_secs(1);
@@ -129,6 +133,8 @@ pub(crate) struct Worker {
     time: Clock,
     /// The access log, when on.
     access: Option<AccessLog>,
+    /// When the earliest held record must be written.
+    fold_due: Option<Instant>,
 }
 
 impl Worker {
@@ -163,6 +169,7 @@ impl Worker {
             base_path: String::new(),
             time: Clock::System,
             access: None,
+            fold_due: None,
         }
     }
 
@@ -226,16 +233,24 @@ impl Worker {
                 last_sync = now;
                 self.sync_registry_metrics();
             }
+            if self.fold_due.is_some_and(|due| now >= due) {
+                self.flush_all_folds();
+            }
             if now.duration_since(last_busy) < BUSY_SPELL {
                 // Under traffic, nap instead of parking: a parked receiver
                 // makes a send a wake-up, a syscall on the forwarding path.
                 std::thread::sleep(NAP);
             } else {
-                // Idle: park until a message or the next tick.
-                rx.wait(TICK);
+                // Idle: park until a message, the next tick or the folds' due time.
+                let due = self
+                    .fold_due
+                    .map_or(TICK, |d| d.saturating_duration_since(now));
+                rx.wait(due.min(TICK));
             }
         }
-        // Exchanges still open at exit were cut by shutdown: not judged.
+        // Exchanges still open at exit were cut by shutdown: not judged
+        // further, what they found is written.
+        self.flush_all_folds();
         self.tick();
         self.sync_registry_metrics();
         tracing::debug!(unfinished = self.live.len(), "analysis stopped");
@@ -299,6 +314,7 @@ impl Worker {
                 opened: at,
                 first_event: false,
                 findings: 0,
+                folds: Folds::default(),
             },
         );
     }
@@ -347,10 +363,7 @@ impl Worker {
         }
         if !sink.findings.is_empty() {
             let exchange = live.engine.exchange().clone();
-            let written = self.report(id, Some(&exchange), sink.findings);
-            if let Some(live) = self.live.get_mut(id) {
-                live.findings += written;
-            }
+            self.report(id, Some(&exchange), sink.findings);
         }
     }
 
@@ -381,25 +394,27 @@ impl Worker {
         // for it (only when there are findings) and its state dropped
         // where it lies.
         let exchange = (!sink.findings.is_empty()).then(|| live.engine.exchange().clone());
-        let (task_id, earlier) = (live.engine.task_id().map(str::to_owned), live.findings);
-        self.forget(id);
+        let task_id = live.engine.task_id().map(str::to_owned);
         if let Some(card) = sink.card {
             tracing::debug!(interfaces = card.interfaces.len(), "agent card seen");
             self.card = Some(card);
         }
-        let written = match exchange {
-            Some(exchange) => self.report(id, Some(&exchange), sink.findings),
-            None => 0,
-        };
+        if let Some(exchange) = exchange {
+            self.report(id, Some(&exchange), sink.findings);
+        }
+        let found = self.live.get_mut(id).map_or(0, |l| l.findings) + self.flush_folds(id);
+        self.forget(id);
         if let (Some(log), Some(mut line)) = (&self.access, access) {
             line.task_id = task_id;
-            line.findings = Some(earlier + written);
+            line.findings = Some(u32::try_from(found).unwrap_or(u32::MAX));
             log.write(line.to_json());
         }
     }
 
     /// Stops judging `id`, releasing what it held; whether it was judged.
     fn forget(&mut self, id: u64) -> bool {
+        // What it found so far is written, not lost with it.
+        self.flush_folds(id);
         if let Some(live) = self.live.get_mut(id) {
             live.engine.release(&mut self.registry);
         }

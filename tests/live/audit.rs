@@ -163,9 +163,10 @@ async fn unwritable_audit_paths_drop_and_count_but_never_touch_traffic() {
 #[tokio::test]
 async fn a_full_audit_queue_drops_and_counts_every_record_it_cannot_take() {
     let (up, p) = setup("[audit]\nqueue_capacity = 1\n").await;
-    // One stream, 60 contextId changes, found in one burst.
+    // One stream, 60 artifacts abandoned at once: 60 findings (distinct
+    // artifacts do not fold), found in one burst.
     let mut evs = vec![task("t-1", "c0", "TASK_STATE_WORKING")];
-    evs.extend((1..=60).map(|i| status("t-1", &format!("c{}", i % 2), "TASK_STATE_WORKING")));
+    evs.extend((1..=60).map(|i| artifact("t-1", "c0", &format!("a{i}"), false, false)));
     evs.push(status("t-1", "c0", "TASK_STATE_COMPLETED"));
     exchange(&up, &p, stream_req(1), Reply::sse(&frames(1, &evs))).await;
     let scrape = p
@@ -176,4 +177,83 @@ async fn a_full_audit_queue_drops_and_counts_every_record_it_cannot_take() {
     let written = p.records().len();
     assert_eq!(dropped(&scrape) + written as f64, violations(&scrape));
     assert!(written >= 1, "the queue took at least one record");
+}
+
+/// A broken agent repeating a violation on every frame writes one record,
+/// not one per frame: 23 contextId changes on one stream are one record
+/// with `occurrences: 23`, counted once, and it is written while the
+/// stream is still open (held for at most half a second), not at its end.
+/// Look-alike: the same kind on another exchange is a record of its own.
+#[tokio::test]
+async fn repeats_on_one_exchange_fold_into_the_first_record() {
+    use crate::support::Hold;
+    let (up, p) = setup("").await;
+    let mut evs = vec![task("t-1", "c0", "TASK_STATE_WORKING")];
+    evs.extend((1..=23).map(|i| status("t-1", &format!("c{}", i % 2), "TASK_STATE_WORKING")));
+    evs.push(status("t-1", "c1", "TASK_STATE_COMPLETED"));
+    let hold = Hold::after(24);
+    let mut r = Reply::sse(&frames(1, &evs));
+    r.hold = Some(hold.clone());
+    let want = r.bytes();
+    up.push(r);
+    let req = stream_req(1);
+    let started = std::time::Instant::now();
+    let caller = tokio::spawn({
+        let listen = p.listen;
+        async move { crate::support::request_to(listen, "POST", "/", V1, &req).await }
+    });
+    let deadline = started + std::time::Duration::from_secs(10);
+    while p.records().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no record while the stream is open"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    // The window is 500 ms; a loaded two-core CI machine gets slack.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    hold.release.notify_one();
+    let (code, _, got) = tokio::time::timeout(std::time::Duration::from_secs(10), caller)
+        .await
+        .expect("caller done")
+        .expect("join");
+    assert_eq!((code, got), (200, want));
+    // The same kind on a second exchange: a record of its own.
+    exchange(
+        &up,
+        &p,
+        stream_req(2),
+        Reply::sse(&frames(
+            2,
+            &[
+                task("t-2", "c0", "TASK_STATE_WORKING"),
+                status("t-2", "c1", "TASK_STATE_COMPLETED"),
+            ],
+        )),
+    )
+    .await;
+    let recs = settle(&up, &p).await;
+    assert_eq!(
+        kinds(&recs),
+        ["context_id_mismatch", "context_id_mismatch"],
+        "{recs:#?}"
+    );
+    assert_eq!(recs[0]["occurrences"], 23, "{}", recs[0]);
+    assert_eq!(recs[0]["event_index"], 1, "the first occurrence's frame");
+    assert_eq!(recs[1]["occurrences"], 1, "{}", recs[1]);
+    let s = p.metrics().await;
+    let n = sample(
+        &s,
+        "a2a_violations_total",
+        &[
+            ("upstream", NAME),
+            ("kind", "context_id_mismatch"),
+            ("severity", "warning"),
+        ],
+    );
+    assert_eq!(n, Some(2.0), "one increment per record: {s}");
 }

@@ -292,3 +292,40 @@ fn har_records_carry_the_recorded_time() {
     assert_eq!(recs[0]["kind"], "blocking_returned_active");
     assert_eq!(recs[0]["ts"], "2026-03-04T09:20:30.456Z");
 }
+
+/// Offline as live: repeats of a kind on one recorded exchange fold into
+/// its first record (`occurrences`); another exchange's are its own.
+#[test]
+fn repeats_on_one_recorded_exchange_fold() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let frame = |ev: Value| {
+        format!(
+            "data: {}\n\n",
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": ev})
+        )
+    };
+    let status = |ctx: &str, state: &str| {
+        frame(
+            serde_json::json!({"statusUpdate": {"taskId": "t-1", "contextId": ctx, "status": {"state": state}}}),
+        )
+    };
+    let mut text = frame(
+        serde_json::json!({"task": {"id": "t-1", "contextId": "c0", "status": {"state": "TASK_STATE_WORKING"}}}),
+    );
+    for i in 1..=5 {
+        text.push_str(&status(&format!("c{}", i % 2), "TASK_STATE_WORKING"));
+    }
+    text.push_str(&status("c1", "TASK_STATE_COMPLETED"));
+    let (a, b) = (dir.path().join("a.sse"), dir.path().join("b.sse"));
+    std::fs::write(&a, &text).expect("write");
+    std::fs::write(&b, &text).expect("write");
+    let out = check(&["--format", "json"], &[a, b]);
+    let recs = records(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(recs.len(), 2, "{recs:#?} {err}");
+    for r in &recs {
+        assert_eq!(r["kind"], "context_id_mismatch", "{r}");
+        assert_eq!(r["occurrences"], 5, "{r}");
+        assert_eq!(r["event_index"], 1, "{r}");
+    }
+}

@@ -218,6 +218,10 @@ pub fn check_fields(r: &Value) {
     );
     assert_eq!(r["upstream"], NAME);
     assert!(
+        r["occurrences"].as_u64().is_some_and(|n| n >= 1),
+        "occurrences: {r}"
+    );
+    assert!(
         !r["detail"].as_str().unwrap_or("").is_empty(),
         "detail: {r}"
     );

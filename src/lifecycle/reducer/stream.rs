@@ -174,7 +174,9 @@ impl Reducer {
                         "expected append:true only for an artifact opened on this stream; artifact {} was never opened",
                         a.artifact_id
                     );
-                    out.push(self.finding(Kind::AppendToUnknownArtifact, ix, detail));
+                    let mut f = self.finding(Kind::AppendToUnknownArtifact, ix, detail);
+                    f.artifact_id = Some(a.artifact_id.to_string());
+                    out.push(f);
                 }
             }
             Event::Message(_) => {}
@@ -268,6 +270,7 @@ impl Reducer {
                     detail,
                 );
                 f.severity = severity;
+                f.artifact_id = Some(id.to_owned());
                 out.push(f);
             }
         }

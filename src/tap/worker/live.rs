@@ -5,6 +5,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
 
 use crate::engine::ExchangeEngine;
+use crate::report::pipeline::Folds;
 
 pub(super) struct Live {
     pub(super) engine: ExchangeEngine,
@@ -13,7 +14,9 @@ pub(super) struct Live {
     pub(super) opened: Instant,
     pub(super) first_event: bool,
     /// Findings recorded on it so far (for its access-log line).
-    pub(super) findings: u32,
+    pub(super) findings: u64,
+    /// Its records held for repeats to fold into.
+    pub(super) folds: Folds,
 }
 
 /// Maps keyed by request id, looked up for every message.
@@ -34,6 +37,11 @@ impl LiveSet {
 
     pub(super) fn get_mut(&mut self, id: u64) -> Option<&mut Live> {
         self.0.get_mut(&id)
+    }
+
+    /// The ids of the exchanges being judged.
+    pub(super) fn ids(&self) -> Vec<u64> {
+        self.0.keys().copied().collect()
     }
 
     /// Drops `id`'s state; what it held, if it was there.

@@ -6,9 +6,13 @@ use super::Worker;
 use crate::a2a::card::CardInfo;
 use crate::a2a::model::{EventKind, Exchange, TaskState};
 use crate::engine::{Sink, SkipReason};
-use crate::findings::Finding;
+use std::time::Instant;
+
+use super::FOLD_WINDOW;
+use crate::findings::{Finding, Kind, Severity};
 use crate::report::audit::{Origin, Record};
 use crate::report::log_safe;
+use crate::report::pipeline::Held;
 
 impl Worker {
     pub(super) fn tick(&mut self) {
@@ -22,19 +26,14 @@ impl Worker {
         self.series.skipped(reason).inc();
     }
 
-    /// Applies the severity policy and writes each finding everywhere.
-    /// Applies the severity policy and writes each finding everywhere;
-    /// how many were written.
-    pub(super) fn report(
-        &self,
-        id: u64,
-        exchange: Option<&Exchange>,
-        findings: Vec<Finding>,
-    ) -> u32 {
+    /// Applies the severity policy to findings about `exchange` (`None`:
+    /// about a task alone, from a tick); an exchange's findings are held
+    /// in its folds (written within `FOLD_WINDOW`, or at its end), a
+    /// task's are written at once.
+    pub(super) fn report(&mut self, id: u64, exchange: Option<&Exchange>, findings: Vec<Finding>) {
         if findings.is_empty() {
-            return 0;
+            return;
         }
-        let mut written = 0;
         let origin = match exchange {
             Some(ex) => Origin::of(&self.upstream, ex, format_id(id)),
             None => Origin {
@@ -46,24 +45,63 @@ impl Worker {
             let Some(f) = self.pipeline.keep(f) else {
                 continue;
             };
-            self.series.violation(f.kind, f.severity).inc();
-            let record = Record::new(f, &origin);
-            // Fields of one type in every line: the request id an integer
-            // (absent for a task's finding of no exchange), like the
-            // proxy's other lines.
-            tracing::warn!(
-                upstream = %self.upstream,
-                request_id = exchange.map(|_| id),
-                kind = record.kind,
-                severity = record.severity,
-                task_id = record.task_id.as_deref(),
-                "{}",
-                log_safe(&record.detail)
-            );
-            self.audit.write(record);
-            written += 1;
+            let record = Record::new(f.clone(), &origin);
+            match self.live.get_mut(id).filter(|_| exchange.is_some()) {
+                Some(live) => {
+                    if live.folds.add(&f, record) && self.fold_due.is_none() {
+                        self.fold_due = Some(Instant::now() + FOLD_WINDOW);
+                    }
+                }
+                None => self.write(f.kind, f.severity, record, exchange.map(|_| id)),
+            }
         }
-        written
+    }
+
+    /// Writes the folds `id` holds; the findings they stand for.
+    pub(super) fn flush_folds(&mut self, id: u64) -> u64 {
+        let Some(live) = self.live.get_mut(id) else {
+            return 0;
+        };
+        if live.folds.is_empty() {
+            return 0;
+        }
+        let held: Vec<Held> = live.folds.take().collect();
+        let mut found = 0;
+        for h in held {
+            found += h.record.occurrences;
+            self.write(h.kind, h.severity, h.record, Some(id));
+        }
+        found
+    }
+
+    /// Writes the folds of every exchange (their window is over).
+    pub(super) fn flush_all_folds(&mut self) {
+        self.fold_due = None;
+        for id in self.live.ids() {
+            let found = self.flush_folds(id);
+            if let Some(live) = self.live.get_mut(id) {
+                live.findings += found;
+            }
+        }
+    }
+
+    /// One record everywhere: the log line, the counter, the audit log.
+    fn write(&self, kind: Kind, severity: Severity, record: Record, request_id: Option<u64>) {
+        // Fields of one type in every line: the request id an integer
+        // (absent for a task's finding of no exchange), like the
+        // proxy's other lines.
+        tracing::warn!(
+            upstream = %self.upstream,
+            request_id,
+            kind = record.kind,
+            severity = record.severity,
+            task_id = record.task_id.as_deref(),
+            occurrences = record.occurrences,
+            "{}",
+            log_safe(&record.detail)
+        );
+        self.series.violation(kind, severity).inc();
+        self.audit.write(record);
     }
 
     /// Registry gauges and transition counts, once a tick (they are
