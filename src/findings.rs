@@ -31,7 +31,7 @@ impl fmt::Display for Severity {
 
 macro_rules! kinds {
     ($($variant:ident => $name:literal, $sev:ident;)*) => {
-        /// A catalogue kind (CONTRACT.md, "Violation catalogue").
+        /// A catalogue kind (docs/findings.md).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Kind {
             $($variant,)*

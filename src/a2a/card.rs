@@ -14,6 +14,8 @@ use super::model::Version;
 pub struct Interface {
     /// `JSONRPC`, `HTTP+JSON`, `GRPC`, or another (open) binding name.
     pub binding: String,
+    /// Its URL, as the card gives it.
+    pub url: String,
     /// The path of its URL, without a trailing slash (`""` for the root).
     pub path: String,
     /// Its `protocolVersion` (1.0 per interface; 0.3 the card's), if given.
@@ -63,6 +65,7 @@ impl CardInfo {
                 {
                     interfaces.push(Interface {
                         binding: binding.to_owned(),
+                        url: url.to_owned(),
                         path: url_path(url),
                         version: str_of(i, "protocolVersion").map(str::to_owned),
                     });
@@ -76,6 +79,7 @@ impl CardInfo {
                 let binding = str_of(card, "preferredTransport").unwrap_or("JSONRPC");
                 interfaces.push(Interface {
                     binding: binding.to_owned(),
+                    url: url.to_owned(),
                     path: url_path(url),
                     version: version.clone(),
                 });
@@ -85,6 +89,7 @@ impl CardInfo {
                 if let (Some(url), Some(binding)) = (str_of(i, "url"), str_of(i, "transport")) {
                     interfaces.push(Interface {
                         binding: binding.to_owned(),
+                        url: url.to_owned(),
                         path: url_path(url),
                         version: version.clone(),
                     });
@@ -115,6 +120,79 @@ impl CardInfo {
             .iter()
             .filter(|i| i.binding.eq_ignore_ascii_case(HTTP_JSON))
             .any(|i| under(path, &i.path))
+    }
+
+    /// The interface URLs that lead past the proxy: to neither `host` (the
+    /// authority the card was fetched at, the caller's `Host`) nor
+    /// `public` (the proxy's `public_url` authority). A client that follows
+    /// the card talks to those directly. URLs that are not absolute are
+    /// not judged.
+    pub fn bypassing(&self, host: Option<&str>, public: Option<&str>) -> Vec<&str> {
+        let ours: Vec<HostPort> = [host, public]
+            .into_iter()
+            .flatten()
+            .filter_map(HostPort::of_authority)
+            .collect();
+        if ours.is_empty() {
+            return Vec::new();
+        }
+        self.interfaces
+            .iter()
+            .filter(|i| {
+                HostPort::of_url(&i.url).is_some_and(|at| !ours.iter().any(|o| o.reaches(&at)))
+            })
+            .map(|i| i.url.as_str())
+            .collect()
+    }
+}
+
+/// A host and the port named with it, to compare where URLs lead.
+#[derive(Debug, PartialEq, Eq)]
+struct HostPort {
+    /// Lower-cased.
+    host: String,
+    /// The port given, or (for a URL) its scheme's default.
+    port: Option<u16>,
+    /// A URL's port is its scheme's default.
+    default_port: bool,
+}
+
+impl HostPort {
+    /// A `Host` header or URL authority (`tap:8080`, `[::1]:8080`, `tap`).
+    fn of_authority(text: &str) -> Option<HostPort> {
+        let a: http::uri::Authority = text.parse().ok()?;
+        Some(HostPort {
+            host: a.host().to_ascii_lowercase(),
+            port: a.port_u16(),
+            default_port: false,
+        })
+    }
+
+    /// An absolute URL's host and port (the scheme's default when none).
+    fn of_url(url: &str) -> Option<HostPort> {
+        let uri: http::Uri = url.parse().ok()?;
+        let authority = uri.authority()?;
+        let default = match uri.scheme_str()? {
+            s if s.eq_ignore_ascii_case("https") => 443,
+            s if s.eq_ignore_ascii_case("http") => 80,
+            _ => return None,
+        };
+        Some(HostPort {
+            host: authority.host().to_ascii_lowercase(),
+            port: Some(authority.port_u16().unwrap_or(default)),
+            default_port: authority.port_u16().is_none_or(|p| p == default),
+        })
+    }
+
+    /// Whether a URL at `url` reaches this authority: the same host, and
+    /// the same port (an authority without one: a URL on its scheme's
+    /// default port, as the caller's scheme is not known).
+    fn reaches(&self, url: &HostPort) -> bool {
+        self.host == url.host
+            && match self.port {
+                Some(p) => url.port == Some(p),
+                None => url.default_port,
+            }
     }
 }
 
@@ -199,5 +277,45 @@ mod tests {
         let empty = CardInfo::parse(b"{}").unwrap();
         assert!(empty.interfaces.is_empty());
         assert!(!empty.offers_rest_at("/tasks/1"));
+    }
+
+    #[test]
+    fn interface_urls_that_lead_past_the_proxy() {
+        let card = |url: &str| {
+            CardInfo::parse(
+                format!(r#"{{"supportedInterfaces":[{{"url":"{url}","protocolBinding":"JSONRPC","protocolVersion":"1.0"}}]}}"#)
+                    .as_bytes(),
+            )
+            .unwrap()
+        };
+        let past = |url: &str, host: Option<&str>, public: Option<&str>| {
+            !card(url).bypassing(host, public).is_empty()
+        };
+        // The agent's own address, fetched through the proxy at tap:8080.
+        assert!(past("http://127.0.0.1:9999/", Some("tap:8080"), None));
+        assert!(past("http://tap:9999/", Some("tap:8080"), None));
+        assert!(past(
+            "http://agent.svc/",
+            Some("tap:8080"),
+            Some("tap.example")
+        ));
+        // Look-alikes: the caller's own authority, any case; the public URL;
+        // default ports either way.
+        assert!(!past("http://TAP:8080/a2a", Some("tap:8080"), None));
+        assert!(!past(
+            "https://tap.example/a2a",
+            Some("tap:8080"),
+            Some("tap.example")
+        ));
+        assert!(!past("https://tap.example/", Some("tap.example"), None));
+        assert!(!past(
+            "http://tap.example:80/",
+            Some("tap.example:80"),
+            None
+        ));
+        assert!(!past("http://[::1]:8080/", Some("[::1]:8080"), None));
+        // Nothing to compare with, or no absolute URL: not judged.
+        assert!(!past("http://127.0.0.1:9999/", None, None));
+        assert!(!past("/a2a", Some("tap:8080"), None));
     }
 }

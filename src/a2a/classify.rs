@@ -6,7 +6,7 @@
 //! the REST routes (see `routes`), the public agent card's GET among them
 //! (`GetAgentCard`). Anything else is not A2A (`None`).
 //!
-//! Version rule (A2A.md says a missing `A2A-Version` means 0.3, but 1.0
+//! Version rule (the specification says a missing `A2A-Version` means 0.3, but 1.0
 //! clients are identifiable without it):
 //! - JSON-RPC: the method name decides. The 1.0 and 0.3 method sets are
 //!   disjoint, and the name fixes the params schema the server applies

@@ -41,7 +41,7 @@ pub(crate) fn state_from_str(raw: &str) -> StateValue {
     StateValue::Known(known)
 }
 
-/// The proto enum numbers (A2A.md table), for states sent as JSON numbers.
+/// The proto enum numbers (`TaskState` in the specification's a2a.proto), for states sent as JSON numbers.
 pub(crate) fn state_from_number(n: u64) -> StateValue {
     use TaskState::*;
     let known = match n {

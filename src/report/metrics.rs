@@ -26,7 +26,7 @@ const FIRST_EVENT_BUCKETS: &[f64] = &[
 #[error("metrics: {0}")]
 pub struct MetricsError(#[from] prometheus::Error);
 
-/// All metrics of `CONTRACT.md`, registered on one registry.
+/// All metrics of docs/metrics.md, registered on one registry.
 pub struct Metrics {
     registry: Registry,
     /// `a2a_requests_total{upstream,binding,method,code}`; `code` is the status class or `error`.
@@ -58,6 +58,9 @@ pub struct Metrics {
     pub access_lines_dropped_total: IntCounter,
     /// `a2a_analysis_skipped_total{upstream,reason}`.
     pub analysis_skipped_total: IntCounterVec,
+    /// `a2a_agent_card_bypass_total{upstream}`: agent cards seen whose
+    /// interface URLs lead past the proxy.
+    pub agent_card_bypass_total: IntCounterVec,
     /// `a2a_connections_closed_total{reason}`: caller connections the proxy
     /// closed for a deadline (`header_timeout`, `idle`, `write_timeout`).
     pub connections_closed_total: IntCounterVec,
@@ -170,6 +173,11 @@ impl Metrics {
                 "a2a_analysis_skipped_total",
                 "Traffic forwarded but not analysed, by reason.",
                 &["upstream", "reason"],
+            )?,
+            agent_card_bypass_total: counter(
+                "a2a_agent_card_bypass_total",
+                "Agent cards passed whose interface URLs lead past the proxy (rewrite_agent_card off).",
+                &["upstream"],
             )?,
             connections_closed_total: counter(
                 "a2a_connections_closed_total",

@@ -64,6 +64,11 @@ impl TapConfig {
             registry: registry_config(config),
             policy: config.policy()?,
             card_base: card_base(config),
+            public_authority: config
+                .public_url
+                .as_ref()
+                .and_then(|u| u.uri().authority())
+                .map(|a| a.as_str().to_owned()),
             upstream_base_path: config
                 .upstream
                 .as_ref()

@@ -50,6 +50,9 @@ pub struct TapConfig {
     pub policy: Policy,
     /// Rewrite agent cards onto this public base URL (`None`: never).
     pub card_base: Option<String>,
+    /// The authority of the proxy's `public_url`, when set: card URLs
+    /// there lead through the proxy.
+    pub public_authority: Option<String>,
     /// The upstream URL's path, put before every caller's path.
     pub upstream_base_path: String,
     /// The clock of judging (the system's, but in tests).
@@ -93,7 +96,8 @@ impl Tap {
         )
         .with_base_path(&cfg.upstream_base_path)
         .with_clock(cfg.clock.clone())
-        .with_access(cfg.access.clone());
+        .with_access(cfg.access.clone())
+        .with_bypass_check(cfg.card_base.is_none(), cfg.public_authority.clone());
         let thread = std::thread::Builder::new()
             .name("a2a-tap-analysis".into())
             .spawn(move || worker.run(rx))?;
@@ -171,19 +175,33 @@ fn labels_of(exchange: &crate::a2a::model::Exchange) -> ExchangeLabels {
 }
 
 /// What the classifier reads of a request head: method, URI and the one
-/// header it consults (cloning them shares their bytes).
+/// header it consults (cloning them shares their bytes), and for a GET the
+/// authority the caller used (to judge an agent card's URLs by).
 struct RequestHead {
     method: http::Method,
     uri: http::Uri,
     a2a_version: Option<http::HeaderValue>,
+    host: Option<http::HeaderValue>,
 }
 
 impl RequestHead {
     fn of(head: &http::request::Parts) -> RequestHead {
+        let host = (head.method == http::Method::GET && head.uri.authority().is_none())
+            .then(|| head.headers.get(http::header::HOST).cloned())
+            .flatten();
         RequestHead {
             method: head.method.clone(),
             uri: head.uri.clone(),
             a2a_version: head.headers.get(A2A_VERSION).cloned(),
+            host,
+        }
+    }
+
+    /// The authority the caller used: h2's `:authority`, else `Host`.
+    fn authority(&self) -> Option<Box<str>> {
+        match self.uri.authority() {
+            Some(a) => Some(a.as_str().into()),
+            None => self.host.as_ref()?.to_str().ok().map(Into::into),
         }
     }
 }
@@ -254,11 +272,15 @@ impl Observer {
             return;
         };
         let _ = self.labels.set(labels_of(&exchange));
+        let host = (exchange.operation == crate::a2a::model::Operation::GetAgentCard)
+            .then(|| head.authority())
+            .flatten();
         self.held().open = Some(Msg::Open {
             id: self.id,
             exchange: Box::new(exchange),
             at: self.opened,
             seq: self.begun,
+            host,
         });
     }
 

@@ -35,6 +35,9 @@ pub(crate) enum Msg {
         /// request began (`Seq::after_messages`). Whatever the proxy saw
         /// after that cannot have caused the request.
         seq: Seq,
+        /// For an agent-card fetch: the authority the caller fetched it at
+        /// (`Host`), to tell whether the card's URLs lead past the proxy.
+        host: Option<Box<str>>,
     },
     /// The request could not be classified (body over the limit).
     Unjudged { reason: SkipReason },
@@ -135,6 +138,9 @@ pub(crate) struct Worker {
     access: Option<AccessLog>,
     /// When the earliest held record must be written.
     fold_due: Option<Instant>,
+    /// Whether cards whose URLs lead past the proxy are looked for (cards
+    /// are not rewritten), and with what.
+    bypass: report::BypassCheck,
 }
 
 impl Worker {
@@ -149,6 +155,7 @@ impl Worker {
         budget: usize,
     ) -> Worker {
         let series = AnalysisSeries::new(&metrics, &upstream);
+        let bypass = report::BypassCheck::new(&metrics, &upstream);
         Worker {
             registry,
             engine_cfg,
@@ -170,7 +177,16 @@ impl Worker {
             time: Clock::System,
             access: None,
             fold_due: None,
+            bypass,
         }
+    }
+
+    /// Looks for agent cards whose URLs lead past the proxy (when cards are
+    /// not rewritten), the proxy's own being `public` and the caller's Host.
+    pub(crate) fn with_bypass_check(mut self, on: bool, public: Option<String>) -> Worker {
+        self.bypass.on = on;
+        self.bypass.public = public;
+        self
     }
 
     /// Completes and writes access-log lines to `access`.
@@ -270,7 +286,8 @@ impl Worker {
                 exchange,
                 at,
                 seq,
-            } => self.open(id, *exchange, at, seq),
+                host,
+            } => self.open(id, *exchange, at, seq, host),
             Msg::Unjudged { reason } => self.skipped(reason),
             Msg::Head { id, head } => {
                 if let Some(live) = self.live.get_mut(id) {
@@ -301,7 +318,14 @@ impl Worker {
         }
     }
 
-    fn open(&mut self, id: u64, mut exchange: Exchange, at: Instant, seq: Seq) {
+    fn open(
+        &mut self,
+        id: u64,
+        mut exchange: Exchange,
+        at: Instant,
+        seq: Seq,
+        host: Option<Box<str>>,
+    ) {
         // The card the agent serves names its HTTP+JSON URLs: a path under
         // one is A2A for certain.
         card::confirm(&mut exchange, self.card.as_ref(), &self.base_path);
@@ -315,6 +339,7 @@ impl Worker {
                 first_event: false,
                 findings: 0,
                 folds: Folds::default(),
+                host,
             },
         );
     }
@@ -395,8 +420,10 @@ impl Worker {
         // where it lies.
         let exchange = (!sink.findings.is_empty()).then(|| live.engine.exchange().clone());
         let task_id = live.engine.task_id().map(str::to_owned);
+        let host = live.host.take();
         if let Some(card) = sink.card {
             tracing::debug!(interfaces = card.interfaces.len(), "agent card seen");
+            self.bypass.judge(&card, host.as_deref(), &self.upstream);
             self.card = Some(card);
         }
         if let Some(exchange) = exchange {

@@ -145,3 +145,49 @@ async fn cards_are_rewritten_with_validation_off_too() {
     assert!(!got.contains(&format!("http://{}/rest", up.addr)), "{got}");
     assert!(got.contains("https://example.org"), "{got}");
 }
+
+/// With rewriting off, a card whose interface URLs lead past the proxy
+/// (the agent's own address) is counted in `a2a_agent_card_bypass_total`:
+/// clients that follow it would talk to the agent unseen. Look-alikes: a
+/// card naming the address the caller fetched it at (the proxy), and any
+/// card while rewriting is on, are not counted.
+#[tokio::test]
+async fn cards_that_send_clients_past_the_proxy_are_counted() {
+    use crate::support::{sample, NAME};
+    let bypass = |s: &str| sample(s, "a2a_agent_card_bypass_total", &[("upstream", NAME)]);
+    let up = Upstream::start().await;
+    let p = Proxy::start(up.addr, "").await;
+    assert_eq!(
+        bypass(&p.metrics().await),
+        Some(0.0),
+        "the series exists at zero"
+    );
+    let ours = card_v1(&p.listen.to_string());
+    get_card(&up, &p, "/.well-known/agent-card.json", &ours).await;
+    for card in [
+        card_v1(&up.addr.to_string()),
+        card_v03(&up.addr.to_string()),
+    ] {
+        get_card(&up, &p, "/.well-known/agent-card.json", &card).await;
+    }
+    p.wait_metrics("two bypassing cards counted", |s| bypass(s) == Some(2.0))
+        .await;
+    crate::support::a2a::settle(&up, &p).await;
+    assert_eq!(
+        bypass(&p.metrics().await),
+        Some(2.0),
+        "the look-alike is not counted"
+    );
+
+    let rewriting = Proxy::start(up.addr, REWRITE).await;
+    get_card(
+        &up,
+        &rewriting,
+        "/.well-known/agent-card.json",
+        &card_v1(&up.addr.to_string()),
+    )
+    .await;
+    get_card(&up, &rewriting, "/.well-known/agent-card.json", &ours).await;
+    crate::support::a2a::settle(&up, &rewriting).await;
+    assert_eq!(bypass(&rewriting.metrics().await), Some(0.0));
+}

@@ -222,9 +222,33 @@ async fn json_log_fields_are_flat_and_typed_alike() {
     up.push(broken);
     let (status, _) = p.send("POST", "/", &[], "{}").await;
     assert_eq!(status, 502);
+    // Two cards naming the agent's own address: one warning, with the fix.
+    let card = format!(
+        r#"{{"name":"a","supportedInterfaces":[{{"url":"http://{}/","protocolBinding":"JSONRPC","protocolVersion":"1.0"}}]}}"#,
+        up.addr
+    );
+    for _ in 0..2 {
+        up.push(Reply::json(200, &card));
+        let (status, _) = p.send("GET", "/.well-known/agent-card.json", &[], "").await;
+        assert_eq!(status, 200);
+    }
+    p.wait_metrics("two bypassing cards", |s| {
+        crate::support::sample(s, "a2a_agent_card_bypass_total", &[("upstream", NAME)]) == Some(2.0)
+    })
+    .await;
     p.signal("TERM");
     p.wait_exit(Duration::from_secs(15)).await;
     let log = p.stderr();
+    let bypass: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("past the proxy"))
+        .collect();
+    assert_eq!(bypass.len(), 1, "logged once: {log}");
+    assert!(
+        bypass[0].contains("rewrite_agent_card = true") && bypass[0].contains(&up.addr.to_string()),
+        "names the fix and the URL: {}",
+        bypass[0]
+    );
     let lines: Vec<Value> = log
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))

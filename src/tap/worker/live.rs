@@ -17,6 +17,8 @@ pub(super) struct Live {
     pub(super) findings: u64,
     /// Its records held for repeats to fold into.
     pub(super) folds: Folds,
+    /// For an agent-card fetch, the authority the caller used.
+    pub(super) host: Option<Box<str>>,
 }
 
 /// Maps keyed by request id, looked up for every message.

@@ -157,3 +157,53 @@ impl Sink for Collect {
         self.card = Some(card);
     }
 }
+
+/// Looks at the agent cards that pass (when they are not rewritten) for
+/// interface URLs that lead past the proxy: clients that follow the card,
+/// the SDKs' normal flow, then talk to the agent directly and the proxy
+/// sees only the card fetch. Each such card is counted; the first is
+/// logged, with the fix.
+pub(crate) struct BypassCheck {
+    /// Off while cards are rewritten.
+    pub(crate) on: bool,
+    /// The authority of the proxy's `public_url`.
+    pub(crate) public: Option<String>,
+    counter: prometheus::IntCounter,
+    warned: bool,
+}
+
+impl BypassCheck {
+    /// On, with no public URL; the series at zero.
+    pub(crate) fn new(metrics: &crate::report::metrics::Metrics, upstream: &str) -> BypassCheck {
+        BypassCheck {
+            on: true,
+            public: None,
+            counter: metrics
+                .agent_card_bypass_total
+                .with_label_values(&[upstream]),
+            warned: false,
+        }
+    }
+
+    /// Judges `card`, fetched at `host`.
+    pub(crate) fn judge(&mut self, card: &CardInfo, host: Option<&str>, upstream: &str) {
+        if !self.on {
+            return;
+        }
+        let past = card.bypassing(host, self.public.as_deref());
+        if past.is_empty() {
+            return;
+        }
+        self.counter.inc();
+        if !std::mem::replace(&mut self.warned, true) {
+            tracing::warn!(
+                upstream = %upstream,
+                urls = %log_safe(&past.join(" ")),
+                fetched_at = host.map(log_safe).as_deref(),
+                "the agent card sends clients past the proxy: clients that follow it talk to the \
+                 agent directly, unseen; set rewrite_agent_card = true with public_url = the \
+                 proxy's address (logged once; counted in a2a_agent_card_bypass_total)"
+            );
+        }
+    }
+}
