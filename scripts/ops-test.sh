@@ -7,11 +7,14 @@
 #   scripts/ops-test.sh --static   rules, dashboard JSON and names vs the contract only
 #
 # Environment:
-#   A2A_TAP_BIN        proxy binary to test (default: target/release/a2a-tap, built here)
+#   A2A_TAP_BIN        proxy binary to test (default: $CARGO_TARGET_DIR or
+#                      target, then PROFILE/a2a-tap, built here)
+#   OPS_TEST_PROFILE   release (default) or debug: the build whose binaries are
+#                      tested (scripts/test.sh tests the debug build its
+#                      `cargo test` already made, instead of building again)
 #   OPS_TEST_NO_BUILD  set to 1 to skip `cargo build` (binaries already built)
 #   OPS_TEST_KEEP      set to 1 to keep the temp dir (logs, scrape, audit log)
-#   A2A_CONTRACT       contract file with the metric table (default: first of
-#                      CONTRACT.md, docs/CONTRACT.md, dashboards/contract-metrics.md)
+#   A2A_CONTRACT       the stable metric table (default: dashboards/contract-metrics.md)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -47,6 +50,27 @@ promtool test rules dashboards/alerts.test.yml
 
 step "dashboard JSON parses; its PromQL parses"
 python3 -m json.tool dashboards/a2a-tap.json >/dev/null || fail "dashboards/a2a-tap.json is not valid JSON"
+# Importable (a datasource input), filterable by upstream and instance (pod)
+# in every query, and no all-zero series stacked.
+python3 - dashboards/a2a-tap.json <<'EOF' || fail "dashboards/a2a-tap.json: see above"
+import json, sys
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+problems = []
+if not any(i.get("type") == "datasource" and i.get("pluginId") == "prometheus" for i in d.get("__inputs", [])):
+    problems.append("no __inputs entry for a Prometheus datasource")
+names = {v["name"] for v in d["templating"]["list"]}
+problems += [f"no ${v} variable" for v in ("datasource", "upstream", "instance") if v not in names]
+for p in d["panels"]:
+    stacked = ((p.get("fieldConfig") or {}).get("defaults") or {}).get("custom", {}).get("stacking", {}).get("mode") == "normal"
+    for t in p.get("targets", []):
+        if "$instance" not in t["expr"]:
+            problems.append(f"panel {p['title']!r}: query without the $instance filter")
+        if stacked and not t["expr"].rstrip().endswith("> 0"):
+            problems.append(f"panel {p['title']!r}: stacked query keeps all-zero series")
+for x in problems:
+    print("dashboard:", x, file=sys.stderr)
+sys.exit(1 if problems else 0)
+EOF
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/a2a-ops-test.XXXXXX")
 pids=()
 cleanup() {
@@ -73,12 +97,7 @@ promtool check rules "$tmp/dashboard-exprs.yml" >/dev/null || {
 }
 
 step "metric and label names of dashboard + alerts vs the contract"
-contract=${A2A_CONTRACT:-}
-if [ -z "$contract" ]; then
-  for c in CONTRACT.md docs/CONTRACT.md dashboards/contract-metrics.md; do
-    if [ -f "$c" ] && grep -q '^| `a2a_' "$c"; then contract=$c; break; fi
-  done
-fi
+contract=${A2A_CONTRACT:-dashboards/contract-metrics.md}
 python3 scripts/ops_names.py --contract "$contract"
 
 step "deployment examples parse (where the tools exist)"
@@ -156,14 +175,21 @@ wait_up() {
 
 http_ok() { curl -fs --max-time 2 -o /dev/null "$1"; }
 
-tap_bin=${A2A_TAP_BIN:-target/release/a2a-tap}
-agent_bin=target/release/examples/misbehaving_agent
+profile=${OPS_TEST_PROFILE:-release}
+case "$profile" in
+  release) profile_flag=(--release) ;;
+  debug) profile_flag=() ;;
+  *) echo "ops-test: OPS_TEST_PROFILE must be release or debug, not '$profile'" >&2; exit 2 ;;
+esac
+target_dir=${CARGO_TARGET_DIR:-$root/target}
+tap_bin=${A2A_TAP_BIN:-$target_dir/$profile/a2a-tap}
+agent_bin=$target_dir/$profile/examples/misbehaving_agent
 if [ "${OPS_TEST_NO_BUILD:-0}" != 1 ]; then
-  step "build a2a-tap and the misbehaving agent (release)"
+  step "build a2a-tap and the misbehaving agent ($profile)"
   if [ -z "${A2A_TAP_BIN:-}" ]; then
-    cargo build --release --locked --bin a2a-tap --example misbehaving_agent
+    cargo build ${profile_flag[@]+"${profile_flag[@]}"} --locked --bin a2a-tap --example misbehaving_agent
   else
-    cargo build --release --locked --example misbehaving_agent
+    cargo build ${profile_flag[@]+"${profile_flag[@]}"} --locked --example misbehaving_agent
   fi
 fi
 [ -x "$tap_bin" ] || fail "$tap_bin not found"

@@ -2,11 +2,11 @@
 """Check that every metric and label used by the dashboard and the alert rules exists.
 
 Usage:
-  ops_names.py --contract CONTRACT.md  [--dashboard F] [--alerts F]
+  ops_names.py --contract dashboards/contract-metrics.md  [--dashboard F] [--alerts F]
   ops_names.py --scrape METRICS.txt    [--dashboard F] [--alerts F]
   ops_names.py --promql-rules OUT.yml  [--dashboard F]   # dashboard exprs as rules, for `promtool check rules`
 
-The known metrics come either from the metric table of CONTRACT.md or from a
+The known metrics come either from the stable metric table (dashboards/contract-metrics.md) or from a
 real /metrics scrape (`# TYPE` lines give base names: a histogram `x` is queried
 as `x_bucket`, `x_sum`, `x_count`). Exits 1 listing every unknown name or label.
 Standard library only (no PyYAML): alert expressions are read with a small
