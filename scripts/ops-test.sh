@@ -106,7 +106,7 @@ if python3 -c 'import yaml, tomllib' 2>/dev/null; then
 import sys, tomllib, yaml
 for path in sys.argv[1:]:
     docs = [d for d in yaml.safe_load_all(open(path, encoding="utf-8")) if d]
-    print(f"{path}: {', '.join(d['kind'] + '/' + d['metadata']['name'] for d in docs)}")
+    print(f"{path}: {', '.join(d['kind'] + '/' + d.get('metadata', {}).get('name', '-') for d in docs)}")
     for d in docs:
         for key, text in (d.get("data") or {}).items():
             if key.endswith(".toml"):
@@ -115,6 +115,23 @@ EOF
 else
   echo "skipped: python3 lacks yaml or tomllib (the live run starts a2a-tap with the ConfigMap's config)"
 fi
+step "the Kustomize base renders; its PrometheusRule is dashboards/alerts.yml"
+scripts/gen-prometheusrule.sh "$tmp/prometheusrule.yaml"
+diff -u deploy/kubernetes/prometheusrule.yaml "$tmp/prometheusrule.yaml" ||
+  fail "deploy/kubernetes/prometheusrule.yaml is stale: run scripts/gen-prometheusrule.sh"
+if command -v kubectl >/dev/null 2>&1; then
+  kustomize=(kubectl kustomize)
+elif command -v kustomize >/dev/null 2>&1; then
+  kustomize=(kustomize build)
+else
+  fail "kubectl (or kustomize) is needed to render deploy/kubernetes"
+fi
+"${kustomize[@]}" deploy/kubernetes >"$tmp/kustomized.yaml" || fail "deploy/kubernetes does not render"
+for kind in ConfigMap Deployment Service ServiceMonitor PrometheusRule; do
+  grep -q "^kind: $kind\$" "$tmp/kustomized.yaml" || fail "the Kustomize base renders no $kind"
+done
+echo "renders: $(grep '^kind: ' "$tmp/kustomized.yaml" | cut -d' ' -f2 | tr '\n' ' ')"
+
 if command -v systemd-analyze >/dev/null 2>&1; then
   # verify wants ExecStart's binary to exist: check a copy that runs /bin/true.
   sed 's|^ExecStart=/usr/local/bin/a2a-tap|ExecStart=/bin/true|' deploy/a2a-tap.service >"$tmp/a2a-tap.service"
@@ -194,6 +211,9 @@ if [ "${OPS_TEST_NO_BUILD:-0}" != 1 ]; then
 fi
 [ -x "$tap_bin" ] || fail "$tap_bin not found"
 [ -x "$agent_bin" ] || fail "$agent_bin not found"
+
+step "the container image's recipe fits the binary"
+scripts/image-check.sh "$tap_bin" || fail "the image recipe does not fit"
 
 step "the Kubernetes example's config.toml is accepted by a2a-tap"
 awk '/^  config.toml: \|/ {on=1; next} on && /^    / {print substr($0, 5); next} on && /^ *$/ {print ""; next} on {exit}' \

@@ -14,6 +14,9 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --all-targets -- -D warnings
 
+echo "== minimum Rust version (rust-version) of every crate built in, and the Dockerfile's"
+python3 scripts/msrv.py
+
 echo "== python venvs with the official a2a-sdk 1.3.0 and 0.3.26 (for the real-peer tests)"
 ./scripts/setup-python.sh
 

@@ -369,7 +369,7 @@ impl Registry {
 
 /// Milliseconds as a short human duration (`"90s"`, `"1.5s"`).
 pub(crate) fn secs(ms: Millis) -> String {
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{:.1}s", ms as f64 / 1000.0)
