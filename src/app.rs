@@ -74,12 +74,16 @@ pub struct App {
     /// The access log's own writer, when it does not share the audit
     /// log's, and its handle (for reopening).
     access_writer: Option<(AuditLog, AuditWriter)>,
+    /// The shutdown's grace period (spans still queued get as long).
+    grace: std::time::Duration,
 }
 
 /// The validation layer's parts, kept for an orderly shutdown.
 struct Validation {
     tap: Tap,
     analysis: AnalysisHandle,
+    /// The span exporter, when tracing is on.
+    exporter: Option<crate::trace::export::Exporter>,
     audit: AuditLog,
     writer: AuditWriter,
     /// The access log the proxy and the analysis thread write to.
@@ -164,6 +168,11 @@ impl App {
             name = %config.upstream_name(),
             validate = config.validate,
             audit = %audit,
+            tracing = %config
+                .trace_settings(|name| std::env::var(name).ok())
+                .ok()
+                .flatten()
+                .map_or_else(|| "off".to_string(), |t| t.export.url.to_string()),
             threads = server.threads(),
             "a2a-tap serving"
         );
@@ -171,6 +180,7 @@ impl App {
             server,
             validation,
             access_writer,
+            grace: config.proxy.grace_period.0,
         })
     }
 
@@ -235,14 +245,20 @@ impl App {
             let Validation {
                 tap,
                 analysis,
+                exporter,
                 audit,
                 writer,
                 access,
             } = v;
             drop((tap, access));
+            let grace = self.grace;
             // Blocking joins, off the runtime's worker threads.
             let joined = tokio::task::spawn_blocking(move || {
                 analysis.join();
+                // The analysis thread has ended every span: export them.
+                if let Some(exporter) = exporter {
+                    exporter.finish(grace);
+                }
                 drop(audit);
                 writer.close();
             })
@@ -272,6 +288,28 @@ fn start_validation(
 ) -> Result<Validation, AppError> {
     let mut tap_config = TapConfig::from_config(config)?;
     tap_config.clock = clock;
+    let exporter = match config.trace_settings(|name| std::env::var(name).ok())? {
+        Some(t) => {
+            let (spans, exporter) = crate::trace::export::Exporter::start(
+                t.export,
+                metrics.trace_spans_dropped_total.clone(),
+            )
+            .map_err(|source| AppError::Thread {
+                what: "span exporter",
+                source,
+            })?;
+            tap_config.trace = Some(crate::tap::TraceSetup {
+                spans,
+                sample_ratio: t.sample_ratio,
+                server_address: config
+                    .upstream
+                    .as_ref()
+                    .map_or_else(String::new, |u| u.host().to_owned()),
+            });
+            Some(exporter)
+        }
+        None => None,
+    };
     let (audit, writer) = AuditLog::start(
         target,
         config.audit.queue_capacity,
@@ -297,6 +335,7 @@ fn start_validation(
     Ok(Validation {
         tap,
         analysis,
+        exporter,
         audit,
         writer,
         access,

@@ -19,3 +19,4 @@ pub mod report;
 pub mod server;
 pub mod sse;
 pub mod tap;
+pub mod trace;

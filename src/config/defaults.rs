@@ -2,7 +2,7 @@
 
 use super::{
     AnalysisSection, AuditSection, HumanDuration, Level, LogFormat, LogSection, ProxySection,
-    RegistrySection, StallLimit, StallSection,
+    RegistrySection, StallLimit, StallSection, TracingSection,
 };
 
 const MIB: usize = 1024 * 1024;
@@ -79,6 +79,20 @@ impl Default for StallSection {
             working: StallLimit::After(std::time::Duration::from_secs(600)),
             input_required: StallLimit::After(std::time::Duration::from_secs(3600)),
             auth_required: StallLimit::After(std::time::Duration::from_secs(3600)),
+        }
+    }
+}
+
+impl Default for TracingSection {
+    fn default() -> Self {
+        TracingSection {
+            endpoint: None,
+            service_name: None,
+            sample_ratio: None,
+            queue_spans: 4096,
+            batch_spans: 512,
+            batch_delay: HumanDuration::secs(1),
+            export_timeout: HumanDuration::secs(10),
         }
     }
 }

@@ -151,6 +151,11 @@ impl ExchangeEngine {
         self.reducer.task_id()
     }
 
+    /// What the exchange showed of its task so far, for its span.
+    pub fn reducer(&self) -> &crate::lifecycle::Reducer {
+        &self.reducer
+    }
+
     /// Whether the response is an event stream.
     pub fn is_stream(&self) -> bool {
         matches!(self.body, Body::Stream(_))

@@ -167,6 +167,21 @@ impl Reducer {
         self.context_id.as_ref().map(ShortStr::as_str)
     }
 
+    /// The last task state this response showed.
+    pub fn state(&self) -> Option<TaskState> {
+        self.state
+    }
+
+    /// The response's HTTP status (200 until a head is given).
+    pub fn http_status(&self) -> u16 {
+        self.http_status
+    }
+
+    /// Decoded A2A events seen on the stream.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
     /// The exchange's causal stamp.
     pub fn seq(&self) -> Seq {
         self.seq

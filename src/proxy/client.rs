@@ -83,7 +83,10 @@ pub fn build(
 }
 
 /// Root store: system roots (only loaded for `https://` upstreams) plus the CA file.
-fn tls_config(https: bool, ca_file: Option<&Path>) -> Result<rustls::ClientConfig, ClientError> {
+pub(crate) fn tls_config(
+    https: bool,
+    ca_file: Option<&Path>,
+) -> Result<rustls::ClientConfig, ClientError> {
     let mut roots = rustls::RootCertStore::empty();
     if https {
         let native = rustls_native_certs::load_native_certs();

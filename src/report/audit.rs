@@ -18,7 +18,7 @@ use writer::Sink;
 
 /// The contract's audit record fields, in order: what `Record` writes and
 /// what consumers may rely on.
-pub const FIELDS: [&str; 14] = [
+pub const FIELDS: [&str; 15] = [
     "ts",
     "kind",
     "severity",
@@ -29,6 +29,7 @@ pub const FIELDS: [&str; 14] = [
     "task_id",
     "context_id",
     "request_id",
+    "trace_id",
     "event_index",
     "occurrences",
     "detail",
@@ -48,6 +49,9 @@ pub struct Record {
     pub task_id: Option<String>,
     pub context_id: Option<String>,
     pub request_id: Option<String>,
+    /// The exchange's W3C trace id (the caller's `traceparent`, or the
+    /// proxy's own span's when tracing made one).
+    pub trace_id: Option<String>,
     pub event_index: Option<u64>,
     /// How many times this kind (and artifact) occurred on the exchange
     /// while this record was held (repeats fold into it).
@@ -235,6 +239,7 @@ pub struct Origin {
     pub version: Option<&'static str>,
     pub method: Option<&'static str>,
     pub request_id: Option<String>,
+    pub trace_id: Option<String>,
 }
 
 impl Origin {
@@ -250,6 +255,7 @@ impl Origin {
             version: Some(exchange.version.as_str()),
             method: Some(exchange.operation.as_str()),
             request_id: Some(request_id),
+            trace_id: None,
         }
     }
 }
@@ -268,6 +274,7 @@ impl Record {
             task_id: finding.task_id,
             context_id: finding.context_id,
             request_id: origin.request_id.clone(),
+            trace_id: origin.trace_id.clone(),
             event_index: finding.event_index,
             occurrences: 1,
             detail: finding.detail,

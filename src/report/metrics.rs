@@ -58,6 +58,9 @@ pub struct Metrics {
     pub access_lines_dropped_total: IntCounter,
     /// `a2a_analysis_skipped_total{upstream,reason}`.
     pub analysis_skipped_total: IntCounterVec,
+    /// `a2a_trace_spans_dropped_total`: spans lost to a full export queue
+    /// or a failed export.
+    pub trace_spans_dropped_total: IntCounter,
     /// `a2a_agent_card_bypass_total{upstream}`: agent cards seen whose
     /// interface URLs lead past the proxy.
     pub agent_card_bypass_total: IntCounterVec,
@@ -174,6 +177,14 @@ impl Metrics {
                 "Traffic forwarded but not analysed, by reason.",
                 &["upstream", "reason"],
             )?,
+            trace_spans_dropped_total: {
+                let c = IntCounter::new(
+                    "a2a_trace_spans_dropped_total",
+                    "Trace spans lost to a full export queue or a failed export.",
+                )?;
+                registry.register(Box::new(c.clone()))?;
+                c
+            },
             agent_card_bypass_total: counter(
                 "a2a_agent_card_bypass_total",
                 "Agent cards passed whose interface URLs lead past the proxy (rewrite_agent_card off).",

@@ -14,7 +14,7 @@ mod series;
 mod worker;
 
 pub use clock::{Clock, ManualClock};
-pub use observer::{Tap, TapConfig};
+pub use observer::{Tap, TapConfig, TraceSetup};
 pub use worker::AnalysisHandle;
 
 use crate::config::{Config, ConfigError, StallLimit};
@@ -69,6 +69,7 @@ impl TapConfig {
                 .as_ref()
                 .and_then(|u| u.uri().authority())
                 .map(|a| a.as_str().to_owned()),
+            trace: None,
             upstream_base_path: config
                 .upstream
                 .as_ref()

@@ -24,7 +24,10 @@ use bytes::Bytes;
 
 use super::clock::Clock;
 use super::queue::{queue, Sender};
-use super::worker::{AnalysisHandle, Msg, Worker};
+use super::worker::{AnalysisHandle, Caller, Msg, Worker};
+
+const TRACEPARENT: http::HeaderName = http::HeaderName::from_static("traceparent");
+const TRACESTATE: http::HeaderName = http::HeaderName::from_static("tracestate");
 use crate::a2a::classify::{classify_with, A2A_VERSION};
 use crate::engine::{EngineConfig, Head, Media, SkipReason};
 use crate::findings::Policy;
@@ -53,6 +56,8 @@ pub struct TapConfig {
     /// The authority of the proxy's `public_url`, when set: card URLs
     /// there lead through the proxy.
     pub public_authority: Option<String>,
+    /// Spans of the exchanges, when tracing is on.
+    pub trace: Option<TraceSetup>,
     /// The upstream URL's path, put before every caller's path.
     pub upstream_base_path: String,
     /// The clock of judging (the system's, but in tests).
@@ -75,6 +80,26 @@ struct Shared {
     /// `a2a_streams_active{upstream}`, resolved once.
     streams_active: prometheus::IntGauge,
     card_base: Option<String>,
+    /// Whether exchanges are traced (their method and path are then sent).
+    traced: bool,
+}
+
+/// What the analysis thread builds spans with.
+#[derive(Clone)]
+pub struct TraceSetup {
+    pub spans: crate::trace::export::Spans,
+    pub sample_ratio: f64,
+    /// `server.address`: the upstream's host.
+    pub server_address: String,
+}
+
+impl std::fmt::Debug for TraceSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceSetup")
+            .field("sample_ratio", &self.sample_ratio)
+            .field("server_address", &self.server_address)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Tap {
@@ -85,19 +110,23 @@ impl Tap {
         audit: AuditLog,
     ) -> std::io::Result<(Tap, AnalysisHandle)> {
         let (tx, rx) = queue(cfg.queue_bytes);
-        let worker = Worker::new(
-            Registry::new(cfg.registry),
-            cfg.engine,
-            cfg.policy,
-            cfg.upstream.clone(),
-            metrics.clone(),
-            audit,
-            cfg.queue_bytes,
-        )
-        .with_base_path(&cfg.upstream_base_path)
-        .with_clock(cfg.clock.clone())
-        .with_access(cfg.access.clone())
-        .with_bypass_check(cfg.card_base.is_none(), cfg.public_authority.clone());
+        let worker =
+            Worker::new(
+                Registry::new(cfg.registry),
+                cfg.engine,
+                cfg.policy,
+                cfg.upstream.clone(),
+                metrics.clone(),
+                audit,
+                cfg.queue_bytes,
+            )
+            .with_base_path(&cfg.upstream_base_path)
+            .with_clock(cfg.clock.clone())
+            .with_access(cfg.access.clone())
+            .with_bypass_check(cfg.card_base.is_none(), cfg.public_authority.clone())
+            .with_tracer(cfg.trace.clone().map(|t| {
+                super::worker::tracer::Tracer::new(t.spans, t.sample_ratio, t.server_address)
+            }));
         let thread = std::thread::Builder::new()
             .name("a2a-tap-analysis".into())
             .spawn(move || worker.run(rx))?;
@@ -108,6 +137,7 @@ impl Tap {
             max_request_bytes: cfg.max_request_bytes,
             streams_active: metrics.streams_active.with_label_values(&[&cfg.upstream]),
             card_base: cfg.card_base,
+            traced: cfg.trace.is_some(),
         });
         Ok((
             Tap { shared },
@@ -182,6 +212,8 @@ struct RequestHead {
     uri: http::Uri,
     a2a_version: Option<http::HeaderValue>,
     host: Option<http::HeaderValue>,
+    traceparent: Option<http::HeaderValue>,
+    tracestate: Option<http::HeaderValue>,
 }
 
 impl RequestHead {
@@ -194,7 +226,28 @@ impl RequestHead {
             uri: head.uri.clone(),
             a2a_version: head.headers.get(A2A_VERSION).cloned(),
             host,
+            traceparent: head.headers.get(TRACEPARENT).cloned(),
+            tracestate: head.headers.get(TRACESTATE).cloned(),
         }
+    }
+
+    /// What the analysis thread needs beyond the classification, when
+    /// there is any (`traced`: tracing wants the method and path).
+    fn caller(&self, card: bool, traced: bool) -> Option<Box<Caller>> {
+        let text = |v: &Option<http::HeaderValue>| {
+            v.as_ref().and_then(|v| v.to_str().ok()).map(Into::into)
+        };
+        let host = card.then(|| self.authority()).flatten();
+        let traceparent = text(&self.traceparent);
+        (host.is_some() || traceparent.is_some() || traced).then(|| {
+            Box::new(Caller {
+                host,
+                traceparent,
+                tracestate: text(&self.tracestate),
+                http_method: traced.then(|| self.method.clone()),
+                path: traced.then(|| self.uri.path().into()),
+            })
+        })
     }
 
     /// The authority the caller used: h2's `:authority`, else `Host`.
@@ -272,15 +325,14 @@ impl Observer {
             return;
         };
         let _ = self.labels.set(labels_of(&exchange));
-        let host = (exchange.operation == crate::a2a::model::Operation::GetAgentCard)
-            .then(|| head.authority())
-            .flatten();
+        let card = exchange.operation == crate::a2a::model::Operation::GetAgentCard;
+        let caller = head.caller(card, self.shared.traced);
         self.held().open = Some(Msg::Open {
             id: self.id,
             exchange: Box::new(exchange),
             at: self.opened,
             seq: self.begun,
-            host,
+            caller,
         });
     }
 

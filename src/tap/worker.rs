@@ -3,6 +3,7 @@
 
 mod live;
 mod report;
+pub(crate) mod tracer;
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -21,8 +22,10 @@ use crate::proxy::access::{AccessLine, AccessLog};
 use crate::report::audit::AuditLog;
 use crate::report::metrics::Metrics;
 use crate::report::pipeline::{Folds, Pipeline};
+use crate::trace::context::{to_hex, TraceParent};
 use live::{Live, LiveSet};
 use report::Collect;
+use tracer::Tracer;
 
 /// A message from the proxy's observers.
 pub(crate) enum Msg {
@@ -35,9 +38,8 @@ pub(crate) enum Msg {
         /// request began (`Seq::after_messages`). Whatever the proxy saw
         /// after that cannot have caused the request.
         seq: Seq,
-        /// For an agent-card fetch: the authority the caller fetched it at
-        /// (`Host`), to tell whether the card's URLs lead past the proxy.
-        host: Option<Box<str>>,
+        /// What else the request said, when it said any of it.
+        caller: Option<Box<Caller>>,
     },
     /// The request could not be classified (body over the limit).
     Unjudged { reason: SkipReason },
@@ -64,6 +66,21 @@ pub(crate) enum Msg {
     },
     /// The proxy has drained: judge what came before, then stop.
     Shutdown,
+}
+
+/// What an exchange's request said beyond its classification, sent only
+/// when it said any of it (or tracing wants the method and path).
+#[derive(Debug, Default)]
+pub(crate) struct Caller {
+    /// For an agent-card fetch: the authority the caller fetched it at
+    /// (`Host`), to tell whether the card's URLs lead past the proxy.
+    pub(crate) host: Option<Box<str>>,
+    /// The caller's W3C trace context.
+    pub(crate) traceparent: Option<Box<str>>,
+    pub(crate) tracestate: Option<Box<str>>,
+    /// The HTTP method and path, for the exchange's span.
+    pub(crate) http_method: Option<http::Method>,
+    pub(crate) path: Option<Box<str>>,
 }
 
 /// Longest a record is held for repeats to fold into before it is written
@@ -141,6 +158,8 @@ pub(crate) struct Worker {
     /// Whether cards whose URLs lead past the proxy are looked for (cards
     /// are not rewritten), and with what.
     bypass: report::BypassCheck,
+    /// Spans of the exchanges, when tracing is on.
+    tracer: Option<Tracer>,
 }
 
 impl Worker {
@@ -178,7 +197,14 @@ impl Worker {
             access: None,
             fold_due: None,
             bypass,
+            tracer: None,
         }
+    }
+
+    /// Builds a span of every sampled exchange and hands it to `tracer`.
+    pub(crate) fn with_tracer(mut self, tracer: Option<Tracer>) -> Worker {
+        self.tracer = tracer;
+        self
     }
 
     /// Looks for agent cards whose URLs lead past the proxy (when cards are
@@ -267,6 +293,9 @@ impl Worker {
         // Exchanges still open at exit were cut by shutdown: not judged
         // further, what they found is written.
         self.flush_all_folds();
+        for id in self.live.ids() {
+            self.forget(id);
+        }
         self.tick();
         self.sync_registry_metrics();
         tracing::debug!(unfinished = self.live.len(), "analysis stopped");
@@ -286,8 +315,14 @@ impl Worker {
                 exchange,
                 at,
                 seq,
-                host,
-            } => self.open(id, *exchange, at, seq, host),
+                caller,
+            } => self.open(
+                id,
+                *exchange,
+                at,
+                seq,
+                caller.map(|c| *c).unwrap_or_default(),
+            ),
             Msg::Unjudged { reason } => self.skipped(reason),
             Msg::Head { id, head } => {
                 if let Some(live) = self.live.get_mut(id) {
@@ -318,17 +353,20 @@ impl Worker {
         }
     }
 
-    fn open(
-        &mut self,
-        id: u64,
-        mut exchange: Exchange,
-        at: Instant,
-        seq: Seq,
-        host: Option<Box<str>>,
-    ) {
+    fn open(&mut self, id: u64, mut exchange: Exchange, at: Instant, seq: Seq, caller: Caller) {
         // The card the agent serves names its HTTP+JSON URLs: a path under
         // one is A2A for certain.
         card::confirm(&mut exchange, self.card.as_ref(), &self.base_path);
+        let parent = caller.traceparent.as_deref().and_then(TraceParent::parse);
+        let span = self
+            .tracer
+            .as_mut()
+            .and_then(|t| t.begin(id, &exchange, parent, &caller, at));
+        // Records carry the caller's trace id, else the proxy's span's.
+        let trace_id = parent
+            .map(|p| p.trace_id)
+            .or_else(|| span.as_ref().map(|s| s.trace_id()))
+            .map(|t| to_hex(&t).into_boxed_str());
         let engine = ExchangeEngine::new(exchange, seq, self.engine_cfg);
         self.live.open(
             id,
@@ -336,10 +374,12 @@ impl Worker {
                 engine,
                 held: 0,
                 opened: at,
-                first_event: false,
+                first_event: None,
                 findings: 0,
                 folds: Folds::default(),
-                host,
+                host: caller.host,
+                trace_id,
+                span,
             },
         );
     }
@@ -374,8 +414,8 @@ impl Worker {
             self.series.skipped(*reason).inc();
         }
         let seen: u32 = sink.events.iter().sum();
-        if seen > 0 && !live.first_event {
-            live.first_event = true;
+        if seen > 0 && live.first_event.is_none() {
+            live.first_event = Some(at);
             self.series
                 .first_event()
                 .observe(at.saturating_duration_since(live.opened).as_secs_f64());
@@ -430,6 +470,11 @@ impl Worker {
             self.report(id, Some(&exchange), sink.findings);
         }
         let found = self.live.get_mut(id).map_or(0, |l| l.findings) + self.flush_folds(id);
+        if let (Some(tracer), Some(live)) = (&self.tracer, self.live.get_mut(id)) {
+            if let Some(span) = live.span.take() {
+                tracer.end(*span, live, at);
+            }
+        }
         self.forget(id);
         if let (Some(log), Some(mut line)) = (&self.access, access) {
             line.task_id = task_id;
@@ -440,9 +485,12 @@ impl Worker {
 
     /// Stops judging `id`, releasing what it held; whether it was judged.
     fn forget(&mut self, id: u64) -> bool {
-        // What it found so far is written, not lost with it.
+        // What it found so far is written, not lost with it; its span ends.
         self.flush_folds(id);
         if let Some(live) = self.live.get_mut(id) {
+            if let (Some(tracer), Some(span)) = (&self.tracer, live.span.take()) {
+                tracer.end(*span, live, Instant::now());
+            }
             live.engine.release(&mut self.registry);
         }
         let Some(held) = self.live.discard(id) else {

@@ -14,4 +14,5 @@ mod hostile;
 mod kinds;
 mod metrics;
 mod paths;
+mod traces;
 mod trust;

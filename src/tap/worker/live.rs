@@ -12,13 +12,18 @@ pub(super) struct Live {
     /// What `engine.held_bytes()` was after its last piece.
     pub(super) held: usize,
     pub(super) opened: Instant,
-    pub(super) first_event: bool,
+    /// When its first event passed.
+    pub(super) first_event: Option<Instant>,
     /// Findings recorded on it so far (for its access-log line).
     pub(super) findings: u64,
     /// Its records held for repeats to fold into.
     pub(super) folds: Folds,
     /// For an agent-card fetch, the authority the caller used.
     pub(super) host: Option<Box<str>>,
+    /// Its trace id (hex) for its records: the caller's, or its span's.
+    pub(super) trace_id: Option<Box<str>>,
+    /// Its span, when it is traced.
+    pub(super) span: Option<Box<crate::trace::span::OpenSpan>>,
 }
 
 /// Maps keyed by request id, looked up for every message.

@@ -35,7 +35,13 @@ impl Worker {
             return;
         }
         let origin = match exchange {
-            Some(ex) => Origin::of(&self.upstream, ex, format_id(id)),
+            Some(ex) => Origin {
+                trace_id: self
+                    .live
+                    .get_mut(id)
+                    .and_then(|l| l.trace_id.as_deref().map(str::to_owned)),
+                ..Origin::of(&self.upstream, ex, format_id(id))
+            },
             None => Origin {
                 upstream: self.upstream.clone(),
                 ..Origin::default()
@@ -69,6 +75,12 @@ impl Worker {
         let mut found = 0;
         for h in held {
             found += h.record.occurrences;
+            if let (Some(tracer), Some(span)) = (
+                &self.tracer,
+                self.live.get_mut(id).and_then(|l| l.span.as_mut()),
+            ) {
+                span.finding(tracer.unix_nanos(Instant::now()), &h.record);
+            }
             self.write(h.kind, h.severity, h.record, Some(id));
         }
         found

@@ -108,7 +108,7 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
             exchange: exchange(Operation::SendStreamingMessage, None),
             at,
             seq: first,
-            host: None,
+            caller: None,
         },
     );
     send(
@@ -155,7 +155,7 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
             exchange: exchange(Operation::CancelTask, Some("t")),
             at,
             seq: cancel,
-            host: None,
+            caller: None,
         },
     );
     send(
@@ -211,7 +211,7 @@ fn bodies_held_whole_share_the_analysis_budget() {
                 exchange: exchange(Operation::GetTask, Some("t")),
                 at,
                 seq: begun(&w),
-                host: None,
+                caller: None,
             },
             &[],
         );
@@ -251,7 +251,7 @@ fn exchanges_answered_out_of_turn_are_each_judged_to_their_end() {
                 exchange,
                 at,
                 seq,
-                host: None,
+                caller: None,
             },
             &[],
         );
@@ -294,7 +294,7 @@ fn exchanges_answered_out_of_turn_are_each_judged_to_their_end() {
             exchange,
             at,
             seq,
-            host: None,
+            caller: None,
         },
         &[],
     );

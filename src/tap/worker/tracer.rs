@@ -1,0 +1,90 @@
+//! The analysis thread's side of tracing: the sampling decision and ids of
+//! each exchange's span, and its end, handed to the exporter.
+
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use super::live::Live;
+use super::Caller;
+use crate::a2a::model::Exchange;
+use crate::trace::context::{Ids, TraceParent};
+use crate::trace::export::Spans;
+use crate::trace::span::{Begun, Ended, OpenSpan};
+
+/// Spans for the exchanges of one upstream.
+pub(crate) struct Tracer {
+    ids: Ids,
+    spans: Spans,
+    /// `server.address` of every span: the upstream's host.
+    server_address: String,
+    /// A moment on both clocks, to put `Instant`s on the wall clock.
+    base: (Instant, u64),
+}
+
+impl Tracer {
+    pub(crate) fn new(spans: Spans, sample_ratio: f64, server_address: String) -> Tracer {
+        let wall = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        Tracer {
+            ids: Ids::new(sample_ratio),
+            spans,
+            server_address,
+            base: (Instant::now(), wall),
+        }
+    }
+
+    /// `at` as nanoseconds since the Unix epoch.
+    pub(crate) fn unix_nanos(&self, at: Instant) -> u64 {
+        let (instant, wall) = self.base;
+        let nanos = |d: std::time::Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        match at.checked_duration_since(instant) {
+            Some(after) => wall.saturating_add(nanos(after)),
+            None => wall.saturating_sub(nanos(instant.duration_since(at))),
+        }
+    }
+
+    /// The span of exchange `id`, when it is sampled.
+    pub(crate) fn begin(
+        &mut self,
+        id: u64,
+        exchange: &Exchange,
+        parent: Option<TraceParent>,
+        caller: &Caller,
+        at: Instant,
+    ) -> Option<Box<OpenSpan>> {
+        if !self.ids.sample(parent.as_ref()) {
+            return None;
+        }
+        let trace_id = parent.map_or_else(|| self.ids.trace_id(), |p| p.trace_id);
+        Some(Box::new(OpenSpan::begin(Begun {
+            exchange,
+            parent,
+            trace_state: caller.tracestate.as_deref(),
+            trace_id,
+            span_id: self.ids.span_id(),
+            start_unix_nanos: self.unix_nanos(at),
+            http_method: caller.http_method.as_ref().map_or("", http::Method::as_str),
+            path: caller.path.as_deref().unwrap_or(""),
+            server_address: &self.server_address,
+            request_id: id,
+        })))
+    }
+
+    /// Ends `span` with what `live` saw, at `at`, and queues it.
+    pub(super) fn end(&self, span: OpenSpan, live: &Live, at: Instant) {
+        let engine = &live.engine;
+        let r = engine.reducer();
+        let span = span.end(Ended {
+            end_unix_nanos: self.unix_nanos(at),
+            http_status: Some(r.http_status()),
+            task_id: r.task_id(),
+            context_id: r.context_id(),
+            task_state: r.state().map(|s| s.as_str()),
+            sse_events: engine.is_stream().then(|| r.events()),
+            time_to_first_event_ms: live
+                .first_event
+                .map(|t| t.saturating_duration_since(live.opened).as_secs_f64() * 1000.0),
+        });
+        self.spans.send(span);
+    }
+}

@@ -1,0 +1,240 @@
+//! The span exporter: a bounded queue to one thread that batches spans and
+//! POSTs them as OTLP/HTTP protobuf (`/v1/traces`) with hyper, the proxy's
+//! own HTTP stack. Nothing on the serving or analysis path waits for it: a
+//! full queue drops the span, a failed export drops its batch; both are
+//! counted in `a2a_trace_spans_dropped_total`, and failures are logged at
+//! most once every ten seconds.
+
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::{connect::HttpConnector, Client};
+use hyper_util::rt::TokioExecutor;
+use prost::Message;
+
+use super::otlp::{self, KeyValue, Value};
+
+/// Where and how spans are exported.
+#[derive(Debug, Clone)]
+pub struct ExportConfig {
+    /// The full URL spans are POSTed to (`.../v1/traces`).
+    pub url: http::Uri,
+    pub service_name: String,
+    /// Spans waiting for export, at most.
+    pub queue_spans: usize,
+    /// Spans per request, at most.
+    pub batch_spans: usize,
+    /// A batch goes out at least this often while spans wait.
+    pub batch_delay: Duration,
+    pub timeout: Duration,
+}
+
+/// Hands finished spans to the exporter thread.
+#[derive(Clone)]
+pub struct Spans {
+    tx: SyncSender<otlp::Span>,
+    dropped: prometheus::IntCounter,
+}
+
+impl Spans {
+    /// Queues `span`; a full queue drops it (counted).
+    pub fn send(&self, span: otlp::Span) {
+        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = self.tx.try_send(span) {
+            self.dropped.inc();
+        }
+    }
+}
+
+/// The exporter thread; `finish` flushes what is queued and joins it.
+pub struct Exporter {
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Exporter {
+    /// Starts the thread. Spans stop coming when every [`Spans`] is dropped;
+    /// the thread then exports what is left and ends.
+    pub fn start(
+        cfg: ExportConfig,
+        dropped: prometheus::IntCounter,
+    ) -> std::io::Result<(Spans, Exporter)> {
+        let (tx, rx) = mpsc::sync_channel(cfg.queue_spans.max(1));
+        let counter = dropped.clone();
+        let thread = std::thread::Builder::new()
+            .name("a2a-tap-traces".into())
+            .spawn(move || run(cfg, rx, &counter))?;
+        Ok((
+            Spans { tx, dropped },
+            Exporter {
+                thread: Some(thread),
+            },
+        ))
+    }
+
+    /// Waits (at most `within`) for the queued spans to be exported.
+    pub fn finish(mut self, within: Duration) {
+        let Some(thread) = self.thread.take() else {
+            return;
+        };
+        let deadline = Instant::now() + within;
+        while !thread.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if thread.is_finished() {
+            let _ = thread.join();
+        } else {
+            tracing::warn!(
+                "span export did not finish within the grace period; the rest is dropped"
+            );
+        }
+    }
+}
+
+fn run(cfg: ExportConfig, rx: Receiver<otlp::Span>, dropped: &prometheus::IntCounter) {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::error!(error = %e, "span export cannot start: spans are dropped");
+            for _ in rx {
+                dropped.inc();
+            }
+            return;
+        }
+    };
+    let client = match connector(&cfg.url) {
+        Ok(c) => Client::builder(TokioExecutor::new()).build::<_, Full<Bytes>>(c),
+        Err(e) => {
+            tracing::error!(error = %e, "span export cannot start: spans are dropped");
+            for _ in rx {
+                dropped.inc();
+            }
+            return;
+        }
+    };
+    let resource = otlp::Resource {
+        attributes: vec![
+            KeyValue::new("service.name", Value::String(cfg.service_name.clone())),
+            KeyValue::new(
+                "service.version",
+                Value::String(env!("CARGO_PKG_VERSION").into()),
+            ),
+        ],
+    };
+    let mut failures = Failures::default();
+    let mut batch = Vec::with_capacity(cfg.batch_spans);
+    let mut open = true;
+    while open {
+        let due = Instant::now() + cfg.batch_delay;
+        while batch.len() < cfg.batch_spans {
+            match rx.recv_timeout(due.saturating_duration_since(Instant::now())) {
+                Ok(span) => batch.push(span),
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => {
+                    open = false;
+                    break;
+                }
+            }
+        }
+        if batch.is_empty() {
+            continue;
+        }
+        let n = batch.len() as u64;
+        let request = otlp::ExportTraceServiceRequest {
+            resource_spans: vec![otlp::ResourceSpans {
+                resource: Some(resource.clone()),
+                scope_spans: vec![otlp::ScopeSpans {
+                    scope: Some(otlp::InstrumentationScope {
+                        name: "a2a-tap".into(),
+                        version: env!("CARGO_PKG_VERSION").into(),
+                    }),
+                    spans: std::mem::take(&mut batch),
+                }],
+            }],
+        };
+        let body = Bytes::from(request.encode_to_vec());
+        let sent = runtime.block_on(post(&client, &cfg, body));
+        if let Err(why) = sent {
+            dropped.inc_by(n);
+            failures.note(&cfg.url, n, &why);
+        }
+    }
+}
+
+type OtlpClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+fn connector(url: &http::Uri) -> Result<hyper_rustls::HttpsConnector<HttpConnector>, String> {
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_connect_timeout(Some(Duration::from_secs(5)));
+    let https = url.scheme_str() == Some("https");
+    let tls = crate::proxy::client::tls_config(https, None).map_err(|e| e.to_string())?;
+    Ok(hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http))
+}
+
+async fn post(client: &OtlpClient, cfg: &ExportConfig, body: Bytes) -> Result<(), String> {
+    let req = http::Request::post(cfg.url.clone())
+        .header(http::header::CONTENT_TYPE, "application/x-protobuf")
+        .body(Full::new(body))
+        .map_err(|e| e.to_string())?;
+    let answer = tokio::time::timeout(cfg.timeout, async {
+        let resp = client.request(req).await.map_err(|e| error_chain(&e))?;
+        let status = resp.status();
+        // Read the answer so the connection can be reused.
+        let _ = resp.into_body().collect().await;
+        if status.is_success() {
+            Ok(())
+        } else {
+            Err(format!("the collector answered {status}"))
+        }
+    })
+    .await;
+    answer.unwrap_or_else(|_| Err(format!("no answer within {:?}", cfg.timeout)))
+}
+
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+/// Export failures, logged at most once every ten seconds with how many
+/// spans were lost since the last line.
+#[derive(Default)]
+struct Failures {
+    last: Option<Instant>,
+    unreported: u64,
+}
+
+impl Failures {
+    fn note(&mut self, url: &http::Uri, spans: u64, why: &str) {
+        self.unreported += spans;
+        if self
+            .last
+            .is_some_and(|t| t.elapsed() < Duration::from_secs(10))
+        {
+            return;
+        }
+        self.last = Some(Instant::now());
+        tracing::warn!(
+            endpoint = %url,
+            dropped = self.unreported,
+            error = %crate::report::log_safe(why),
+            "span export failed; the spans are dropped (counted in a2a_trace_spans_dropped_total)"
+        );
+        self.unreported = 0;
+    }
+}

@@ -1,0 +1,332 @@
+//! Traces through the running proxy: an OTLP/HTTP receiver in the test
+//! decodes what a2a-tap exports (the official trace.proto messages) and
+//! checks the span of a streamed send, of a blocking send and of a
+//! violating stream; the caller's trace is continued; nothing is exported
+//! with tracing off or for an unsampled caller; a dead collector changes
+//! neither traffic nor findings and counts its drops.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use a2a_tap::trace::otlp::{self, ExportTraceServiceRequest, Value as Any};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use prost::Message;
+use serde_json::json;
+
+use crate::support::a2a::*;
+use crate::support::{sample, tap::Proxy, Proxied, Reply, Upstream};
+
+const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const PARENT: &str = "00f067aa0ba902b7";
+
+/// An OTLP/HTTP receiver: every span POSTed to `/v1/traces`, decoded.
+struct Collector {
+    addr: SocketAddr,
+    spans: Arc<Mutex<Vec<(otlp::Resource, otlp::Span)>>>,
+}
+
+impl Collector {
+    async fn start() -> Collector {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let spans: Arc<Mutex<Vec<_>>> = Arc::default();
+        let got = spans.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let got = got.clone();
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(
+                        move |req: http::Request<hyper::body::Incoming>| {
+                            let got = got.clone();
+                            async move {
+                                assert_eq!(req.uri().path(), "/v1/traces");
+                                assert_eq!(req.headers()["content-type"], "application/x-protobuf");
+                                let body =
+                                    req.into_body().collect().await.expect("body").to_bytes();
+                                let export =
+                                    ExportTraceServiceRequest::decode(body).expect("OTLP protobuf");
+                                for rs in export.resource_spans {
+                                    let resource = rs.resource.clone().expect("resource");
+                                    for ss in rs.scope_spans {
+                                        for s in ss.spans {
+                                            got.lock().unwrap().push((resource.clone(), s));
+                                        }
+                                    }
+                                }
+                                Ok::<_, std::convert::Infallible>(http::Response::new(Full::new(
+                                    Bytes::new(),
+                                )))
+                            }
+                        },
+                    );
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        Collector { addr, spans }
+    }
+
+    fn config(&self) -> String {
+        format!(
+            "[tracing]\nendpoint = \"http://{}\"\nbatch_delay = \"50ms\"\n",
+            self.addr
+        )
+    }
+
+    /// Waits until `n` spans came (bounded), then a little for any extra.
+    async fn wait(&self, n: usize) -> Vec<(otlp::Resource, otlp::Span)> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.spans.lock().unwrap().len() < n {
+            assert!(
+                Instant::now() < deadline,
+                "{} of {n} spans came",
+                self.spans.lock().unwrap().len()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        self.spans.lock().unwrap().clone()
+    }
+}
+
+fn attr<'a>(span: &'a otlp::Span, key: &str) -> Option<&'a Any> {
+    span.attributes
+        .iter()
+        .find(|kv| kv.key == key)?
+        .value
+        .as_ref()?
+        .value
+        .as_ref()
+}
+
+fn text(span: &otlp::Span, key: &str) -> String {
+    match attr(span, key) {
+        Some(Any::String(s)) => s.clone(),
+        other => panic!("{key}: {other:?} in {span:#?}"),
+    }
+}
+
+fn int(span: &otlp::Span, key: &str) -> i64 {
+    match attr(span, key) {
+        Some(Any::Int(i)) => *i,
+        other => panic!("{key}: {other:?} in {span:#?}"),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn stream_req(id: i64) -> String {
+    request(json!(id), "SendStreamingMessage", new_message())
+}
+
+#[tokio::test]
+async fn a_streamed_send_is_a_child_span_of_the_callers_trace() {
+    let collector = Collector::start().await;
+    let up = Upstream::start().await;
+    let p = Proxy::start(up.addr, &collector.config()).await;
+    let evs = [
+        task("t-1", "c", "TASK_STATE_SUBMITTED"),
+        status("t-1", "c", "TASK_STATE_WORKING"),
+        artifact("t-1", "c", "a1", false, true),
+        status("t-1", "c", "TASK_STATE_COMPLETED"),
+    ];
+    let reply = Reply::sse(&frames(1, &evs));
+    let want = reply.bytes();
+    up.push(reply);
+    let tp = format!("00-{TRACE}-{PARENT}-01");
+    let headers = [
+        ("A2A-Version", "1.0"),
+        ("traceparent", tp.as_str()),
+        ("tracestate", "vendor=x"),
+    ];
+    let (status, got) = p.send("POST", "/", &headers, &stream_req(1)).await;
+    assert_eq!((status, got), (200, want), "traffic unchanged");
+    let spans = collector.wait(1).await;
+    assert_eq!(spans.len(), 1, "{spans:#?}");
+    let (resource, s) = &spans[0];
+    assert!(resource
+        .attributes
+        .iter()
+        .any(|kv| kv.key == "service.name"));
+    assert_eq!(hex(&s.trace_id), TRACE);
+    assert_eq!(hex(&s.parent_span_id), PARENT);
+    assert_eq!(s.span_id.len(), 8);
+    assert_eq!(s.trace_state, "vendor=x");
+    assert_eq!(s.name, "SendStreamingMessage");
+    assert_eq!(s.kind, otlp::SPAN_KIND_SERVER);
+    assert!(s.end_time_unix_nano >= s.start_time_unix_nano && s.start_time_unix_nano > 0);
+    assert_eq!(text(s, "a2a.method.name"), "SendStreamingMessage");
+    assert_eq!(text(s, "a2a.protocol.version"), "1.0");
+    assert_eq!(text(s, "a2a.task.id"), "t-1");
+    assert_eq!(text(s, "a2a.context.id"), "c");
+    assert_eq!(text(s, "a2a.task.state"), "completed");
+    assert_eq!(text(s, "http.request.method"), "POST");
+    assert_eq!(text(s, "url.path"), "/");
+    assert_eq!(text(s, "rpc.system"), "jsonrpc");
+    assert_eq!(int(s, "http.response.status_code"), 200);
+    assert_eq!(int(s, "a2a.response.sse.event.count"), 4);
+    assert!(matches!(
+        attr(s, "a2a.response.time_to_first_event_ms"),
+        Some(Any::Double(_))
+    ));
+    assert!(
+        s.events.is_empty() && s.status.is_none(),
+        "a clean stream: {s:#?}"
+    );
+}
+
+#[tokio::test]
+async fn findings_are_span_events_and_records_carry_the_trace_id() {
+    let collector = Collector::start().await;
+    let up = Upstream::start().await;
+    let p = Proxy::start(up.addr, &collector.config()).await;
+    // A root trace (no traceparent): the proxy's own trace id.
+    let evs = [
+        task("t-1", "c", "TASK_STATE_WORKING"),
+        artifact("t-1", "c", "a1", false, false),
+        status("t-1", "c", "TASK_STATE_COMPLETED"),
+    ];
+    exchange(&up, &p, stream_req(1), Reply::sse(&frames(1, &evs))).await;
+    // A blocking send answered with a working task.
+    let body = rpc(
+        json!(2),
+        task("t-2", "c", "TASK_STATE_WORKING")["task"].clone(),
+    );
+    exchange(
+        &up,
+        &p,
+        request(json!(2), "SendMessage", new_message()),
+        Reply::json(200, &body),
+    )
+    .await;
+    let recs = settle(&up, &p).await;
+    assert_eq!(
+        kinds(&recs),
+        ["abandoned_artifact", "blocking_returned_active"],
+        "{recs:#?}"
+    );
+    let spans = collector.wait(3).await;
+    let by_name = |n: &str| {
+        spans
+            .iter()
+            .map(|(_, s)| s)
+            .find(|s| s.name == n)
+            .unwrap_or_else(|| panic!("no {n} span: {spans:#?}"))
+    };
+    let stream = by_name("SendStreamingMessage");
+    assert!(stream.parent_span_id.is_empty(), "a root span");
+    assert_eq!(
+        recs[0]["trace_id"],
+        hex(&stream.trace_id),
+        "the record names the span's trace"
+    );
+    let ev = &stream.events[0];
+    assert_eq!(ev.name, "a2a.finding");
+    let ev_attr = |k: &str| {
+        ev.attributes
+            .iter()
+            .find(|kv| kv.key == k)
+            .and_then(|kv| kv.value.clone()?.value)
+    };
+    assert_eq!(
+        ev_attr("a2a.finding.kind"),
+        Some(Any::String("abandoned_artifact".into()))
+    );
+    assert_eq!(
+        ev_attr("a2a.finding.severity"),
+        Some(Any::String("error".into()))
+    );
+    assert_eq!(ev_attr("a2a.finding.event_index"), Some(Any::Int(2)));
+    assert_eq!(
+        stream.status.as_ref().map(|s| s.code),
+        Some(otlp::STATUS_ERROR)
+    );
+    let blocking = by_name("SendMessage");
+    assert_eq!(blocking.events.len(), 1);
+    assert_eq!(text(blocking, "a2a.task.state"), "working");
+    assert!(
+        attr(blocking, "a2a.response.sse.event.count").is_none(),
+        "not a stream"
+    );
+    assert_ne!(
+        blocking.trace_id, stream.trace_id,
+        "each root its own trace"
+    );
+}
+
+#[tokio::test]
+async fn nothing_is_exported_off_or_unsampled_and_records_keep_the_callers_trace_id() {
+    let collector = Collector::start().await;
+    let up = Upstream::start().await;
+    // Off: no endpoint. The record still names the caller's trace.
+    let off = Proxy::start(up.addr, "").await;
+    let bad = [
+        task("t-1", "c", "TASK_STATE_WORKING"),
+        artifact("t-1", "c", "a9", true, true),
+        status("t-1", "c", "TASK_STATE_COMPLETED"),
+    ];
+    up.push(Reply::sse(&frames(1, &bad)));
+    let tp = format!("00-{TRACE}-{PARENT}-01");
+    off.send(
+        "POST",
+        "/",
+        &[("A2A-Version", "1.0"), ("traceparent", tp.as_str())],
+        &stream_req(1),
+    )
+    .await;
+    let recs = settle(&up, &off).await;
+    assert_eq!(recs.len(), 1, "{recs:#?}");
+    assert_eq!(recs[0]["trace_id"], TRACE);
+    // On, but the caller did not sample: no span (parent-based).
+    let on = Proxy::start(up.addr, &collector.config()).await;
+    up.push(Reply::sse(&frames(1, &bad)));
+    let unsampled = format!("00-{TRACE}-{PARENT}-00");
+    on.send(
+        "POST",
+        "/",
+        &[("A2A-Version", "1.0"), ("traceparent", unsampled.as_str())],
+        &stream_req(1),
+    )
+    .await;
+    let recs = settle(&up, &on).await;
+    assert_eq!(recs[0]["trace_id"], TRACE, "the caller's, sampled or not");
+    // The sentinel stream of `settle` is a sampled root: one span, not two.
+    let spans = collector.wait(1).await;
+    assert_eq!(spans.len(), 1, "{spans:#?}");
+    assert_ne!(hex(&spans[0].1.trace_id), TRACE);
+}
+
+#[tokio::test]
+async fn a_dead_collector_changes_neither_traffic_nor_findings() {
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = dead.local_addr().expect("addr");
+    drop(dead);
+    let up = Upstream::start().await;
+    let config = format!(
+        "[tracing]\nendpoint = \"http://{addr}\"\nbatch_delay = \"50ms\"\nexport_timeout = \"1s\"\n"
+    );
+    let p = Proxy::start(up.addr, &config).await;
+    let evs = [
+        task("t-1", "c", "TASK_STATE_WORKING"),
+        artifact("t-1", "c", "a1", false, false),
+        status("t-1", "c", "TASK_STATE_COMPLETED"),
+    ];
+    exchange(&up, &p, stream_req(1), Reply::sse(&frames(1, &evs))).await;
+    let recs = settle(&up, &p).await;
+    assert_eq!(kinds(&recs), ["abandoned_artifact"]);
+    p.wait_metrics("both spans dropped", |s| {
+        sample(s, "a2a_trace_spans_dropped_total", &[]) == Some(2.0)
+    })
+    .await;
+}
