@@ -32,7 +32,8 @@ echo "== fuzz: both targets for a bounded minute (stable toolchain)"
 ./scripts/fuzz.sh 60
 
 echo "== operations kit: promtool rules, a real Prometheus scraping a2a-tap"
-# The binaries `cargo test --all-targets` built (debug): no third build.
-OPS_TEST_PROFILE=debug OPS_TEST_NO_BUILD=1 ./scripts/ops-test.sh
+# On the debug build `cargo test --all-targets` made: ops-test's own
+# `cargo build` then only links the proxy and the example agent.
+OPS_TEST_PROFILE=debug ./scripts/ops-test.sh
 
 echo "== all checks passed in $(( $(date +%s) - started )) s"
