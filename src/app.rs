@@ -301,6 +301,7 @@ fn start_validation(
             tap_config.trace = Some(crate::tap::TraceSetup {
                 spans,
                 sample_ratio: t.sample_ratio,
+                propagate: t.propagate,
                 server_address: config
                     .upstream
                     .as_ref()

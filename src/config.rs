@@ -110,6 +110,10 @@ pub struct TracingSection {
     pub batch_delay: HumanDuration,
     /// An export request without an answer this long fails (its spans dropped).
     pub export_timeout: HumanDuration,
+    /// Opt-in: send the proxy's span upstream as the request's parent
+    /// (`traceparent` replaced), so the agent's span is its child. Off, the
+    /// forwarded request's headers are the caller's.
+    pub propagate: bool,
 }
 
 /// `[proxy]`: forwarding limits and the upstream client.

@@ -93,6 +93,7 @@ impl Default for TracingSection {
             batch_spans: 512,
             batch_delay: HumanDuration::secs(1),
             export_timeout: HumanDuration::secs(10),
+            propagate: false,
         }
     }
 }

@@ -11,6 +11,7 @@ use crate::trace::export::ExportConfig;
 pub struct TraceSettings {
     pub export: ExportConfig,
     pub sample_ratio: f64,
+    pub propagate: bool,
 }
 
 impl Config {
@@ -90,6 +91,7 @@ impl Config {
                 timeout: t.export_timeout.0,
             },
             sample_ratio: ratio,
+            propagate: t.propagate,
         }))
     }
 }

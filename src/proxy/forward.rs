@@ -184,6 +184,9 @@ impl Forwarder {
         if self.forwarded_headers {
             add_forwarded(&mut head.headers, caller_version, peer.ip());
         }
+        if let Some(o) = &exchange.observer {
+            o.outgoing_headers(&mut head.headers);
+        }
         // Set after the strip, so that no `Connection` value can remove it.
         if http2 {
             head.headers.remove(header::HOST);

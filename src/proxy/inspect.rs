@@ -71,6 +71,10 @@ pub trait Inspector: Send + Sync + 'static {
 /// Sees one exchange. Every call must return quickly and never block: the
 /// bytes wait for it. Copy what you need and do the work elsewhere.
 pub trait ExchangeObserver: Send + Sync + 'static {
+    /// The headers about to go upstream (hop-by-hop ones removed); the
+    /// one change an observer may make is opt-in trace propagation.
+    /// Default: none.
+    fn outgoing_headers(&self, _headers: &mut http::HeaderMap) {}
     /// A chunk of the request body, as forwarded.
     fn request_data(&self, data: &Bytes);
     /// The request body ended (exactly once).

@@ -25,6 +25,7 @@ use bytes::Bytes;
 use super::clock::Clock;
 use super::queue::{queue, Sender};
 use super::worker::{AnalysisHandle, Caller, Msg, Worker};
+use crate::trace::context::{OwnSpan, TraceParent};
 
 const TRACEPARENT: http::HeaderName = http::HeaderName::from_static("traceparent");
 const TRACESTATE: http::HeaderName = http::HeaderName::from_static("tracestate");
@@ -82,6 +83,8 @@ struct Shared {
     card_base: Option<String>,
     /// Whether exchanges are traced (their method and path are then sent).
     traced: bool,
+    /// With `propagate`: the root sampling ratio of the spans decided here.
+    propagate: Option<f64>,
 }
 
 /// What the analysis thread builds spans with.
@@ -91,6 +94,8 @@ pub struct TraceSetup {
     pub sample_ratio: f64,
     /// `server.address`: the upstream's host.
     pub server_address: String,
+    /// Send the proxy's span upstream as the request's parent.
+    pub propagate: bool,
 }
 
 impl std::fmt::Debug for TraceSetup {
@@ -138,6 +143,11 @@ impl Tap {
             streams_active: metrics.streams_active.with_label_values(&[&cfg.upstream]),
             card_base: cfg.card_base,
             traced: cfg.trace.is_some(),
+            propagate: cfg
+                .trace
+                .as_ref()
+                .filter(|t| t.propagate)
+                .map(|t| t.sample_ratio),
         });
         Ok((
             Tap { shared },
@@ -173,6 +183,14 @@ impl Inspector for Tap {
             data_sent: AtomicBool::new(false),
             ended: AtomicBool::new(false),
             access: Mutex::new(None),
+            own: self.shared.propagate.map(|ratio| {
+                let parent = head
+                    .headers
+                    .get(TRACEPARENT)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(TraceParent::parse);
+                OwnSpan::decide(parent.as_ref(), ratio)
+            }),
         };
         if !has_body {
             obs.open();
@@ -233,7 +251,7 @@ impl RequestHead {
 
     /// What the analysis thread needs beyond the classification, when
     /// there is any (`traced`: tracing wants the method and path).
-    fn caller(&self, card: bool, traced: bool) -> Option<Box<Caller>> {
+    fn caller(&self, card: bool, traced: bool, own: Option<OwnSpan>) -> Option<Box<Caller>> {
         let text = |v: &Option<http::HeaderValue>| {
             v.as_ref().and_then(|v| v.to_str().ok()).map(Into::into)
         };
@@ -246,6 +264,7 @@ impl RequestHead {
                 tracestate: text(&self.tracestate),
                 http_method: traced.then(|| self.method.clone()),
                 path: traced.then(|| self.uri.path().into()),
+                own,
             })
         })
     }
@@ -301,6 +320,8 @@ struct Observer {
     ended: AtomicBool,
     /// The exchange's access-log line, kept for its end.
     access: Mutex<Option<Box<AccessLine>>>,
+    /// With `propagate`: its span, decided before the request goes upstream.
+    own: Option<OwnSpan>,
 }
 
 impl Observer {
@@ -326,7 +347,7 @@ impl Observer {
         };
         let _ = self.labels.set(labels_of(&exchange));
         let card = exchange.operation == crate::a2a::model::Operation::GetAgentCard;
-        let caller = head.caller(card, self.shared.traced);
+        let caller = head.caller(card, self.shared.traced, self.own);
         self.held().open = Some(Msg::Open {
             id: self.id,
             exchange: Box::new(exchange),
@@ -416,6 +437,14 @@ impl Observer {
 }
 
 impl ExchangeObserver for Observer {
+    fn outgoing_headers(&self, headers: &mut http::HeaderMap) {
+        if let Some(own) = &self.own {
+            if let Ok(v) = http::HeaderValue::from_str(&own.traceparent()) {
+                headers.insert(TRACEPARENT, v);
+            }
+        }
+    }
+
     fn request_data(&self, data: &Bytes) {
         let Ok(mut req) = self.request.lock() else {
             return;

@@ -81,6 +81,8 @@ pub(crate) struct Caller {
     /// The HTTP method and path, for the exchange's span.
     pub(crate) http_method: Option<http::Method>,
     pub(crate) path: Option<Box<str>>,
+    /// With `propagate`: the span the serving path sent upstream.
+    pub(crate) own: Option<crate::trace::context::OwnSpan>,
 }
 
 /// Longest a record is held for repeats to fold into before it is written

@@ -70,6 +70,52 @@ pub fn trace_id_of(value: &str) -> Option<String> {
     TraceParent::parse(value).map(|p| to_hex(&p.trace_id))
 }
 
+/// The proxy's span of an exchange, decided on the serving path when its
+/// context goes upstream (`propagate`): its ids and whether it is sampled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OwnSpan {
+    pub trace_id: [u8; 16],
+    pub span_id: [u8; 8],
+    pub sampled: bool,
+}
+
+impl OwnSpan {
+    /// The span of a request with the caller's `parent` (if any): in its
+    /// trace, sampled as it is; a root sampled at `ratio`. Ids from the
+    /// serving thread's own generator.
+    pub fn decide(parent: Option<&TraceParent>, ratio: f64) -> OwnSpan {
+        let nonzero_u64 = || loop {
+            let v = fastrand::u64(..);
+            if v != 0 {
+                return v;
+            }
+        };
+        let (trace_id, sampled) = match parent {
+            Some(p) => (p.trace_id, p.sampled()),
+            None => {
+                let hi = u128::from(nonzero_u64());
+                let id = (hi << 64 | u128::from(fastrand::u64(..))).to_be_bytes();
+                (id, ratio >= 1.0 || (ratio > 0.0 && fastrand::f64() < ratio))
+            }
+        };
+        OwnSpan {
+            trace_id,
+            span_id: nonzero_u64().to_be_bytes(),
+            sampled,
+        }
+    }
+
+    /// The `traceparent` that makes this span the upstream request's parent.
+    pub fn traceparent(&self) -> String {
+        format!(
+            "00-{}-{}-{}",
+            to_hex(&self.trace_id),
+            to_hex(&self.span_id),
+            if self.sampled { "01" } else { "00" }
+        )
+    }
+}
+
 /// Ids for the proxy's own spans and traces (random, never all zero) and
 /// the sampling decision: parent-based (a caller's `sampled` flag is
 /// followed either way), a root by `ratio`.
@@ -165,5 +211,23 @@ mod tests {
         let n = (0..10_000).filter(|_| tenth.sample(None)).count();
         assert!((700..1300).contains(&n), "{n} of 10000 at 0.1");
         assert_ne!(tenth.trace_id(), tenth.trace_id());
+    }
+
+    #[test]
+    fn an_own_span_continues_the_callers_trace_and_says_so_upstream() {
+        let caller =
+            TraceParent::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01").unwrap();
+        let own = OwnSpan::decide(Some(&caller), 0.0);
+        assert!(own.sampled, "parent-based");
+        assert_eq!(own.trace_id, caller.trace_id);
+        assert_ne!(own.span_id, caller.span_id);
+        let sent = TraceParent::parse(&own.traceparent()).unwrap();
+        assert_eq!(
+            (sent.trace_id, sent.span_id, sent.sampled()),
+            (own.trace_id, own.span_id, true)
+        );
+        let root = OwnSpan::decide(None, 0.0);
+        assert!(!root.sampled && root.trace_id != [0; 16]);
+        assert!(TraceParent::parse(&root.traceparent()).is_some_and(|p| !p.sampled()));
     }
 }

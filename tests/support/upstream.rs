@@ -162,6 +162,8 @@ fn held_body(reply: Reply, hold: Hold) -> Held {
 pub struct Upstream {
     pub addr: SocketAddr,
     script: Arc<Mutex<VecDeque<Reply>>>,
+    /// The headers of every request it got, in order.
+    heads: Arc<Mutex<Vec<http::HeaderMap>>>,
 }
 
 impl Upstream {
@@ -169,16 +171,18 @@ impl Upstream {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let script: Arc<Mutex<VecDeque<Reply>>> = Arc::default();
-        let s = script.clone();
+        let heads: Arc<Mutex<Vec<http::HeaderMap>>> = Arc::default();
+        let (s, h) = (script.clone(), heads.clone());
         tokio::spawn(async move {
             loop {
                 let Ok((tcp, _)) = listener.accept().await else {
                     return;
                 };
-                let s = s.clone();
+                let (s, h) = (s.clone(), h.clone());
                 tokio::spawn(async move {
                     let svc = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
                         let s = s.clone();
+                        h.lock().unwrap().push(req.headers().clone());
                         async move {
                             // Read the whole request first, as agents do.
                             let _ = req.into_body().collect().await;
@@ -209,7 +213,16 @@ impl Upstream {
                 });
             }
         });
-        Upstream { addr, script }
+        Upstream {
+            addr,
+            script,
+            heads,
+        }
+    }
+
+    /// The headers of every request it got so far, in order.
+    pub fn request_headers(&self) -> Vec<http::HeaderMap> {
+        self.heads.lock().unwrap().clone()
     }
 
     pub fn push(&self, reply: Reply) {

@@ -52,16 +52,22 @@ impl Tracer {
         caller: &Caller,
         at: Instant,
     ) -> Option<Box<OpenSpan>> {
-        if !self.ids.sample(parent.as_ref()) {
-            return None;
-        }
-        let trace_id = parent.map_or_else(|| self.ids.trace_id(), |p| p.trace_id);
+        // With `propagate` the serving path decided, and told the upstream.
+        let (trace_id, span_id) = match caller.own {
+            Some(own) if !own.sampled => return None,
+            Some(own) => (own.trace_id, own.span_id),
+            None if !self.ids.sample(parent.as_ref()) => return None,
+            None => (
+                parent.map_or_else(|| self.ids.trace_id(), |p| p.trace_id),
+                self.ids.span_id(),
+            ),
+        };
         Some(Box::new(OpenSpan::begin(Begun {
             exchange,
             parent,
             trace_state: caller.tracestate.as_deref(),
             trace_id,
-            span_id: self.ids.span_id(),
+            span_id,
             start_unix_nanos: self.unix_nanos(at),
             http_method: caller.http_method.as_ref().map_or("", http::Method::as_str),
             path: caller.path.as_deref().unwrap_or(""),
