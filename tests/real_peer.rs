@@ -647,31 +647,7 @@ fn js_sdk_0_3_14_direct_and_through_proxy() {
 /// default `proxy.upstream_http2 = false`: gRPC still goes over HTTP/2);
 /// returns it and its listen port once its admin port answers.
 fn start_tap(scratch: &Scratch, name: &str, upstream: u16, config: &str) -> (Proc, u16) {
-    let (listen, admin) = (free_port(), free_port());
-    let file = scratch.path(&format!("{name}.toml"));
-    fs::write(
-        &file,
-        format!(
-            "listen = \"127.0.0.1:{listen}\"\nadmin = \"127.0.0.1:{admin}\"\n\
-             upstream = \"http://127.0.0.1:{upstream}\"\naudit_log = \"{}\"\n{config}\n",
-            scratch.path(&format!("{name}.audit.jsonl")).display()
-        ),
-    )
-    .expect("write config");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2a-tap"));
-    cmd.arg("--config").arg(&file).stdout(Stdio::null());
-    let mut proxy = Proc::spawn(name, &mut cmd, scratch);
-    let deadline = Instant::now() + START_TIMEOUT;
-    while http_get_status(admin, "/healthz") != Some(200) {
-        proxy.assert_running();
-        assert!(
-            Instant::now() < deadline,
-            "{name} did not start within {START_TIMEOUT:?}\n{}",
-            proxy.stderr_tail()
-        );
-        thread::sleep(Duration::from_millis(50));
-    }
-    (proxy, listen)
+    start_tap_on(scratch, name, free_port(), upstream, config)
 }
 
 /// Issue: a2a-tap stripped `te: trailers`, so grpcio reset every call (the
@@ -717,4 +693,155 @@ fn grpc_calls_identical_direct_and_through_proxy() {
             proxy.stderr_tail()
         );
     }
+}
+
+// === traces: the official Python SDK client and agent, traced, with a2a-tap between ===
+
+/// Reads the receiver's spans (one JSON line each) until `pred` holds (bounded).
+fn spans_until(path: &Path, what: &str, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let spans: Vec<Value> = fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        if pred(&spans) {
+            return spans;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never saw {what}; spans: {spans:#?}"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The Python SDK's client, a2a-tap and the SDK's agent, each exporting to
+/// one OTLP receiver that decodes with the official opentelemetry-proto:
+/// all three share the client's trace id, a2a-tap's span is the caller's
+/// child and the agent's server span is the caller's child too (the proxy
+/// adds no header by default); with `propagate = true` the agent's span is
+/// a2a-tap's child instead.
+#[test]
+fn python_sdk_client_tap_and_agent_share_one_trace() {
+    let scratch = Scratch::new("traces");
+    let out = scratch.path("spans.jsonl");
+    let out_text = out.display().to_string();
+    let (_receiver, otlp_port) = start_server(
+        &scratch,
+        "otlp-receiver",
+        "tests/peers/traced.py",
+        &["receiver", &out_text],
+    );
+    let otlp = format!("http://127.0.0.1:{otlp_port}");
+    for propagate in [false, true] {
+        let label = if propagate { "propagating" } else { "plain" };
+        let tap_port = free_port();
+        let public = format!("http://127.0.0.1:{tap_port}");
+        let (_agent, agent_port) = start_server(
+            &scratch,
+            &format!("traced-agent-{label}"),
+            "tests/peers/traced.py",
+            &["agent", "0", &public, &otlp],
+        );
+        let (_tap, listen) = start_tap_on(
+            &scratch,
+            &format!("tap-{label}"),
+            tap_port,
+            agent_port,
+            &format!("[tracing]\nendpoint = \"{otlp}\"\nbatch_delay = \"100ms\"\npropagate = {propagate}\n"),
+        );
+        let got = run_python(
+            &scratch,
+            &format!("traced-client-{label}"),
+            "tests/peers/traced.py",
+            &["client", &format!("http://127.0.0.1:{listen}"), &otlp],
+        );
+        assert_eq!(
+            got["outcome"]["finalState"], "TASK_STATE_COMPLETED",
+            "{got:#}"
+        );
+        let trace = got["trace_id"].as_str().expect("trace id").to_owned();
+        let in_trace = |spans: &[Value], service: &str| -> Vec<Value> {
+            spans
+                .iter()
+                .filter(|s| s["trace_id"] == trace.as_str() && s["service"] == service)
+                .cloned()
+                .collect()
+        };
+        let spans = spans_until(&out, "the three services' spans", |s| {
+            !in_trace(s, "a2a-tap").is_empty()
+                && !in_trace(s, "peer-agent").is_empty()
+                && in_trace(s, "peer-client").len() >= 2
+        });
+        let tap: Vec<Value> = in_trace(&spans, "a2a-tap");
+        let stream = tap
+            .iter()
+            .find(|s| s["name"] == "SendStreamingMessage")
+            .unwrap_or_else(|| panic!("no SendStreamingMessage span from a2a-tap: {tap:#?}"));
+        assert_eq!(stream["attributes"]["a2a.protocol.version"], "1.0");
+        assert_eq!(stream["attributes"]["a2a.task.state"], "completed");
+        let client_ids: Vec<String> = in_trace(&spans, "peer-client")
+            .iter()
+            .filter_map(|s| s["span_id"].as_str().map(str::to_owned))
+            .collect();
+        let from_client = |p: &str| client_ids.iter().any(|c| c == p);
+        let parent = stream["parent_span_id"].as_str().unwrap_or("");
+        assert!(
+            from_client(parent),
+            "a2a-tap's span is a child of the client's: {spans:#?}"
+        );
+        let agent_servers: Vec<Value> = in_trace(&spans, "peer-agent")
+            .into_iter()
+            .filter(|s| s["kind"] == 2 && s["name"].as_str().is_some_and(|n| n.starts_with("POST")))
+            .collect();
+        let want_parent = |s: &Value| {
+            let p = s["parent_span_id"].as_str().unwrap_or("");
+            if propagate {
+                p == stream["span_id"].as_str().unwrap_or("-")
+            } else {
+                from_client(p)
+            }
+        };
+        assert!(
+            agent_servers.iter().any(want_parent),
+            "{label}: the agent's server span's parent: {agent_servers:#?}\nall: {spans:#?}"
+        );
+    }
+}
+
+/// `start_tap`, on a listen port chosen beforehand (the agent's card names it).
+fn start_tap_on(
+    scratch: &Scratch,
+    name: &str,
+    listen: u16,
+    upstream: u16,
+    config: &str,
+) -> (Proc, u16) {
+    let admin = free_port();
+    let file = scratch.path(&format!("{name}.toml"));
+    fs::write(
+        &file,
+        format!(
+            "listen = \"127.0.0.1:{listen}\"\nadmin = \"127.0.0.1:{admin}\"\n\
+             upstream = \"http://127.0.0.1:{upstream}\"\naudit_log = \"{}\"\n{config}\n",
+            scratch.path(&format!("{name}.audit.jsonl")).display()
+        ),
+    )
+    .expect("write config");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2a-tap"));
+    cmd.arg("--config").arg(&file).stdout(Stdio::null());
+    let mut proxy = Proc::spawn(name, &mut cmd, scratch);
+    let deadline = Instant::now() + START_TIMEOUT;
+    while http_get_status(admin, "/healthz") != Some(200) {
+        proxy.assert_running();
+        assert!(
+            Instant::now() < deadline,
+            "{name} did not start within {START_TIMEOUT:?}\n{}",
+            proxy.stderr_tail()
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    (proxy, listen)
 }
