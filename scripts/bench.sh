@@ -29,6 +29,10 @@ TAP_PORT=${TAP_PORT:-18902}
 TAP_ADMIN=${TAP_ADMIN:-18903}
 PLAIN_PORT=${PLAIN_PORT:-18904}
 PLAIN_ADMIN=${PLAIN_ADMIN:-18905}
+TRACED_PORT=${TRACED_PORT:-18906}
+TRACED_ADMIN=${TRACED_ADMIN:-18907}
+TRACED01_PORT=${TRACED01_PORT:-18908}
+TRACED01_ADMIN=${TRACED01_ADMIN:-18909}
 
 start_work bench
 
@@ -102,6 +106,20 @@ start_tap_plain() {
   wait_port "127.0.0.1:$PLAIN_PORT"
 }
 
+# a2a-tap validating with tracing on: every exchange's span exported over
+# OTLP/HTTP to a local receiver (the scripted upstream answers its POSTs,
+# so the receiver's work lands on the same machine), at sample ratio $2.
+TRACED_PIDS=()
+start_tap_traced() { # name ratio port admin
+  printf '[tracing]\nendpoint = "http://127.0.0.1:%s"\nsample_ratio = %s\n' "$UP_PORT" "$2" >"$WORK/$1.toml"
+  RUST_LOG=warn "$TAP_BIN" --config "$WORK/$1.toml" --listen "127.0.0.1:$3" \
+    --admin "127.0.0.1:$4" --upstream "http://127.0.0.1:$UP_PORT" \
+    >/dev/null 2>"$WORK/$1.log" &
+  TRACED_PIDS+=($!)
+  PIDS+=($!)
+  wait_port "127.0.0.1:$3"
+}
+
 rss_kb() { awk "/^$2:/ {print \$2}" "/proc/$1/status" 2>/dev/null || echo "?"; }
 
 # name|base URL
@@ -110,6 +128,8 @@ TARGETS=(
   "nginx|http://127.0.0.1:$NGINX_PORT"
   "a2a-tap|http://127.0.0.1:$TAP_PORT"
   "tap-plain|http://127.0.0.1:$PLAIN_PORT"
+  "tap-traced|http://127.0.0.1:$TRACED_PORT"
+  "tap-trace-0.1|http://127.0.0.1:$TRACED01_PORT"
 )
 # workload|path|connections. The light-load rows (one connection: the CPU is
 # not saturated) show what validation adds to each exchange's latency; the
@@ -132,6 +152,8 @@ start_upstream
 start_nginx
 start_tap
 start_tap_plain
+start_tap_traced tap-traced 1.0 "$TRACED_PORT" "$TRACED_ADMIN"
+start_tap_traced tap-trace-0.1 0.1 "$TRACED01_PORT" "$TRACED01_ADMIN"
 
 run_wrk() { # url connections -> "rps p50 p99 requests notes"
   local out threads=$THREADS
@@ -190,6 +212,7 @@ echo "wrk: $THREADS threads, $CONNS keep-alive connections ($LIGHT_CONNS for the
 echo
 printf '%-22s %-10s %12s %10s %10s  %s\n' workload target "requests/s" "p50 ms" "p99 ms" notes
 COSTS=()
+TCOSTS=()
 CPU=()
 for w in "${WORKLOADS[@]}"; do
   IFS='|' read -r wname wpath wconns <<<"$w"
@@ -231,6 +254,12 @@ for w in "${WORKLOADS[@]}"; do
   costs=$(paste -d' ' <(awk '{print $1}' "$WORK/a2a-tap.runs") <(awk '{print $1}' "$WORK/tap-plain.runs") |
     awk '{printf "%.1f\n", 100 * (1 - $1 / $2)}')
   COSTS+=("$wname: $(xargs <<<"$costs" | sed 's/ /, /g') % (median $(median <<<"$costs") %)")
+  # What tracing costs on top of validation, round by round, at both ratios.
+  for traced in tap-traced tap-trace-0.1; do
+    tcosts=$(paste -d' ' <(awk '{print $1}' "$WORK/$traced.runs") <(awk '{print $1}' "$WORK/a2a-tap.runs") |
+      awk '{printf "%.1f\n", 100 * (1 - $1 / $2)}')
+    TCOSTS+=("$wname, $traced: $(xargs <<<"$tcosts" | sed 's/ /, /g') % (median $(median <<<"$tcosts") %)")
+  done
   # CPU per request over all rounds: steadier than requests/s on a shared
   # machine. If every core is busy at tap-plain's rate r, a request costs
   # the machine cores/r of CPU in all; validation's extra d then cuts the
@@ -255,6 +284,9 @@ echo
 echo "validation cost by round, 1 - a2a-tap / tap-plain requests/s:"
 printf '  %s\n' "${COSTS[@]}"
 echo
+echo "tracing cost by round, 1 - tap-traced / a2a-tap requests/s (sample ratio 1.0, and 0.1):"
+printf '  %s\n' "${TCOSTS[@]}"
+echo
 echo "CPU per request, all rounds (a2a-tap's threads, from /proc):"
 printf '  %s\n' "${CPU[@]}"
 echo
@@ -265,4 +297,8 @@ if command -v curl >/dev/null; then
     "$(curl -s "http://127.0.0.1:$TAP_ADMIN/metrics" | awk '/^a2a_violations_total/ {s+=$2} END {print s+0}')"
   echo "a2a-tap unjudged exchanges:" \
     "$(curl -s "http://127.0.0.1:$TAP_ADMIN/metrics" | awk '/^a2a_analysis_skipped_total/ {s+=$2} END {print s+0}')"
+  for admin in "$TRACED_ADMIN" "$TRACED01_ADMIN"; do
+    echo "traced a2a-tap (admin $admin) spans dropped:" \
+      "$(curl -s "http://127.0.0.1:$admin/metrics" | awk '/^a2a_trace_spans_dropped_total/ {s+=$2} END {print s+0}')"
+  done
 fi
