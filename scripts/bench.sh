@@ -230,8 +230,14 @@ for w in "${WORKLOADS[@]}"; do
       for ((i = ${#TARGETS[@]} - 1; i >= 0; i--)); do order+=("${TARGETS[i]}"); done
     fi
     for t in "${order[@]}"; do
-      # The two a2a-tap processes' CPU, thread by thread, around their runs.
-      case ${t%|*} in a2a-tap) pid=$TAP_PID ;; tap-plain) pid=$PLAIN_PID ;; *) pid="" ;; esac
+      # The a2a-tap processes' CPU, thread by thread, around their runs.
+      case ${t%|*} in
+        a2a-tap) pid=$TAP_PID ;;
+        tap-plain) pid=$PLAIN_PID ;;
+        tap-traced) pid=${TRACED_PIDS[0]} ;;
+        tap-trace-0.1) pid=${TRACED_PIDS[1]} ;;
+        *) pid="" ;;
+      esac
       [[ -n $pid ]] && thread_ticks "$pid" >"$WORK/ticks.before"
       run_wrk "${t#*|}$wpath" "$wconns" >>"$WORK/${t%|*}.runs"
       if [[ -n $pid ]]; then
@@ -270,6 +276,10 @@ for w in "${WORKLOADS[@]}"; do
   read -r plain_all plain_s _ plain_o < <(per_req "$WORK/tap-plain.cpu")
   plain_rps=$(awk '{print $1}' "$WORK/tap-plain.runs" | median)
   CPU+=("$wname: a2a-tap $tap_all µs (serving $tap_s, analysis $tap_a, other $tap_o), tap-plain $plain_all µs (serving $plain_s, other $plain_o)")
+  for traced in tap-traced tap-trace-0.1; do
+    read -r tr_all tr_s tr_a tr_o < <(per_req "$WORK/$traced.cpu")
+    CPU+=("  $traced $tr_all µs (serving $tr_s, analysis $tr_a, span export $tr_o): tracing $(awk -v a="$tr_all" -v b="$tap_all" 'BEGIN {printf "%+.2f", a - b}') µs a request")
+  done
   idle=$(percent $((idle1 - idle0)) $((total1 - total0)))
   steal=$(percent $((steal1 - steal0)) $((total1 - total0)))
   delta=$(awk -v a="$tap_all" -v b="$plain_all" 'BEGIN {printf "%+.2f", a - b}')

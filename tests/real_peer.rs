@@ -771,7 +771,9 @@ fn python_sdk_client_tap_and_agent_share_one_trace() {
                 .collect()
         };
         let spans = spans_until(&out, "the three services' spans", |s| {
-            !in_trace(s, "a2a-tap").is_empty()
+            in_trace(s, "a2a-tap")
+                .iter()
+                .any(|t| t["name"] == "SendStreamingMessage")
                 && !in_trace(s, "peer-agent").is_empty()
                 && in_trace(s, "peer-client").len() >= 2
         });

@@ -41,7 +41,7 @@ use crate::report::audit::AuditLog;
 use crate::report::metrics::Metrics;
 
 /// Settings of the live validation path.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct TapConfig {
     /// Label of the upstream in metrics and audit records.
     pub upstream: String,
@@ -88,7 +88,6 @@ struct Shared {
 }
 
 /// What the analysis thread builds spans with.
-#[derive(Clone)]
 pub struct TraceSetup {
     pub spans: crate::trace::export::Spans,
     pub sample_ratio: f64,
@@ -114,7 +113,14 @@ impl Tap {
         metrics: Arc<Metrics>,
         audit: AuditLog,
     ) -> std::io::Result<(Tap, AnalysisHandle)> {
+        let mut cfg = cfg;
         let (tx, rx) = queue(cfg.queue_bytes);
+        let traced = cfg.trace.is_some();
+        let propagate = cfg
+            .trace
+            .as_ref()
+            .filter(|t| t.propagate)
+            .map(|t| t.sample_ratio);
         let worker =
             Worker::new(
                 Registry::new(cfg.registry),
@@ -129,7 +135,7 @@ impl Tap {
             .with_clock(cfg.clock.clone())
             .with_access(cfg.access.clone())
             .with_bypass_check(cfg.card_base.is_none(), cfg.public_authority.clone())
-            .with_tracer(cfg.trace.clone().map(|t| {
+            .with_tracer(cfg.trace.take().map(|t| {
                 super::worker::tracer::Tracer::new(t.spans, t.sample_ratio, t.server_address)
             }));
         let thread = std::thread::Builder::new()
@@ -142,12 +148,8 @@ impl Tap {
             max_request_bytes: cfg.max_request_bytes,
             streams_active: metrics.streams_active.with_label_values(&[&cfg.upstream]),
             card_base: cfg.card_base,
-            traced: cfg.trace.is_some(),
-            propagate: cfg
-                .trace
-                .as_ref()
-                .filter(|t| t.propagate)
-                .map(|t| t.sample_ratio),
+            traced,
+            propagate,
         });
         Ok((
             Tap { shared },

@@ -280,6 +280,9 @@ impl Worker {
             if self.fold_due.is_some_and(|due| now >= due) {
                 self.flush_all_folds();
             }
+            if let Some(tracer) = &mut self.tracer {
+                tracer.hand_over_due(now);
+            }
             if now.duration_since(last_busy) < BUSY_SPELL {
                 // Under traffic, nap instead of parking: a parked receiver
                 // makes a send a wake-up, a syscall on the forwarding path.
@@ -472,7 +475,7 @@ impl Worker {
             self.report(id, Some(&exchange), sink.findings);
         }
         let found = self.live.get_mut(id).map_or(0, |l| l.findings) + self.flush_folds(id);
-        if let (Some(tracer), Some(live)) = (&self.tracer, self.live.get_mut(id)) {
+        if let (Some(tracer), Some(live)) = (&mut self.tracer, self.live.get_mut(id)) {
             if let Some(span) = live.span.take() {
                 tracer.end(*span, live, at);
             }
@@ -490,7 +493,7 @@ impl Worker {
         // What it found so far is written, not lost with it; its span ends.
         self.flush_folds(id);
         if let Some(live) = self.live.get_mut(id) {
-            if let (Some(tracer), Some(span)) = (&self.tracer, live.span.take()) {
+            if let (Some(tracer), Some(span)) = (&mut self.tracer, live.span.take()) {
                 tracer.end(*span, live, Instant::now());
             }
             live.engine.release(&mut self.registry);

@@ -32,18 +32,53 @@ pub struct ExportConfig {
     pub timeout: Duration,
 }
 
-/// Hands finished spans to the exporter thread.
-#[derive(Clone)]
+/// Gathers finished spans on the analysis thread and hands them to the
+/// exporter thread a batch at a time (a hand-over per span would wake the
+/// exporter for each).
 pub struct Spans {
-    tx: SyncSender<otlp::Span>,
+    tx: SyncSender<Vec<otlp::Span>>,
     dropped: prometheus::IntCounter,
+    pending: Vec<otlp::Span>,
+    batch: usize,
+    delay: Duration,
+    since: Instant,
 }
 
 impl Spans {
-    /// Queues `span`; a full queue drops it (counted).
-    pub fn send(&self, span: otlp::Span) {
-        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = self.tx.try_send(span) {
-            self.dropped.inc();
+    /// Adds `span` to the batch; a full batch is handed over.
+    pub fn push(&mut self, span: otlp::Span) {
+        if self.pending.is_empty() {
+            self.since = Instant::now();
+        }
+        self.pending.push(span);
+        if self.pending.len() >= self.batch {
+            self.hand_over();
+        }
+    }
+
+    /// Hands the batch over when its oldest span has waited `batch_delay`.
+    pub fn hand_over_due(&mut self, now: Instant) {
+        if !self.pending.is_empty() && now.saturating_duration_since(self.since) >= self.delay {
+            self.hand_over();
+        }
+    }
+
+    /// Hands the batch over; a full queue drops it (counted).
+    fn hand_over(&mut self) {
+        let batch = std::mem::replace(&mut self.pending, Vec::with_capacity(self.batch));
+        let n = batch.len() as u64;
+        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = self.tx.try_send(batch)
+        {
+            self.dropped.inc_by(n);
+        }
+    }
+}
+
+impl Drop for Spans {
+    /// What is gathered is handed over when the analysis thread ends.
+    fn drop(&mut self) {
+        if !self.pending.is_empty() {
+            self.hand_over();
         }
     }
 }
@@ -60,13 +95,23 @@ impl Exporter {
         cfg: ExportConfig,
         dropped: prometheus::IntCounter,
     ) -> std::io::Result<(Spans, Exporter)> {
-        let (tx, rx) = mpsc::sync_channel(cfg.queue_spans.max(1));
+        // The queue holds batches: `queue_spans` spans in all.
+        let batches = (cfg.queue_spans / cfg.batch_spans.max(1)).max(1);
+        let (tx, rx) = mpsc::sync_channel(batches);
         let counter = dropped.clone();
+        let spans = Spans {
+            tx,
+            dropped,
+            pending: Vec::with_capacity(cfg.batch_spans),
+            batch: cfg.batch_spans.max(1),
+            delay: cfg.batch_delay,
+            since: Instant::now(),
+        };
         let thread = std::thread::Builder::new()
             .name("a2a-tap-traces".into())
             .spawn(move || run(cfg, rx, &counter))?;
         Ok((
-            Spans { tx, dropped },
+            spans,
             Exporter {
                 thread: Some(thread),
             },
@@ -92,7 +137,7 @@ impl Exporter {
     }
 }
 
-fn run(cfg: ExportConfig, rx: Receiver<otlp::Span>, dropped: &prometheus::IntCounter) {
+fn run(cfg: ExportConfig, rx: Receiver<Vec<otlp::Span>>, dropped: &prometheus::IntCounter) {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -100,8 +145,8 @@ fn run(cfg: ExportConfig, rx: Receiver<otlp::Span>, dropped: &prometheus::IntCou
         Ok(rt) => rt,
         Err(e) => {
             tracing::error!(error = %e, "span export cannot start: spans are dropped");
-            for _ in rx {
-                dropped.inc();
+            for batch in rx {
+                dropped.inc_by(batch.len() as u64);
             }
             return;
         }
@@ -110,8 +155,8 @@ fn run(cfg: ExportConfig, rx: Receiver<otlp::Span>, dropped: &prometheus::IntCou
         Ok(c) => Client::builder(TokioExecutor::new()).build::<_, Full<Bytes>>(c),
         Err(e) => {
             tracing::error!(error = %e, "span export cannot start: spans are dropped");
-            for _ in rx {
-                dropped.inc();
+            for batch in rx {
+                dropped.inc_by(batch.len() as u64);
             }
             return;
         }
@@ -126,22 +171,25 @@ fn run(cfg: ExportConfig, rx: Receiver<otlp::Span>, dropped: &prometheus::IntCou
         ],
     };
     let mut failures = Failures::default();
-    let mut batch = Vec::with_capacity(cfg.batch_spans);
     let mut open = true;
     while open {
-        let due = Instant::now() + cfg.batch_delay;
+        // A batch as the analysis thread gathered it (full, or waited
+        // `batch_delay`); the wait is bounded so an end is seen.
+        let mut batch = match rx.recv_timeout(cfg.batch_delay.max(Duration::from_millis(100))) {
+            Ok(batch) => batch,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => break,
+        };
+        // Whatever else is already waiting goes in the same request.
         while batch.len() < cfg.batch_spans {
-            match rx.recv_timeout(due.saturating_duration_since(Instant::now())) {
-                Ok(span) => batch.push(span),
-                Err(RecvTimeoutError::Timeout) => break,
-                Err(RecvTimeoutError::Disconnected) => {
+            match rx.try_recv() {
+                Ok(more) => batch.extend(more),
+                Err(mpsc::TryRecvError::Empty) => break,
+                Err(mpsc::TryRecvError::Disconnected) => {
                     open = false;
                     break;
                 }
             }
-        }
-        if batch.is_empty() {
-            continue;
         }
         let n = batch.len() as u64;
         let request = otlp::ExportTraceServiceRequest {

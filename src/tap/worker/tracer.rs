@@ -76,8 +76,13 @@ impl Tracer {
         })))
     }
 
+    /// Hands the gathered spans to the exporter when they have waited long enough.
+    pub(crate) fn hand_over_due(&mut self, now: Instant) {
+        self.spans.hand_over_due(now);
+    }
+
     /// Ends `span` with what `live` saw, at `at`, and queues it.
-    pub(super) fn end(&self, span: OpenSpan, live: &Live, at: Instant) {
+    pub(super) fn end(&mut self, span: OpenSpan, live: &Live, at: Instant) {
         let engine = &live.engine;
         let r = engine.reducer();
         let span = span.end(Ended {
@@ -91,6 +96,6 @@ impl Tracer {
                 .first_event
                 .map(|t| t.saturating_duration_since(live.opened).as_secs_f64() * 1000.0),
         });
-        self.spans.send(span);
+        self.spans.push(span);
     }
 }
