@@ -358,7 +358,7 @@ impl Worker {
         }
     }
 
-    fn open(&mut self, id: u64, mut exchange: Exchange, at: Instant, seq: Seq, caller: Caller) {
+    fn open(&mut self, id: u64, mut exchange: Exchange, at: Instant, seq: Seq, mut caller: Caller) {
         // The card the agent serves names its HTTP+JSON URLs: a path under
         // one is A2A for certain.
         card::confirm(&mut exchange, self.card.as_ref(), &self.base_path);
@@ -366,7 +366,7 @@ impl Worker {
         let span = self
             .tracer
             .as_mut()
-            .and_then(|t| t.begin(id, &exchange, parent, &caller, at));
+            .and_then(|t| t.begin(id, &exchange, parent, &mut caller, at));
         // Records carry the caller's trace id, else the proxy's span's.
         let trace_id = parent
             .map(|p| p.trace_id)
@@ -477,7 +477,7 @@ impl Worker {
         let found = self.live.get_mut(id).map_or(0, |l| l.findings) + self.flush_folds(id);
         if let (Some(tracer), Some(live)) = (&mut self.tracer, self.live.get_mut(id)) {
             if let Some(span) = live.span.take() {
-                tracer.end(*span, live, at);
+                tracer.end(&span, live, at);
             }
         }
         self.forget(id);
@@ -494,7 +494,7 @@ impl Worker {
         self.flush_folds(id);
         if let Some(live) = self.live.get_mut(id) {
             if let (Some(tracer), Some(span)) = (&mut self.tracer, live.span.take()) {
-                tracer.end(*span, live, Instant::now());
+                tracer.end(&span, live, Instant::now());
             }
             live.engine.release(&mut self.registry);
         }

@@ -13,9 +13,9 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
-use prost::Message;
 
-use super::otlp::{self, KeyValue, Value};
+use super::encode::{len_delimited, Out};
+use super::span::{Ended, OpenSpan};
 
 /// Where and how spans are exported.
 #[derive(Debug, Clone)]
@@ -32,41 +32,53 @@ pub struct ExportConfig {
     pub timeout: Duration,
 }
 
-/// Gathers finished spans on the analysis thread and hands them to the
-/// exporter thread a batch at a time (a hand-over per span would wake the
-/// exporter for each).
+/// Gathers finished spans on the analysis thread, already encoded, and
+/// hands them to the exporter thread a batch at a time (a hand-over per
+/// span would wake the exporter for each).
 pub struct Spans {
-    tx: SyncSender<Vec<otlp::Span>>,
+    tx: SyncSender<Batch>,
     dropped: prometheus::IntCounter,
-    pending: Vec<otlp::Span>,
+    pending: Batch,
+    /// One span's encoding, reused.
+    scratch: Vec<u8>,
     batch: usize,
     delay: Duration,
     since: Instant,
 }
 
+/// Encoded spans: `ScopeSpans.spans` fields, one after another.
+#[derive(Debug, Default)]
+pub struct Batch {
+    bytes: Vec<u8>,
+    spans: usize,
+}
+
 impl Spans {
-    /// Adds `span` to the batch; a full batch is handed over.
-    pub fn push(&mut self, span: otlp::Span) {
-        if self.pending.is_empty() {
+    /// Encodes the finished `span` into the batch; a full batch is handed over.
+    pub fn push(&mut self, span: &OpenSpan, ended: &Ended<'_>) {
+        if self.pending.spans == 0 {
             self.since = Instant::now();
         }
-        self.pending.push(span);
-        if self.pending.len() >= self.batch {
+        self.scratch.clear();
+        span.encode(ended, &mut self.scratch);
+        Out(&mut self.pending.bytes).bytes(2, &self.scratch);
+        self.pending.spans += 1;
+        if self.pending.spans >= self.batch {
             self.hand_over();
         }
     }
 
     /// Hands the batch over when its oldest span has waited `batch_delay`.
     pub fn hand_over_due(&mut self, now: Instant) {
-        if !self.pending.is_empty() && now.saturating_duration_since(self.since) >= self.delay {
+        if self.pending.spans > 0 && now.saturating_duration_since(self.since) >= self.delay {
             self.hand_over();
         }
     }
 
     /// Hands the batch over; a full queue drops it (counted).
     fn hand_over(&mut self) {
-        let batch = std::mem::replace(&mut self.pending, Vec::with_capacity(self.batch));
-        let n = batch.len() as u64;
+        let batch = std::mem::take(&mut self.pending);
+        let n = batch.spans as u64;
         if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = self.tx.try_send(batch)
         {
             self.dropped.inc_by(n);
@@ -77,7 +89,7 @@ impl Spans {
 impl Drop for Spans {
     /// What is gathered is handed over when the analysis thread ends.
     fn drop(&mut self) {
-        if !self.pending.is_empty() {
+        if self.pending.spans > 0 {
             self.hand_over();
         }
     }
@@ -102,7 +114,8 @@ impl Exporter {
         let spans = Spans {
             tx,
             dropped,
-            pending: Vec::with_capacity(cfg.batch_spans),
+            pending: Batch::default(),
+            scratch: Vec::new(),
             batch: cfg.batch_spans.max(1),
             delay: cfg.batch_delay,
             since: Instant::now(),
@@ -137,7 +150,7 @@ impl Exporter {
     }
 }
 
-fn run(cfg: ExportConfig, rx: Receiver<Vec<otlp::Span>>, dropped: &prometheus::IntCounter) {
+fn run(cfg: ExportConfig, rx: Receiver<Batch>, dropped: &prometheus::IntCounter) {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -146,7 +159,7 @@ fn run(cfg: ExportConfig, rx: Receiver<Vec<otlp::Span>>, dropped: &prometheus::I
         Err(e) => {
             tracing::error!(error = %e, "span export cannot start: spans are dropped");
             for batch in rx {
-                dropped.inc_by(batch.len() as u64);
+                dropped.inc_by(batch.spans as u64);
             }
             return;
         }
@@ -156,20 +169,12 @@ fn run(cfg: ExportConfig, rx: Receiver<Vec<otlp::Span>>, dropped: &prometheus::I
         Err(e) => {
             tracing::error!(error = %e, "span export cannot start: spans are dropped");
             for batch in rx {
-                dropped.inc_by(batch.len() as u64);
+                dropped.inc_by(batch.spans as u64);
             }
             return;
         }
     };
-    let resource = otlp::Resource {
-        attributes: vec![
-            KeyValue::new("service.name", Value::String(cfg.service_name.clone())),
-            KeyValue::new(
-                "service.version",
-                Value::String(env!("CARGO_PKG_VERSION").into()),
-            ),
-        ],
-    };
+    let (resource, scope) = envelope(&cfg.service_name);
     let mut failures = Failures::default();
     let mut open = true;
     while open {
@@ -181,9 +186,12 @@ fn run(cfg: ExportConfig, rx: Receiver<Vec<otlp::Span>>, dropped: &prometheus::I
             Err(RecvTimeoutError::Disconnected) => break,
         };
         // Whatever else is already waiting goes in the same request.
-        while batch.len() < cfg.batch_spans {
+        while batch.spans < cfg.batch_spans {
             match rx.try_recv() {
-                Ok(more) => batch.extend(more),
+                Ok(more) => {
+                    batch.bytes.extend_from_slice(&more.bytes);
+                    batch.spans += more.spans;
+                }
                 Err(mpsc::TryRecvError::Empty) => break,
                 Err(mpsc::TryRecvError::Disconnected) => {
                     open = false;
@@ -191,20 +199,8 @@ fn run(cfg: ExportConfig, rx: Receiver<Vec<otlp::Span>>, dropped: &prometheus::I
                 }
             }
         }
-        let n = batch.len() as u64;
-        let request = otlp::ExportTraceServiceRequest {
-            resource_spans: vec![otlp::ResourceSpans {
-                resource: Some(resource.clone()),
-                scope_spans: vec![otlp::ScopeSpans {
-                    scope: Some(otlp::InstrumentationScope {
-                        name: "a2a-tap".into(),
-                        version: env!("CARGO_PKG_VERSION").into(),
-                    }),
-                    spans: std::mem::take(&mut batch),
-                }],
-            }],
-        };
-        let body = Bytes::from(request.encode_to_vec());
+        let n = batch.spans as u64;
+        let body = Bytes::from(request(&resource, &scope, &batch.bytes));
         let sent = runtime.block_on(post(&client, &cfg, body));
         if let Err(why) = sent {
             dropped.inc_by(n);
@@ -285,4 +281,35 @@ impl Failures {
         );
         self.unreported = 0;
     }
+}
+
+/// The `Resource` (service name and version) and `InstrumentationScope`
+/// every request carries, encoded once.
+fn envelope(service_name: &str) -> (Vec<u8>, Vec<u8>) {
+    let mut resource = Vec::new();
+    let mut o = Out(&mut resource);
+    o.attr_str(1, "service.name", service_name);
+    o.attr_str(1, "service.version", env!("CARGO_PKG_VERSION"));
+    let mut scope = Vec::new();
+    let mut o = Out(&mut scope);
+    o.string(1, "a2a-tap");
+    o.string(2, env!("CARGO_PKG_VERSION"));
+    (resource, scope)
+}
+
+/// `ExportTraceServiceRequest { resource_spans = 1: ResourceSpans {
+/// resource = 1; scope_spans = 2: ScopeSpans { scope = 1; spans = 2... } } }`.
+fn request(resource: &[u8], scope: &[u8], spans: &[u8]) -> Vec<u8> {
+    let scope_spans = len_delimited(scope.len()) + spans.len();
+    let resource_spans = len_delimited(resource.len()) + len_delimited(scope_spans);
+    let mut out = Vec::with_capacity(len_delimited(resource_spans));
+    let mut o = Out(&mut out);
+    o.nested(1, resource_spans, |o| {
+        o.bytes(1, resource);
+        o.nested(2, scope_spans, |o| {
+            o.bytes(1, scope);
+            o.0.extend_from_slice(spans);
+        });
+    });
+    out
 }

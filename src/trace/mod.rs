@@ -6,6 +6,7 @@
 //! thread of their own. The proxy never adds or changes trace headers.
 
 pub mod context;
+mod encode;
 pub mod export;
 pub mod otlp;
 pub mod span;

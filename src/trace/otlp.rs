@@ -1,8 +1,9 @@
-//! The OTLP trace messages the exporter sends, as protobuf (prost): the
-//! subset of opentelemetry-proto's `collector/trace/v1`, `trace/v1`,
-//! `resource/v1` and `common/v1` the proxy's spans use, with the official
-//! field numbers (the tests decode what is sent with the official
-//! `opentelemetry-proto` package).
+//! The OTLP trace messages (prost) of the subset of opentelemetry-proto's
+//! `collector/trace/v1`, `trace/v1`, `resource/v1` and `common/v1` the
+//! proxy's spans use, with the official field numbers. The exporter writes
+//! protobuf straight from its spans (`encode`); these messages read it
+//! back, in the tests and for anyone consuming a2a-tap's export in Rust
+//! (the test suite also decodes it with the official Python package).
 
 /// `ExportTraceServiceRequest`.
 #[derive(Clone, PartialEq, prost::Message)]

@@ -1,5 +1,5 @@
 //! The analysis thread's side of tracing: the sampling decision and ids of
-//! each exchange's span, and its end, handed to the exporter.
+//! each exchange's span, and its end, encoded and handed to the exporter.
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -43,13 +43,14 @@ impl Tracer {
         }
     }
 
-    /// The span of exchange `id`, when it is sampled.
+    /// The span of exchange `id`, when it is sampled (it takes what it
+    /// keeps of `caller`).
     pub(crate) fn begin(
         &mut self,
         id: u64,
         exchange: &Exchange,
         parent: Option<TraceParent>,
-        caller: &Caller,
+        caller: &mut Caller,
         at: Instant,
     ) -> Option<Box<OpenSpan>> {
         // With `propagate` the serving path decided, and told the upstream.
@@ -65,13 +66,12 @@ impl Tracer {
         Some(Box::new(OpenSpan::begin(Begun {
             exchange,
             parent,
-            trace_state: caller.tracestate.as_deref(),
+            trace_state: caller.tracestate.take(),
             trace_id,
             span_id,
             start_unix_nanos: self.unix_nanos(at),
-            http_method: caller.http_method.as_ref().map_or("", http::Method::as_str),
-            path: caller.path.as_deref().unwrap_or(""),
-            server_address: &self.server_address,
+            http_method: caller.http_method.take(),
+            path: caller.path.take(),
             request_id: id,
         })))
     }
@@ -82,11 +82,12 @@ impl Tracer {
     }
 
     /// Ends `span` with what `live` saw, at `at`, and queues it.
-    pub(super) fn end(&mut self, span: OpenSpan, live: &Live, at: Instant) {
+    pub(super) fn end(&mut self, span: &OpenSpan, live: &Live, at: Instant) {
         let engine = &live.engine;
         let r = engine.reducer();
-        let span = span.end(Ended {
+        let ended = Ended {
             end_unix_nanos: self.unix_nanos(at),
+            server_address: &self.server_address,
             http_status: Some(r.http_status()),
             task_id: r.task_id(),
             context_id: r.context_id(),
@@ -95,7 +96,7 @@ impl Tracer {
             time_to_first_event_ms: live
                 .first_event
                 .map(|t| t.saturating_duration_since(live.opened).as_secs_f64() * 1000.0),
-        });
-        self.spans.push(span);
+        };
+        self.spans.push(span, &ended);
     }
 }
