@@ -87,6 +87,8 @@ kinds! {
     TerminalTaskAccepted => "terminal_task_accepted", Error;
     StreamTruncated => "stream_truncated", Warning;
     StalledTask => "stalled_task", Warning;
+    SealedArtifactUpdated => "sealed_artifact_updated", Warning;
+    InvalidAgentCard => "invalid_agent_card", Warning;
 }
 
 impl fmt::Display for Kind {
@@ -164,7 +166,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        assert_eq!(Kind::ALL.len(), 16);
+        assert_eq!(Kind::ALL.len(), 18);
         for k in Kind::ALL {
             assert_eq!(Kind::from_name(k.as_str()), Some(*k));
         }

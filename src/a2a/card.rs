@@ -35,6 +35,9 @@ pub struct CardInfo {
     /// 1.0 `capabilities.extendedAgentCard`, 0.3
     /// `supportsAuthenticatedExtendedCard`.
     pub extended_card: Option<bool>,
+    /// What makes the card invalid for its version (`invalid_agent_card`):
+    /// required members missing or of the wrong type.
+    pub problems: Vec<String>,
 }
 
 /// The binding name of the HTTP+JSON interfaces.
@@ -109,6 +112,7 @@ impl CardInfo {
             streaming: flag("streaming"),
             push_notifications: flag("pushNotifications"),
             extended_card: extended,
+            problems: problems(card, dialect),
         }
     }
 
@@ -196,6 +200,63 @@ impl HostPort {
     }
 }
 
+/// What a card lacks of what its version requires: 1.0 (§4.4.1
+/// AgentCard, §4.4.6 AgentInterface) `name`, `version`, `capabilities` and
+/// `supportedInterfaces`, each interface with `url`, `protocolBinding` and
+/// `protocolVersion`; 0.3 `name`, `version`, `url`, `capabilities`, and
+/// `url` and `transport` on each additional interface. A binding name the
+/// spec does not list is not a problem: it calls `protocolBinding` an open
+/// string.
+fn problems(card: &Map<String, Value>, dialect: Version) -> Vec<String> {
+    fn string(out: &mut Vec<String>, o: &Map<String, Value>, key: &str, at: &str) {
+        match o.get(key) {
+            Some(Value::String(s)) if !s.is_empty() => {}
+            Some(Value::String(_)) | None => out.push(format!("{at}{key} is missing")),
+            Some(_) => out.push(format!("{at}{key} is not a string")),
+        }
+    }
+    let mut out = Vec::new();
+    string(&mut out, card, "name", "");
+    string(&mut out, card, "version", "");
+    let (list, required, keys): (&str, bool, &[&str]) = match dialect {
+        Version::V1_0 => (
+            "supportedInterfaces",
+            true,
+            &["url", "protocolBinding", "protocolVersion"],
+        ),
+        Version::V0_3 => {
+            string(&mut out, card, "url", "");
+            ("additionalInterfaces", false, &["url", "transport"])
+        }
+    };
+    match card.get(list) {
+        Some(Value::Array(items)) if items.is_empty() && required => {
+            out.push(format!("{list} is empty"));
+        }
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                match item.as_object() {
+                    Some(o) => {
+                        for key in keys {
+                            string(&mut out, o, key, &format!("{list}[{i}]."));
+                        }
+                    }
+                    None => out.push(format!("{list}[{i}] is not an object")),
+                }
+            }
+        }
+        None if required => out.push(format!("{list} is missing")),
+        None => {}
+        Some(_) => out.push(format!("{list} is not an array")),
+    }
+    match card.get("capabilities") {
+        Some(Value::Object(_)) => {}
+        None => out.push("capabilities is missing".to_owned()),
+        Some(_) => out.push("capabilities is not an object".to_owned()),
+    }
+    out
+}
+
 /// Clears `exchange`'s guessed path when `card` names an HTTP+JSON
 /// interface it lies under: the caller's path as it is, or with the
 /// upstream URL's `base_path` before it (the card names the agent's own
@@ -268,6 +329,38 @@ mod tests {
         let root =
             CardInfo::parse(br#"{"url":"http://a:1","preferredTransport":"HTTP+JSON"}"#).unwrap();
         assert!(root.offers_rest_at("/v1/tasks/t"));
+    }
+
+    #[test]
+    fn a_card_lacking_what_its_version_requires_says_what() {
+        let ok = br#"{"name":"a","version":"1","capabilities":{},"supportedInterfaces":[
+            {"url":"http://a/","protocolBinding":"SOME-NEW-BINDING","protocolVersion":"1.0"}]}"#;
+        assert!(
+            CardInfo::parse(ok).unwrap().problems.is_empty(),
+            "an open binding name is fine"
+        );
+        let bad =
+            br#"{"name":"","capabilities":true,"supportedInterfaces":[{"url":"http://a/"},7]}"#;
+        assert_eq!(
+            CardInfo::parse(bad).unwrap().problems,
+            [
+                "name is missing",
+                "version is missing",
+                "supportedInterfaces[0].protocolBinding is missing",
+                "supportedInterfaces[0].protocolVersion is missing",
+                "supportedInterfaces[1] is not an object",
+                "capabilities is not an object",
+            ]
+        );
+        let v03 = br#"{"name":"a","version":"1","capabilities":{},"protocolVersion":"0.3.0",
+            "additionalInterfaces":[{"url":"http://a/rest"}]}"#;
+        assert_eq!(
+            CardInfo::parse(v03).unwrap().problems,
+            [
+                "url is missing",
+                "additionalInterfaces[0].transport is missing"
+            ]
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::a2a::card::CardInfo;
 use crate::a2a::decode::decode;
 use crate::a2a::last_frame::LastFrame;
 use crate::a2a::model::{EventKind, Exchange, Operation, Payload};
-use crate::findings::Finding;
+use crate::findings::{Finding, Kind};
 use crate::lifecycle::{End, Millis, Outcome, Reducer, Registry, Seq};
 use crate::sse::Framer;
 use evidence::EvidencePolicy;
@@ -312,9 +312,22 @@ impl ExchangeEngine {
         self.scratch.clear();
         let success = self.reducer.answered_success();
         if self.exchange().operation == Operation::GetAgentCard {
-            if let (true, Ok(card)) = (success, CardInfo::parse(buf)) {
+            if success {
                 sink.read();
-                sink.card(card);
+                let problems = match CardInfo::parse(buf) {
+                    Ok(card) => {
+                        let problems = card.problems.join("; ");
+                        sink.card(card);
+                        problems
+                    }
+                    Err(why) => why,
+                };
+                if !problems.is_empty() {
+                    let detail = format!("expected a valid agent card for its version; {problems}");
+                    let mut f = Finding::new(Kind::InvalidAgentCard, detail);
+                    f.evidence = Some(String::from_utf8_lossy(buf).into_owned());
+                    sink.finding(f);
+                }
             }
             return;
         }

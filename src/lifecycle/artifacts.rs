@@ -20,6 +20,16 @@ pub(crate) enum ArtifactState {
     Abandoned,
 }
 
+/// What an artifact update means for its artifact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Update {
+    Fine,
+    /// `append:true` for an artifact not opened on this stream.
+    AppendToUnknown,
+    /// An update after the artifact's `lastChunk:true` on this stream.
+    Sealed,
+}
+
 /// Artifacts kept in a list searched in order before any go to a map: a
 /// stream has one or a few, and comparing a short id with each costs less
 /// than hashing it (std's keyed SipHash) for every chunk.
@@ -71,23 +81,28 @@ impl Artifacts {
         }
     }
 
-    /// An artifact update. Returns true when it appends to an artifact not
-    /// opened on this stream (nor listed by a snapshot). A non-append update
-    /// replaces the artifact; `lastChunk` completes it.
-    pub(crate) fn update(&mut self, id: &str, append: bool, last_chunk: bool) -> bool {
+    /// An artifact update: what it means for the artifact. A non-append
+    /// update replaces the artifact; `lastChunk` completes it; an update to
+    /// a completed artifact leaves it complete (it was sealed).
+    pub(crate) fn update(&mut self, id: &str, append: bool, last_chunk: bool) -> Update {
         let next = if last_chunk {
             ArtifactState::Complete
         } else {
             ArtifactState::Open
         };
         match self.get_mut(id) {
+            Some(st) if *st == ArtifactState::Complete => Update::Sealed,
             Some(st) => {
                 *st = next;
-                false
+                Update::Fine
             }
             None => {
                 self.add(id, next);
-                append && !self.overflowed
+                if append && !self.overflowed {
+                    Update::AppendToUnknown
+                } else {
+                    Update::Fine
+                }
             }
         }
     }

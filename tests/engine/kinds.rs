@@ -155,12 +155,12 @@ fn abandoned_artifact_severity_follows_the_end() {
         assert_eq!(o, Outcome::Terminal);
     }
     // Look-alike: every artifact got its lastChunk (after appends and a
-    // replacement); snapshot artifacts are known, not open.
+    // replacement while it was open); snapshot artifacts are known, not open.
     let frames = [
         task_with("t", "c", "working", &["from-snapshot"]),
         art("t", "a-1", false, false),
         art("t", "a-1", true, true),
-        art("t", "a-2", false, true),
+        art("t", "a-2", false, false),
         art("t", "a-2", false, false),
         art("t", "a-2", true, true),
         upd("t", "c", "completed"),

@@ -954,3 +954,144 @@ fn every_catalogue_kind_has_its_test_here() {
         .collect();
     assert!(missing.is_empty(), "kinds without a live test: {missing:?}");
 }
+
+/// An update after an artifact's `lastChunk:true` (spec §4.2.2: the final
+/// chunk) reopened it silently before; now it is a finding, naming replace
+/// or append. Look-alike: replacing an artifact still open, and a second
+/// artifact after the first completed.
+#[tokio::test]
+async fn sealed_artifact_updated() {
+    let (up, p) = setup("").await;
+    send_stream(
+        &up,
+        &p,
+        1,
+        &[
+            task("t-ok", "c", "TASK_STATE_WORKING"),
+            artifact("t-ok", "c", "a1", false, false),
+            artifact("t-ok", "c", "a1", false, false),
+            artifact("t-ok", "c", "a1", true, true),
+            artifact("t-ok", "c", "a2", false, true),
+            status("t-ok", "c", "TASK_STATE_COMPLETED"),
+        ],
+    )
+    .await;
+    send_stream(
+        &up,
+        &p,
+        2,
+        &[
+            task("t-1", "c", "TASK_STATE_WORKING"),
+            artifact("t-1", "c", "a1", false, true),
+            artifact("t-1", "c", "a1", true, false),
+            status("t-1", "c", "TASK_STATE_COMPLETED"),
+        ],
+    )
+    .await;
+    send_stream(
+        &up,
+        &p,
+        3,
+        &[
+            task("t-2", "c", "TASK_STATE_WORKING"),
+            artifact("t-2", "c", "a1", false, true),
+            artifact("t-2", "c", "a1", false, true),
+            status("t-2", "c", "TASK_STATE_COMPLETED"),
+        ],
+    )
+    .await;
+    let recs = settle_expecting(
+        &up,
+        &p,
+        &[
+            expect("sealed_artifact_updated", "warning", Some("t-1"), Some(2)),
+            expect("sealed_artifact_updated", "warning", Some("t-2"), Some(2)),
+        ],
+        "SendStreamingMessage",
+    )
+    .await;
+    assert!(
+        recs[0]["detail"].as_str().unwrap().contains("an append"),
+        "{}",
+        recs[0]
+    );
+    assert!(
+        recs[1]["detail"].as_str().unwrap().contains("a replace"),
+        "{}",
+        recs[1]
+    );
+}
+
+/// A card that lacks what its version requires (spec §4.4.1, §4.4.6), or
+/// is not JSON, is a finding with the card as evidence; it is still used
+/// for what it does say. Look-alikes: a complete 1.0 card with a binding
+/// name the spec does not list (it calls them open), a complete 0.3 card,
+/// and a card path answered 404.
+#[tokio::test]
+async fn invalid_agent_card() {
+    let (up, p) = setup("").await;
+    let cards = [
+        (
+            200,
+            r#"{"name":"a","version":"1","capabilities":{"streaming":true},"supportedInterfaces":[{"url":"http://a/","protocolBinding":"X-NEW","protocolVersion":"1.0"}]}"#,
+        ),
+        (
+            200,
+            r#"{"name":"a","version":"1","capabilities":{},"url":"http://a/","protocolVersion":"0.3.0"}"#,
+        ),
+        (404, r#"{"error":"no card here"}"#),
+        (
+            200,
+            r#"{"name":"a","supportedInterfaces":[{"url":"http://a/","protocolBinding":"JSONRPC"}]}"#,
+        ),
+        (200, "{not json"),
+    ];
+    for (status, body) in cards {
+        up.push(Reply::json(status, body));
+        let (got, _) = p.send("GET", "/.well-known/agent-card.json", &[], "").await;
+        assert_eq!(got, status);
+    }
+    let recs = settle(&up, &p).await;
+    assert_eq!(
+        kinds(&recs),
+        ["invalid_agent_card", "invalid_agent_card"],
+        "{recs:#?}"
+    );
+    for r in &recs {
+        check_fields(r);
+        assert_eq!(r["severity"], "warning");
+        assert_eq!(r["method"], "GetAgentCard");
+        assert_eq!(r["binding"], "rest");
+    }
+    let detail = recs[0]["detail"].as_str().unwrap();
+    for missing in [
+        "version is missing",
+        "supportedInterfaces[0].protocolVersion is missing",
+        "capabilities is missing",
+    ] {
+        assert!(detail.contains(missing), "{detail}");
+    }
+    assert!(recs[0]["evidence"]
+        .as_str()
+        .unwrap()
+        .starts_with(r#"{"name":"a""#));
+    assert!(
+        recs[1]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("not valid JSON"),
+        "{}",
+        recs[1]
+    );
+    let s = p.metrics().await;
+    let n = crate::support::sample(
+        &s,
+        "a2a_violations_total",
+        &[
+            ("upstream", crate::support::NAME),
+            ("kind", "invalid_agent_card"),
+            ("severity", "warning"),
+        ],
+    );
+    assert_eq!(n, Some(2.0));
+}

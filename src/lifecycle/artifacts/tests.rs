@@ -4,21 +4,28 @@ use super::*;
 #[test]
 fn open_then_complete() {
     let mut a = Artifacts::default();
-    assert!(!a.update("a", false, false));
+    assert_eq!(a.update("a", false, false), Update::Fine);
     assert_eq!(a.state("a"), Some(Open));
-    assert!(!a.update("a", true, true));
+    assert_eq!(a.update("a", true, true), Update::Fine);
     assert_eq!(a.state("a"), Some(Complete));
     assert!(a.close().is_empty());
 }
 
 #[test]
-fn replace_reopens_and_close_abandons_only_open_ones() {
+fn an_update_after_the_last_chunk_is_sealed_and_close_abandons_only_open_ones() {
     let mut a = Artifacts::default();
     a.update("done", false, true);
     a.update("b", false, true);
-    a.update("b", false, false);
+    assert_eq!(a.update("b", false, false), Update::Sealed, "a replace");
+    assert_eq!(a.update("b", true, false), Update::Sealed, "an append");
+    assert_eq!(a.state("b"), Some(Complete), "still whole");
     a.update("a", false, false);
-    assert_eq!(a.close(), vec!["a", "b"]);
+    assert_eq!(
+        a.update("a", false, false),
+        Update::Fine,
+        "an open one may be replaced"
+    );
+    assert_eq!(a.close(), vec!["a"]);
     assert_eq!(a.state("a"), Some(Abandoned));
     assert_eq!(a.state("done"), Some(Complete));
     assert!(a.close().is_empty(), "abandoned once");
@@ -27,11 +34,11 @@ fn replace_reopens_and_close_abandons_only_open_ones() {
 #[test]
 fn append_needs_an_opened_or_known_artifact() {
     let mut a = Artifacts::default();
-    assert!(a.update("x", true, false), "unknown append");
-    assert!(!a.update("x", true, false), "now opened");
+    assert_eq!(a.update("x", true, false), Update::AppendToUnknown);
+    assert_eq!(a.update("x", true, false), Update::Fine, "now opened");
     a.know("snap");
     assert_eq!(a.state("snap"), Some(Known));
-    assert!(!a.update("snap", true, true));
+    assert_eq!(a.update("snap", true, true), Update::Fine);
     a.know("x");
     assert_eq!(a.state("x"), Some(Open), "snapshot keeps a streamed state");
 }
@@ -41,12 +48,12 @@ fn listed_and_mapped_artifacts_are_judged_alike() {
     let mut a = Artifacts::default();
     let ids: Vec<String> = (0..LISTED + 4).map(|i| format!("a{i:02}")).collect();
     for id in &ids {
-        assert!(!a.update(id, false, false));
+        assert_eq!(a.update(id, false, false), Update::Fine);
     }
     assert!(!a.map.is_empty(), "past the list");
     // Appends find both kinds; one of each completes.
     for id in &ids {
-        assert!(!a.update(id, true, false), "{id} is open");
+        assert_eq!(a.update(id, true, false), Update::Fine, "{id} is open");
     }
     a.update(&ids[1], true, true);
     a.update(&ids[LISTED + 1], true, true);
@@ -57,7 +64,11 @@ fn listed_and_mapped_artifacts_are_judged_alike() {
         Some(Open),
         "known keeps a streamed state"
     );
-    assert!(a.update("new", true, false), "unknown append past the list");
+    assert_eq!(
+        a.update("new", true, false),
+        Update::AppendToUnknown,
+        "unknown append past the list"
+    );
     let mut open: Vec<&str> = ids.iter().map(String::as_str).collect();
     open.retain(|id| *id != ids[1] && *id != ids[LISTED + 1]);
     open.push("new");
@@ -73,6 +84,6 @@ fn stops_judging_past_the_cap() {
         a.update(&i.to_string(), false, true);
     }
     assert!(!a.overflowed());
-    assert!(!a.update("one-more", true, false));
+    assert_eq!(a.update("one-more", true, false), Update::Fine);
     assert!(a.overflowed());
 }

@@ -25,6 +25,7 @@ use crate::a2a::model::{
     Decoded, Event, Operation, Payload, StateClass, StateValue, TaskState, Version,
 };
 use crate::findings::{Finding, Kind, Severity};
+use crate::lifecycle::artifacts::Update;
 use crate::lifecycle::checks::{check_registry_context, make};
 use crate::lifecycle::registry::{Observation, Registry};
 use crate::lifecycle::short::ShortStr;
@@ -166,18 +167,36 @@ impl Reducer {
             }
             Event::ArtifactUpdate(a) => {
                 reg.heard(&a.task_id, now);
-                let unknown = self
+                let update = self
                     .artifacts
                     .update(&a.artifact_id, a.append, a.last_chunk);
-                if unknown && !self.is_subscribe() && !self.gapped {
-                    let detail = format!(
-                        "expected append:true only for an artifact opened on this stream; artifact {} was never opened",
-                        a.artifact_id
-                    );
-                    let mut f = self.finding(Kind::AppendToUnknownArtifact, ix, detail);
-                    f.artifact_id = Some(a.artifact_id.to_string());
-                    out.push(f);
-                }
+                let (kind, detail) = match update {
+                    Update::AppendToUnknown if !self.is_subscribe() && !self.gapped => (
+                        Kind::AppendToUnknownArtifact,
+                        format!(
+                            "expected append:true only for an artifact opened on this stream; artifact {} was never opened",
+                            a.artifact_id
+                        ),
+                    ),
+                    // After the final chunk the artifact is whole (spec
+                    // §4.2.2 lastChunk: "the final chunk of the artifact").
+                    Update::Sealed if !self.gapped => (
+                        Kind::SealedArtifactUpdated,
+                        format!(
+                            "expected no update to artifact {} after its lastChunk:true on this stream; {} came",
+                            a.artifact_id,
+                            if a.append {
+                                "an append (append:true)"
+                            } else {
+                                "a replace (append absent or false)"
+                            }
+                        ),
+                    ),
+                    _ => return,
+                };
+                let mut f = self.finding(kind, ix, detail);
+                f.artifact_id = Some(a.artifact_id.to_string());
+                out.push(f);
             }
             Event::Message(_) => {}
         }
