@@ -93,6 +93,7 @@ fn exchange_of(operation: Operation) -> Exchange {
         context_id: None,
         blocking: false,
         guessed_path: None,
+        message_id: None,
     }
 }
 

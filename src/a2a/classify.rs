@@ -92,6 +92,7 @@ struct Params<'a> {
 struct Msg<'a> {
     task_id: Option<Cow<'a, str>>,
     context_id: Option<Cow<'a, str>>,
+    message_id: Option<Cow<'a, str>>,
 }
 
 #[derive(Debug, Default, PartialEq)]
@@ -152,10 +153,11 @@ fn read_params<'a>(cur: &mut Cursor<'a>) -> Result<Params<'a>> {
 
 fn read_msg<'a>(cur: &mut Cursor<'a>) -> Result<Msg<'a>> {
     let mut m = Msg::default();
-    members(cur, &["taskId", "contextId"], |cur, i| {
+    members(cur, &["taskId", "contextId", "messageId"], |cur, i| {
         match i {
             0 => m.task_id = text(cur, "taskId")?,
-            _ => m.context_id = text(cur, "contextId")?,
+            1 => m.context_id = text(cur, "contextId")?,
+            _ => m.message_id = text(cur, "messageId")?,
         }
         Ok(())
     })?;
@@ -261,6 +263,7 @@ fn jsonrpc(name: &str, req: &Req<'_>) -> Option<Exchange> {
         context_id,
         blocking: blocking(operation, version, config),
         guessed_path: None,
+        message_id: message.and_then(|m| owned(&m.message_id)),
     })
 }
 
@@ -282,13 +285,14 @@ fn rest(
     // a guess until an agent card confirms it. The card path is certain.
     let guessed_path =
         (declared.is_none() && r.operation != GetAgentCard).then(|| uri.path().to_owned());
-    let (mut task_id, mut context_id, mut config) = (r.task_id, None, None);
+    let (mut task_id, mut context_id, mut config, mut message_id) = (r.task_id, None, None, None);
     match r.operation {
         SendMessage | SendStreamingMessage => {
             let req = req?; // a send needs its JSON body
             let msg = req.message.as_ref();
             task_id = msg.and_then(|m| owned(&m.task_id));
             context_id = msg.and_then(|m| owned(&m.context_id));
+            message_id = msg.and_then(|m| owned(&m.message_id));
             config = req.configuration.as_ref();
         }
         ListTasks => context_id = query_param(uri, "contextId"),
@@ -303,6 +307,7 @@ fn rest(
         context_id,
         blocking: blocking(r.operation, version, config),
         guessed_path,
+        message_id,
     })
 }
 

@@ -170,6 +170,8 @@ pub struct Exchange {
     /// A2A (no `A2A-Version` declared, no agent card seen naming it): then
     /// no finding accuses its answer of not being A2A. `None` otherwise.
     pub guessed_path: Option<String>,
+    /// The sent message's `messageId` (sends only), for the exchange's span.
+    pub message_id: Option<String>,
 }
 
 impl Exchange {

@@ -72,6 +72,7 @@ fn stream(body: Vec<u8>, label: String) -> Recorded {
             context_id: None,
             blocking: false,
             guessed_path: None,
+            message_id: None,
         },
         status: 200,
         content_type: Some("text/event-stream".into()),

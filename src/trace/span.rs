@@ -18,6 +18,7 @@ pub struct OpenSpan {
     trace_state: Option<Box<str>>,
     operation: &'static str,
     version: &'static str,
+    message_id: Option<Box<str>>,
     binding: Binding,
     http_method: Option<http::Method>,
     path: Option<Box<str>>,
@@ -80,6 +81,7 @@ impl OpenSpan {
             trace_state: b.trace_state,
             operation: b.exchange.operation.as_str(),
             version: b.exchange.version.as_str(),
+            message_id: b.exchange.message_id.as_deref().map(Into::into),
             binding: b.exchange.binding,
             http_method: b.http_method,
             path: b.path,
@@ -141,6 +143,9 @@ impl OpenSpan {
         }
         if let Some(s) = e.http_status {
             o.attr_int(9, "http.response.status_code", i64::from(s));
+        }
+        if let Some(m) = &self.message_id {
+            o.attr_str(9, "a2a.message.id", m);
         }
         for (key, value) in [
             ("a2a.task.id", e.task_id),

@@ -107,7 +107,18 @@ fn jsonrpc_ids_and_context() {
         (ex.task_id.as_deref(), ex.context_id.as_deref()),
         (Some("t1"), Some("c1"))
     );
+    assert_eq!(ex.message_id.as_deref(), Some("m"), "for the exchange's span");
     assert!(!ex.blocking);
+    let rest = req(
+        Method::POST,
+        "/message:send",
+        Some("1.0"),
+        r#"{"message":{"messageId":"m-rest","role":"ROLE_USER","parts":[{"text":"hi"}]}}"#,
+    )
+    .expect("a2a");
+    assert_eq!(rest.message_id.as_deref(), Some("m-rest"));
+    let get = rpc("GetTask", r#"{"id":"t9"}"#).expect("a2a");
+    assert_eq!(get.message_id, None, "only sends carry a message");
     for m in [
         "GetTask",
         "CancelTask",

@@ -163,6 +163,7 @@ fn exchange(op: Operation, task: Option<&str>, blocking: bool) -> Exchange {
         context_id: None,
         blocking,
         guessed_path: None,
+        message_id: None,
     }
 }
 

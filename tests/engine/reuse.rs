@@ -74,6 +74,7 @@ fn judge(body: &str) -> Seen {
         context_id: None,
         blocking: false,
         guessed_path: None,
+        message_id: None,
     };
     let mut e = ExchangeEngine::new(exchange, reg.open_exchange(), EngineConfig::default());
     e.response_head(200, Some("text/event-stream"), None);

@@ -17,6 +17,7 @@ pub fn ex(op: Operation, task: Option<&str>) -> Exchange {
         context_id: None,
         blocking: false,
         guessed_path: None,
+        message_id: None,
     }
 }
 

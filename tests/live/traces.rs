@@ -172,6 +172,11 @@ async fn a_streamed_send_is_a_child_span_of_the_callers_trace() {
     assert_eq!(text(s, "a2a.task.id"), "t-1");
     assert_eq!(text(s, "a2a.context.id"), "c");
     assert_eq!(text(s, "a2a.task.state"), "completed");
+    let sent = new_message();
+    assert_eq!(
+        text(s, "a2a.message.id"),
+        sent["message"]["messageId"].as_str().expect("messageId")
+    );
     assert_eq!(text(s, "http.request.method"), "POST");
     assert_eq!(text(s, "url.path"), "/");
     assert_eq!(text(s, "rpc.system"), "jsonrpc");

@@ -32,6 +32,7 @@ struct SerdeParams {
 struct SerdeMsg {
     task_id: Option<String>,
     context_id: Option<String>,
+    message_id: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -49,6 +50,7 @@ fn by_serde(body: &str) -> Option<Req<'static>> {
     let msg = |m: SerdeMsg| Msg {
         task_id: m.task_id.map(Cow::Owned),
         context_id: m.context_id.map(Cow::Owned),
+        message_id: m.message_id.map(Cow::Owned),
     };
     let config = |c: SerdeConfig| Config {
         return_immediately: c.return_immediately,

@@ -16,6 +16,7 @@ fn every_label_pair_has_its_own_cacheable_slot() {
                 context_id: None,
                 blocking: false,
                 guessed_path: None,
+                message_id: None,
             });
             let slot = usize::from(labels.slot);
             assert!((1..LABEL_SLOTS).contains(&slot), "{labels:?}");

@@ -71,6 +71,7 @@ fn exchange(op: Operation, task: Option<&str>) -> Box<Exchange> {
         context_id: None,
         blocking: false,
         guessed_path: None,
+        message_id: None,
     })
 }
 
