@@ -89,6 +89,7 @@ kinds! {
     StalledTask => "stalled_task", Warning;
     SealedArtifactUpdated => "sealed_artifact_updated", Warning;
     InvalidAgentCard => "invalid_agent_card", Warning;
+    CapabilityMismatch => "capability_mismatch", Warning;
 }
 
 impl fmt::Display for Kind {
@@ -166,7 +167,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        assert_eq!(Kind::ALL.len(), 18);
+        assert_eq!(Kind::ALL.len(), 19);
         for k in Kind::ALL {
             assert_eq!(Kind::from_name(k.as_str()), Some(*k));
         }

@@ -35,6 +35,9 @@ pub struct CardInfo {
     /// 1.0 `capabilities.extendedAgentCard`, 0.3
     /// `supportsAuthenticatedExtendedCard`.
     pub extended_card: Option<bool>,
+    /// Whether it has a `capabilities` object at all (without one, what the
+    /// agent supports is unknown rather than off).
+    pub has_capabilities: bool,
     /// What makes the card invalid for its version (`invalid_agent_card`):
     /// required members missing or of the wrong type.
     pub problems: Vec<String>,
@@ -112,6 +115,7 @@ impl CardInfo {
             streaming: flag("streaming"),
             push_notifications: flag("pushNotifications"),
             extended_card: extended,
+            has_capabilities: caps.is_some(),
             problems: problems(card, dialect),
         }
     }

@@ -355,7 +355,9 @@ impl ExchangeEngine {
     }
 }
 
-/// Operations whose answers the reducer judges.
+/// Operations whose answers the reducer judges (a push-config creation
+/// and the extended card only for whether they were refused, against the
+/// agent card's capabilities).
 fn judged(op: Operation) -> bool {
     matches!(
         op,
@@ -366,5 +368,7 @@ fn judged(op: Operation) -> bool {
             | Operation::CancelTask
             | Operation::SubscribeToTask
             | Operation::GetAgentCard
+            | Operation::CreateTaskPushNotificationConfig
+            | Operation::GetExtendedAgentCard
     )
 }

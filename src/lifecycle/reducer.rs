@@ -177,6 +177,12 @@ impl Reducer {
         self.http_status
     }
 
+    /// Whether the answer carried an A2A error (a body that is one, or an
+    /// error event on a stream).
+    pub fn answered_error(&self) -> bool {
+        self.saw_error
+    }
+
     /// Decoded A2A events seen on the stream.
     pub fn events(&self) -> u64 {
         self.events

@@ -1,6 +1,7 @@
 //! The analysis thread: owns every exchange's engine and the task registry,
 //! judges bytes in arrival order, reports findings.
 
+mod capability;
 mod live;
 mod report;
 pub(crate) mod tracer;
@@ -335,6 +336,8 @@ impl Worker {
                     if let Some(r) = live.engine.skipped() {
                         self.forget(id);
                         self.skipped(r);
+                    } else {
+                        self.stream_against_card(id);
                     }
                 }
             }
@@ -473,6 +476,9 @@ impl Worker {
         }
         if let Some(exchange) = exchange {
             self.report(id, Some(&exchange), sink.findings);
+        }
+        if matches!(end, End::Upstream) {
+            self.accepted_against_card(id);
         }
         let found = self.live.get_mut(id).map_or(0, |l| l.findings) + self.flush_folds(id);
         if let (Some(tracer), Some(live)) = (&mut self.tracer, self.live.get_mut(id)) {

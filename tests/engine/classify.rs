@@ -107,7 +107,11 @@ fn jsonrpc_ids_and_context() {
         (ex.task_id.as_deref(), ex.context_id.as_deref()),
         (Some("t1"), Some("c1"))
     );
-    assert_eq!(ex.message_id.as_deref(), Some("m"), "for the exchange's span");
+    assert_eq!(
+        ex.message_id.as_deref(),
+        Some("m"),
+        "for the exchange's span"
+    );
     assert!(!ex.blocking);
     let rest = req(
         Method::POST,

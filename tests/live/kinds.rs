@@ -1095,3 +1095,103 @@ async fn invalid_agent_card() {
     );
     assert_eq!(n, Some(2.0));
 }
+
+/// What the agent did against the card last seen through the proxy (spec
+/// §4.4.3): a stream while `capabilities.streaming` is false, a push
+/// config accepted while `pushNotifications` is absent, the extended card
+/// served while not declared. Look-alikes: the same before any card, a
+/// push config refused with an A2A error, and all of it after a card that
+/// declares each capability.
+#[tokio::test]
+async fn capability_mismatch() {
+    let (up, p) = setup("").await;
+    let clean = |t: &str| {
+        [
+            task(t, "c", "TASK_STATE_WORKING"),
+            status(t, "c", "TASK_STATE_COMPLETED"),
+        ]
+    };
+    let card = |caps: &str| {
+        format!(
+            r#"{{"name":"a","version":"1","capabilities":{caps},"supportedInterfaces":[{{"url":"http://a/","protocolBinding":"JSONRPC","protocolVersion":"1.0"}}]}}"#
+        )
+    };
+    let push = |id: i64| {
+        request(
+            json!(id),
+            "CreateTaskPushNotificationConfig",
+            json!({"taskId": "t-1", "url": "https://hook.example/x"}),
+        )
+    };
+    let push_ok = |id: i64| {
+        rpc(
+            json!(id),
+            json!({"taskId": "t-1", "id": "cfg-1", "url": "https://hook.example/x"}),
+        )
+    };
+    let extended = |id: i64| request(json!(id), "GetExtendedAgentCard", json!({}));
+    let get_card = |body: String| {
+        up.push(Reply::json(200, &body));
+        p.send("GET", "/.well-known/agent-card.json", &[], "")
+    };
+    // No card yet: nothing to contradict.
+    send_stream(&up, &p, 1, &clean("t-0")).await;
+    exchange(&up, &p, push(2), Reply::json(200, &push_ok(2))).await;
+    get_card(card(r#"{"streaming":false}"#)).await;
+    send_stream(&up, &p, 3, &clean("t-1")).await;
+    exchange(&up, &p, push(4), Reply::json(200, &push_ok(4))).await;
+    let refused = r#"{"jsonrpc":"2.0","id":5,"error":{"code":-32003,"message":"Push Notification is not supported"}}"#;
+    exchange(&up, &p, push(5), Reply::json(200, refused)).await;
+    exchange(
+        &up,
+        &p,
+        extended(6),
+        Reply::json(200, &rpc(json!(6), json!({"name": "a"}))),
+    )
+    .await;
+    get_card(card(
+        r#"{"streaming":true,"pushNotifications":true,"extendedAgentCard":true}"#,
+    ))
+    .await;
+    send_stream(&up, &p, 7, &clean("t-2")).await;
+    exchange(&up, &p, push(8), Reply::json(200, &push_ok(8))).await;
+    exchange(
+        &up,
+        &p,
+        extended(9),
+        Reply::json(200, &rpc(json!(9), json!({"name": "a"}))),
+    )
+    .await;
+    let recs = settle(&up, &p).await;
+    assert_eq!(kinds(&recs), ["capability_mismatch"; 3], "{recs:#?}");
+    let details: Vec<&str> = recs.iter().map(|r| r["detail"].as_str().unwrap()).collect();
+    assert!(
+        details[0].contains("capabilities.streaming false"),
+        "{}",
+        details[0]
+    );
+    assert!(
+        details[1].contains("capabilities.pushNotifications absent"),
+        "{}",
+        details[1]
+    );
+    assert!(
+        details[2].contains("capabilities.extendedAgentCard absent"),
+        "{}",
+        details[2]
+    );
+    assert_eq!(
+        recs.iter()
+            .map(|r| r["method"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        [
+            "SendStreamingMessage",
+            "CreateTaskPushNotificationConfig",
+            "GetExtendedAgentCard"
+        ]
+    );
+    for r in &recs {
+        check_fields(r);
+        assert_eq!(r["severity"], "warning");
+    }
+}

@@ -51,6 +51,7 @@ impl Reducer {
         out: &mut Vec<Finding>,
     ) {
         let op = self.exchange.operation;
+        self.saw_error |= matches!(d.payload, Payload::Error(_));
         let Some(expect) = Expect::of(op) else {
             return;
         };
