@@ -66,8 +66,12 @@ impl Reducer {
         // The task's context before this observation, from the same lookup.
         let mut ctx_was = None;
         let verdict = reg.observe_noting_context(&obs, now, &mut ctx_was);
-        if let (true, Some(c), Some(known)) = (check_ctx, ctx, ctx_was) {
-            out.push(context_mismatch(task_id, known.as_str(), c, ix));
+        match (check_ctx, ctx, ctx_was) {
+            (true, Some(c), Some(known)) => {
+                out.push(context_mismatch(task_id, known.as_str(), c, ix))
+            }
+            (true, Some(c), None) => self.check_request_context(task_id, c, ix, out),
+            _ => {}
         }
         if let Verdict::Stalled { state, sat, limit } = verdict {
             let detail = format!(
@@ -197,6 +201,41 @@ fn same_rpc_id(a: &RpcId, b: &RpcId) -> bool {
 }
 
 /// `context_id_mismatch` against the registry's contextId for `task_id`.
+impl Reducer {
+    /// `context_id_mismatch`: a follow-up that named task T in context C
+    /// answered about T in another context (§3.4.3: a message to an
+    /// existing task continues it in its context).
+    pub(super) fn check_request_context(
+        &self,
+        task_id: &str,
+        ctx: &str,
+        ix: Option<u64>,
+        out: &mut Vec<Finding>,
+    ) {
+        let ex = &self.exchange;
+        let follow_up = matches!(
+            ex.operation,
+            Operation::SendMessage | Operation::SendStreamingMessage
+        );
+        if let (true, Some(t), Some(c)) =
+            (follow_up, ex.task_id.as_deref(), ex.context_id.as_deref())
+        {
+            if t == task_id && c != ctx {
+                let detail = format!(
+                    "expected the follow-up to task {t}, sent in contextId {c}, to be answered in that context; got {ctx}"
+                );
+                out.push(make(
+                    Kind::ContextIdMismatch,
+                    Some(task_id),
+                    Some(ctx),
+                    ix,
+                    detail,
+                ));
+            }
+        }
+    }
+}
+
 pub(super) fn check_registry_context(
     reg: &Registry,
     task_id: &str,

@@ -1195,3 +1195,77 @@ async fn capability_mismatch() {
         assert_eq!(r["severity"], "warning");
     }
 }
+
+/// A follow-up that names task T in context C answered about T in another
+/// context, on a stream and in a body, with no earlier exchange about T
+/// (the request itself is the evidence). Look-alike: answered in C.
+#[tokio::test]
+async fn context_id_mismatch_on_a_follow_up() {
+    let (up, p) = setup("").await;
+    let follow = |id: i64, method: &str, t: &str| request(json!(id), method, follow_up(t, "c1"));
+    let evs = |t: &str, ctx: &str| {
+        [
+            task(t, ctx, "TASK_STATE_WORKING"),
+            status(t, ctx, "TASK_STATE_COMPLETED"),
+        ]
+    };
+    exchange(
+        &up,
+        &p,
+        follow(1, "SendStreamingMessage", "t-ok"),
+        Reply::sse(&frames(1, &evs("t-ok", "c1"))),
+    )
+    .await;
+    exchange(
+        &up,
+        &p,
+        follow(2, "SendStreamingMessage", "t-1"),
+        Reply::sse(&frames(2, &evs("t-1", "c2"))),
+    )
+    .await;
+    let answer = |id: i64, t: &str, ctx: &str| {
+        rpc(json!(id), bare_task(t, ctx, "TASK_STATE_COMPLETED", None))
+    };
+    exchange(
+        &up,
+        &p,
+        follow(3, "SendMessage", "t-ok2"),
+        Reply::json(200, &answer(3, "t-ok2", "c1")),
+    )
+    .await;
+    exchange(
+        &up,
+        &p,
+        follow(4, "SendMessage", "t-2"),
+        Reply::json(200, &answer(4, "t-2", "c9")),
+    )
+    .await;
+    let recs = settle(&up, &p).await;
+    let got: Vec<(&str, &str)> = recs
+        .iter()
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap(),
+                r["task_id"].as_str().unwrap_or("?"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("context_id_mismatch", "t-1"),
+            ("context_id_mismatch", "t-2")
+        ],
+        "{recs:#?}"
+    );
+    assert!(
+        recs[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("sent in contextId c1"),
+        "{}",
+        recs[0]
+    );
+    assert_eq!(recs[0]["event_index"], 0);
+    assert_eq!(recs[1]["event_index"], serde_json::Value::Null);
+}

@@ -235,7 +235,11 @@ impl Reducer {
             Some(_) => {}
             None => {
                 if let Some(t) = self.task_id() {
+                    let before = out.len();
                     check_registry_context(reg, t, c, Some(i), out);
+                    if out.len() == before {
+                        self.check_request_context(t, c, Some(i), out);
+                    }
                 }
                 self.context_id = Some(ShortStr::new(c));
             }
