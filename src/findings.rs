@@ -90,6 +90,7 @@ kinds! {
     SealedArtifactUpdated => "sealed_artifact_updated", Warning;
     InvalidAgentCard => "invalid_agent_card", Warning;
     CapabilityMismatch => "capability_mismatch", Warning;
+    VersionMismatch => "version_mismatch", Warning;
 }
 
 impl fmt::Display for Kind {
@@ -167,7 +168,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        assert_eq!(Kind::ALL.len(), 19);
+        assert_eq!(Kind::ALL.len(), 20);
         for k in Kind::ALL {
             assert_eq!(Kind::from_name(k.as_str()), Some(*k));
         }

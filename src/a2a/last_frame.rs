@@ -281,8 +281,10 @@ fn own_into(d: &Decoded<'_>, slot: &mut Option<Decoded<'static>>) {
             task_id: None,
             context_id: None,
         })),
+        dialect: None,
     });
     set_id(&mut kept.rpc_id, d.rpc_id.as_ref());
+    kept.dialect = d.dialect;
     match (&d.payload, &mut kept.payload) {
         (Payload::Event(Event::ArtifactUpdate(a)), Payload::Event(Event::ArtifactUpdate(k))) => {
             set(&mut k.task_id, &a.task_id);

@@ -352,6 +352,10 @@ pub struct Decoded<'a> {
     /// none); `None` when the body is not a JSON-RPC envelope.
     pub rpc_id: Option<RpcId<'a>>,
     pub payload: Payload<'a>,
+    /// The dialect a JSON-RPC `result` is written in, when it says: 0.3's
+    /// `kind` discriminator, or a 1.0 StreamResponse wrapper (`task`,
+    /// `message`, `statusUpdate`, `artifactUpdate`). `None` otherwise.
+    pub dialect: Option<Version>,
 }
 
 /// Why a body or frame is not a known A2A shape (becomes `malformed_event`).

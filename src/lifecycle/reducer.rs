@@ -10,7 +10,9 @@ use super::artifacts::Artifacts;
 use super::registry::Registry;
 use super::short::ShortStr;
 use super::{Millis, Seq};
-use crate::a2a::model::{Decoded, Exchange, Malformed, Operation, TaskState};
+use crate::a2a::model::{
+    Binding, Decoded, Event, Exchange, Malformed, Operation, Payload, TaskState, Version,
+};
 use crate::findings::{Finding, Kind};
 use body::Expect;
 
@@ -98,6 +100,8 @@ pub struct Reducer {
     pub(super) saw_message: bool,
     pub(super) message_reported: bool,
     pub(super) saw_error: bool,
+    /// `version_mismatch` was reported (once per exchange).
+    pub(super) dialect_reported: bool,
     /// The one Task snapshot repeating the terminal state that a stream may
     /// carry after it (spec 1.0 §11.7) was seen.
     pub(super) final_snapshot: bool,
@@ -142,6 +146,7 @@ impl Reducer {
             saw_message: false,
             message_reported: false,
             saw_error: false,
+            dialect_reported: false,
             final_snapshot: false,
             terminal_gap: false,
             terminal_final: false,
@@ -231,11 +236,45 @@ impl Reducer {
         if self.is_stream(index) {
             let i = index.unwrap_or(self.frames);
             self.on_frame(i, decoded, reg, now, out);
+            self.check_dialect(Some(i), decoded, out);
             self.check_rpc_id(Some(i), decoded, out);
         } else {
             self.on_body(decoded, reg, now, out);
+            self.check_dialect(None, decoded, out);
             self.check_rpc_id(None, decoded, out);
         }
+    }
+
+    /// `version_mismatch`, once per exchange: a JSON-RPC answer in the other
+    /// version's dialect than its request's method (the 1.0 and 0.3 method
+    /// names are disjoint): 0.3's `kind` discriminators or its `final` flag
+    /// answering a 1.0 method, 1.0 StreamResponse wrappers answering a 0.3
+    /// one. HTTP+JSON is not judged: 0.3's proto-JSON REST answers use
+    /// wrappers and state names much like 1.0's.
+    fn check_dialect(&mut self, ix: Option<u64>, d: &Decoded, out: &mut Vec<Finding>) {
+        let ex = &self.exchange;
+        if ex.binding != Binding::JsonRpc || self.dialect_reported {
+            return;
+        }
+        // `final` inside a 1.0 wrapper: the frame mixes the dialects.
+        let final_in_1_0 = ex.version == Version::V1_0
+            && d.dialect == Some(Version::V1_0)
+            && matches!(&d.payload, Payload::Event(Event::StatusUpdate(u)) if u.final_flag.is_some());
+        let what = match d.dialect {
+            Some(v) if v != ex.version => match v {
+                Version::V0_3 => "a 0.3 `kind` discriminator",
+                Version::V1_0 => "a 1.0 StreamResponse wrapper",
+            },
+            _ if final_in_1_0 => "0.3's `final` flag on a status update",
+            _ => return,
+        };
+        self.dialect_reported = true;
+        let detail = format!(
+            "expected the answer to {} (A2A {}) in that version's dialect; it carried {what}",
+            ex.operation,
+            ex.version.as_str()
+        );
+        out.push(self.finding(Kind::VersionMismatch, ix, detail));
     }
 
     /// A frame or body that did not decode (or was oversized / invalid

@@ -82,9 +82,20 @@ fn read(v: &Value) -> Decoded<'static> {
             })
         }
     };
+    // The dialect the result says it is in: 0.3's `kind`, a 1.0 wrapper.
+    let wrapped = ["task", "message", "statusUpdate", "artifactUpdate"]
+        .iter()
+        .any(|k| r.get(k).is_some());
+    let dialect = match (v.get("result").is_some(), r.get("kind").is_some(), wrapped) {
+        (false, _, _) => None,
+        (true, true, _) => Some(Version::V0_3),
+        (true, false, true) => Some(Version::V1_0),
+        (true, false, false) => None,
+    };
     Decoded {
         rpc_id,
         payload: Payload::Event(ev),
+        dialect,
     }
 }
 

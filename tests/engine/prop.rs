@@ -130,7 +130,11 @@ fn decoded() -> impl Strategy<Value = Decoded<'static>> {
         1 => (error, prop_oneof![Just(-32700i64), Just(-32002), Just(-32004)])
             .prop_map(|(error, code)| Payload::Error(ErrorInfo { code, error })),
     ];
-    (rpc, payload).prop_map(|(rpc_id, payload)| Decoded { rpc_id, payload })
+    (rpc, payload).prop_map(|(rpc_id, payload)| Decoded {
+        rpc_id,
+        payload,
+        dialect: None,
+    })
 }
 
 fn step() -> impl Strategy<Value = Step> {

@@ -33,6 +33,7 @@ fn wrap(payload: Payload) -> Decoded {
     Decoded {
         rpc_id: Some(RpcId::Number("1".into())),
         payload,
+        dialect: None,
     }
 }
 

@@ -1269,3 +1269,97 @@ async fn context_id_mismatch_on_a_follow_up() {
     assert_eq!(recs[0]["event_index"], 0);
     assert_eq!(recs[1]["event_index"], serde_json::Value::Null);
 }
+
+/// A JSON-RPC answer in the other version's dialect than its method's:
+/// 0.3 `kind` frames answering a 1.0 `SendStreamingMessage`, 0.3's `final`
+/// on a 1.0 stream, 1.0 wrappers answering a 0.3 `message/stream`; once
+/// per exchange. Look-alikes: each version answered in its own dialect,
+/// and an HTTP+JSON 0.3 stream (proto-JSON wrappers) not judged.
+#[tokio::test]
+async fn version_mismatch() {
+    let (up, p) = setup("").await;
+    let v03_req = |id: i64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "message/stream", "params": {"message": {"kind": "message", "role": "user", "messageId": "m", "parts": [{"kind": "text", "text": "hi"}]}}}).to_string()
+    };
+    let v03_frames = |id: i64, t: &str| {
+        vec![
+            json!({"jsonrpc": "2.0", "id": id, "result": {"kind": "task", "id": t, "contextId": "c", "status": {"state": "working"}}}).to_string(),
+            json!({"jsonrpc": "2.0", "id": id, "result": {"kind": "status-update", "taskId": t, "contextId": "c", "status": {"state": "completed"}, "final": true}}).to_string(),
+        ]
+    };
+    let clean = |t: &str| {
+        [
+            task(t, "c", "TASK_STATE_WORKING"),
+            status(t, "c", "TASK_STATE_COMPLETED"),
+        ]
+    };
+    // Look-alikes: each in its own dialect.
+    exchange(
+        &up,
+        &p,
+        stream_req(1),
+        Reply::sse(&frames(1, &clean("t-ok"))),
+    )
+    .await;
+    up.push(Reply::sse(&v03_frames(2, "t-ok2")));
+    p.send("POST", "/", &[], &v03_req(2)).await;
+    let rest03 = [
+        json!({"task": {"id": "t-ok3", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}}).to_string(),
+        json!({"statusUpdate": {"taskId": "t-ok3", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}, "final": true}}).to_string(),
+    ];
+    up.push(Reply::sse(&rest03));
+    let rest_body =
+        json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}})
+            .to_string();
+    p.send(
+        "POST",
+        "/v1/message:stream",
+        &[("A2A-Version", "0.3")],
+        &rest_body,
+    )
+    .await;
+    // Provoked.
+    up.push(Reply::sse(&v03_frames(3, "t-1")));
+    p.send("POST", "/", V1, &stream_req(3)).await;
+    let mut fin = status("t-2", "c", "TASK_STATE_COMPLETED");
+    fin["statusUpdate"]["final"] = json!(true);
+    exchange(
+        &up,
+        &p,
+        stream_req(4),
+        Reply::sse(&frames(4, &[task("t-2", "c", "TASK_STATE_WORKING"), fin])),
+    )
+    .await;
+    up.push(Reply::sse(&frames(5, &clean("t-3"))));
+    p.send("POST", "/", &[], &v03_req(5)).await;
+    let recs = settle(&up, &p).await;
+    let got: Vec<(&str, &str, &str)> = recs
+        .iter()
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap(),
+                r["task_id"].as_str().unwrap_or("?"),
+                r["version"].as_str().unwrap_or("?"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("version_mismatch", "t-1", "1.0"),
+            ("version_mismatch", "t-2", "1.0"),
+            ("version_mismatch", "t-3", "0.3"),
+        ],
+        "{recs:#?}"
+    );
+    let detail = |i: usize| recs[i]["detail"].as_str().unwrap().to_owned();
+    assert!(detail(0).contains("0.3 `kind`"), "{}", detail(0));
+    assert!(detail(1).contains("`final`"), "{}", detail(1));
+    assert!(
+        detail(2).contains("1.0 StreamResponse wrapper"),
+        "{}",
+        detail(2)
+    );
+    assert_eq!(recs[0]["occurrences"], 1, "once per exchange");
+    assert_eq!(recs[1]["event_index"], 1);
+}

@@ -13,6 +13,17 @@ pub(super) fn bad(reason: impl Into<String>) -> Malformed {
 }
 
 /// Rules 1–6 of the module docs. Members are taken out of `o`.
+/// The dialect an object says it is written in: 0.3 by its `kind`, 1.0 by
+/// a StreamResponse wrapper.
+pub(super) fn dialect(o: &Obj<'_>) -> Option<crate::a2a::model::Version> {
+    use crate::a2a::model::Version;
+    match (o.kind.is_some(), o.wrappers > 0) {
+        (true, _) => Some(Version::V0_3),
+        (false, true) => Some(Version::V1_0),
+        (false, false) => None,
+    }
+}
+
 pub(super) fn payload<'a>(o: &mut Obj<'a>) -> Result<Payload<'a>, Malformed> {
     if let Some(kind) = o.kind {
         let event = match kind.value().as_ref() {

@@ -92,11 +92,17 @@ fn decode_text<'a>(cur: &mut Cursor<'a>, updates: &mut Updates) -> Result<Decode
 fn top_level<'a>(top: &mut Obj<'a>) -> Result<Decoded<'a>, Malformed> {
     if top.jsonrpc || top.result.is_some() {
         let rpc_id = Some(top.id.take().unwrap_or(RpcId::Null));
+        let dialect = top.result_dialect;
         return match (top.result.take(), top.error.take()) {
-            (Some(result), None) => result.map(|payload| Decoded { rpc_id, payload }),
+            (Some(result), None) => result.map(|payload| Decoded {
+                rpc_id,
+                payload,
+                dialect,
+            }),
             (None, Some(err)) => Ok(Decoded {
                 rpc_id,
                 payload: Payload::Error(err),
+                dialect: None,
             }),
             (Some(_), Some(_)) => Err(bad("JSON-RPC response with both result and error")),
             (None, None) => Err(bad("JSON-RPC response without result or error")),
@@ -106,6 +112,7 @@ fn top_level<'a>(top: &mut Obj<'a>) -> Result<Decoded<'a>, Malformed> {
         return Ok(Decoded {
             rpc_id: None,
             payload: Payload::Error(err),
+            dialect: None,
         });
     }
     if let Some(code) = top
@@ -118,6 +125,7 @@ fn top_level<'a>(top: &mut Obj<'a>) -> Result<Decoded<'a>, Malformed> {
         return Ok(Decoded {
             rpc_id: None,
             payload: Payload::Error(super::errors::info(code, top.reason)),
+            dialect: None,
         });
     }
     if let (Some(StatusField::Code(code)), true) = (
@@ -132,11 +140,13 @@ fn top_level<'a>(top: &mut Obj<'a>) -> Result<Decoded<'a>, Malformed> {
         return Ok(Decoded {
             rpc_id: None,
             payload: Payload::Error(ErrorInfo { code: *code, error }),
+            dialect: None,
         });
     }
     Ok(Decoded {
         rpc_id: None,
         payload: payload(top)?,
+        dialect: None,
     })
 }
 

@@ -13,6 +13,8 @@ pub(crate) struct Obj<'a> {
     pub id: Option<RpcId<'a>>,
     /// `result`, read by the shape rules.
     pub result: Option<std::result::Result<Payload<'a>, Malformed>>,
+    /// The dialect `result` is written in, when it says.
+    pub result_dialect: Option<crate::a2a::model::Version>,
     pub error: Option<ErrorInfo>,
     pub kind: Option<JStr<'a>>,
     /// The 1.0 StreamResponse wrapper (`task`, `message`, `statusUpdate`,

@@ -106,7 +106,12 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
             0 => o.jsonrpc = present(cur)?,
             1 => o.id = Some(rpc_id_value(cur, m)?),
             2 => {
-                object(cur, m, &mut o.result, &mut o.updates, convert::payload)?;
+                let mut dialect = None;
+                object(cur, m, &mut o.result, &mut o.updates, |r| {
+                    dialect = convert::dialect(r);
+                    convert::payload(r)
+                })?;
+                o.result_dialect = dialect;
             }
             3 => o.error = errors::error_obj(cur, m)?,
             4 => o.kind = string(cur, m)?,
