@@ -91,6 +91,7 @@ kinds! {
     InvalidAgentCard => "invalid_agent_card", Warning;
     CapabilityMismatch => "capability_mismatch", Warning;
     VersionMismatch => "version_mismatch", Warning;
+    ErrorCodeMismatch => "error_code_mismatch", Warning;
 }
 
 impl fmt::Display for Kind {
@@ -168,7 +169,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        assert_eq!(Kind::ALL.len(), 20);
+        assert_eq!(Kind::ALL.len(), 21);
         for k in Kind::ALL {
             assert_eq!(Kind::from_name(k.as_str()), Some(*k));
         }

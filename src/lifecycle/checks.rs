@@ -203,8 +203,8 @@ fn same_rpc_id(a: &RpcId, b: &RpcId) -> bool {
 /// `context_id_mismatch` against the registry's contextId for `task_id`.
 impl Reducer {
     /// `context_id_mismatch`: a follow-up that named task T in context C
-    /// answered about T in another context (§3.4.3: a message to an
-    /// existing task continues it in its context).
+    /// answered about T in another context (§3.4.2: agents MUST
+    /// reject a mismatching contextId and taskId).
     pub(super) fn check_request_context(
         &self,
         task_id: &str,

@@ -1097,7 +1097,7 @@ async fn invalid_agent_card() {
 }
 
 /// What the agent did against the card last seen through the proxy (spec
-/// §4.4.3): a stream while `capabilities.streaming` is false, a push
+/// §3.3.4): a stream while `capabilities.streaming` is false, a push
 /// config accepted while `pushNotifications` is absent, the extended card
 /// served while not declared. Look-alikes: the same before any card, a
 /// push config refused with an A2A error, and all of it after a card that
@@ -1362,4 +1362,80 @@ async fn version_mismatch() {
     );
     assert_eq!(recs[0]["occurrences"], 1, "once per exchange");
     assert_eq!(recs[1]["event_index"], 1);
+}
+
+/// An HTTP+JSON 1.0 error whose HTTP status is not the one the spec maps
+/// it to (§5.4), either table accepted (1.0.1 moved TaskNotCancelable to
+/// 400). Look-alikes: the mapped statuses, both tables; a problem body
+/// (RFC 9457) at its status; a JSON-RPC error (not judged: its code names
+/// the error); an error body no A2A reason names.
+#[tokio::test]
+async fn error_code_mismatch() {
+    let (up, p) = setup("").await;
+    let status_body = |code: u16, reason: &str| {
+        json!({"error": {"code": code, "status": "X", "message": "m", "details": [
+            {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason, "domain": "a2a-protocol.org"}]}})
+        .to_string()
+    };
+    let v1 = [("A2A-Version", "1.0")];
+    let rest = |method: &'static str, path: &'static str, code: u16, body: String| {
+        up.push(Reply::json(code, &body));
+        p.send(method, path, &v1, "")
+    };
+    // Look-alikes.
+    rest("GET", "/tasks/t-a", 404, status_body(404, "TASK_NOT_FOUND")).await;
+    rest(
+        "POST",
+        "/tasks/t-b:cancel",
+        409,
+        status_body(409, "TASK_NOT_CANCELABLE"),
+    )
+    .await;
+    rest(
+        "POST",
+        "/tasks/t-c:cancel",
+        400,
+        status_body(400, "TASK_NOT_CANCELABLE"),
+    )
+    .await;
+    let problem = json!({"type": "https://a2a-protocol.org/errors/task-not-found", "title": "Task not found", "status": 404}).to_string();
+    rest("GET", "/tasks/t-d", 404, problem).await;
+    rest("GET", "/tasks/t-e", 400, status_body(400, "SOMETHING_ELSE")).await;
+    let rpc_err = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found"}}"#;
+    exchange(
+        &up,
+        &p,
+        request(json!(1), "GetTask", json!({"id": "t-f"})),
+        Reply::json(200, rpc_err),
+    )
+    .await;
+    // Provoked.
+    rest("GET", "/tasks/t-1", 400, status_body(400, "TASK_NOT_FOUND")).await;
+    rest(
+        "POST",
+        "/tasks/t-2:cancel",
+        500,
+        status_body(500, "TASK_NOT_CANCELABLE"),
+    )
+    .await;
+    let recs = settle(&up, &p).await;
+    assert_eq!(kinds(&recs), ["error_code_mismatch"; 2], "{recs:#?}");
+    assert!(
+        recs[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("TaskNotFound over HTTP+JSON with HTTP status 404"),
+        "{}",
+        recs[0]
+    );
+    assert!(
+        recs[1]["detail"].as_str().unwrap().contains("409 or 400"),
+        "{}",
+        recs[1]
+    );
+    for r in &recs {
+        check_fields(r);
+        assert_eq!(r["binding"], "rest");
+        assert_eq!(r["severity"], "warning");
+    }
 }

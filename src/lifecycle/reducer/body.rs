@@ -2,7 +2,10 @@
 //! operation, and `blocking_returned_active`.
 
 use super::Reducer;
-use crate::a2a::model::{Decoded, Event, Operation, Payload, TaskSnapshot, TaskState};
+use crate::a2a::model::{
+    A2aError, Binding, Decoded, ErrorInfo, Event, Operation, Payload, TaskSnapshot, TaskState,
+    Version,
+};
 use crate::findings::{Finding, Kind};
 use crate::lifecycle::registry::Registry;
 use crate::lifecycle::short::ShortStr;
@@ -57,8 +60,11 @@ impl Reducer {
         };
         let ev = match &d.payload {
             // Refusals (TaskNotCancelable, UnsupportedOperation, ...) are
-            // answers, not violations.
-            Payload::Error(_) => return,
+            // answers, not violations; their HTTP status must fit them.
+            Payload::Error(e) => {
+                self.check_error_status(e, out);
+                return;
+            }
             Payload::TaskList(list) if expect == Expect::TaskList => {
                 for t in list {
                     self.snapshot_status(t, reg, now, out);
@@ -122,6 +128,41 @@ impl Reducer {
             );
             out.push(self.finding(Kind::BlockingReturnedActive, None, detail));
         }
+    }
+
+    /// `error_code_mismatch`: an HTTP+JSON 1.0 A2A error whose HTTP status
+    /// is not the one the specification maps it to (§5.4; the 1.0.1 table
+    /// moved three, and either is accepted). The error is known by its
+    /// ErrorInfo `reason`, problem `type` or code; JSON-RPC answers are not
+    /// judged (there the code is what names the error).
+    fn check_error_status(&self, e: &ErrorInfo, out: &mut Vec<Finding>) {
+        let ex = &self.exchange;
+        if ex.binding != Binding::Rest || ex.version != Version::V1_0 {
+            return;
+        }
+        let allowed: &[u16] = match e.error {
+            A2aError::TaskNotFound => &[404],
+            A2aError::TaskNotCancelable => &[409, 400],
+            A2aError::ContentTypeNotSupported => &[415, 400],
+            A2aError::InvalidAgentResponse => &[502, 500],
+            A2aError::PushNotificationNotSupported
+            | A2aError::UnsupportedOperation
+            | A2aError::ExtendedAgentCardNotConfigured
+            | A2aError::ExtensionSupportRequired
+            | A2aError::VersionNotSupported => &[400],
+            A2aError::Other => return,
+        };
+        if allowed.contains(&self.http_status) {
+            return;
+        }
+        let want: Vec<String> = allowed.iter().map(u16::to_string).collect();
+        let detail = format!(
+            "expected {:?} over HTTP+JSON with HTTP status {} (the 1.0.0 or 1.0.1 mapping); it came with {}",
+            e.error,
+            want.join(" or "),
+            self.http_status
+        );
+        out.push(self.finding(Kind::ErrorCodeMismatch, None, detail));
     }
 
     /// A Task snapshot in a body: its status judged, its context checked.
