@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::findings::{Kind, Policy};
 
-pub use trace_settings::TraceSettings;
+pub use trace_settings::{TraceSettings, TracingSection};
 pub use values::{
     parse_size, HumanDuration, Level, LogFormat, SeverityChoice, StallLimit, UpstreamUrl,
 };
@@ -85,35 +85,6 @@ pub struct Config {
     pub severity: BTreeMap<String, SeverityChoice>,
     /// OpenTelemetry traces of the exchanges (off without an endpoint).
     pub tracing: TracingSection,
-}
-
-/// `[tracing]`: OTLP/HTTP export of one span per A2A exchange. Each key
-/// left out falls back to the standard `OTEL_*` variable, then the default.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct TracingSection {
-    /// The collector's OTLP/HTTP base URL (`http://collector:4318`): spans
-    /// go to its `/v1/traces`. Else `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`
-    /// (used as is) or `OTEL_EXPORTER_OTLP_ENDPOINT`; none: tracing off.
-    pub endpoint: Option<String>,
-    /// `service.name` of the spans; else `OTEL_SERVICE_NAME`, else "a2a-tap".
-    pub service_name: Option<String>,
-    /// Share of root traces (callers without `traceparent`) traced, 0 to 1;
-    /// a caller's sampled flag is always followed. Else
-    /// `OTEL_TRACES_SAMPLER_ARG`, else 1.
-    pub sample_ratio: Option<f64>,
-    /// Spans waiting for export, at most; more are dropped and counted.
-    pub queue_spans: usize,
-    /// Spans per export request, at most.
-    pub batch_spans: usize,
-    /// Waiting spans are exported at least this often.
-    pub batch_delay: HumanDuration,
-    /// An export request without an answer this long fails (its spans dropped).
-    pub export_timeout: HumanDuration,
-    /// Opt-in: send the proxy's span upstream as the request's parent
-    /// (`traceparent` replaced), so the agent's span is its child. Off, the
-    /// forwarded request's headers are the caller's.
-    pub propagate: bool,
 }
 
 /// `[proxy]`: forwarding limits and the upstream client.

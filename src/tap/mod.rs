@@ -14,13 +14,15 @@ mod series;
 mod worker;
 
 pub use clock::{Clock, ManualClock};
-pub use observer::{Tap, TapConfig, TraceSetup};
+pub use observer::Tap;
 pub use worker::AnalysisHandle;
 
 use crate::config::{Config, ConfigError, StallLimit};
 use crate::engine::evidence::EvidencePolicy;
 use crate::engine::EngineConfig;
+use crate::findings::Policy;
 use crate::lifecycle::{Millis, RegistryConfig, StallLimits};
+use crate::proxy::access::AccessLog;
 
 /// The engine's limits and evidence rules of a config (`[analysis]`,
 /// `[audit]`): the same live and offline.
@@ -50,6 +52,53 @@ pub fn registry_config(config: &Config) -> RegistryConfig {
             input_required: stall(config.stall.input_required),
             auth_required: stall(config.stall.auth_required),
         },
+    }
+}
+
+/// Settings of the live validation path.
+#[derive(Debug)]
+pub struct TapConfig {
+    /// Label of the upstream in metrics and audit records.
+    pub upstream: String,
+    /// Largest request body read for classification.
+    pub max_request_bytes: usize,
+    /// Bytes allowed in flight to the analysis thread.
+    pub queue_bytes: usize,
+    pub engine: EngineConfig,
+    pub registry: RegistryConfig,
+    pub policy: Policy,
+    /// Rewrite agent cards onto this public base URL (`None`: never).
+    pub card_base: Option<String>,
+    /// The authority of the proxy's `public_url`, when set: card URLs
+    /// there lead through the proxy.
+    pub public_authority: Option<String>,
+    /// Spans of the exchanges, when tracing is on.
+    pub trace: Option<TraceSetup>,
+    /// The upstream URL's path, put before every caller's path.
+    pub upstream_base_path: String,
+    /// The clock of judging (the system's, but in tests).
+    pub clock: Clock,
+    /// The access log, when on: the analysis thread completes the lines
+    /// of the exchanges it judges.
+    pub access: Option<AccessLog>,
+}
+
+/// What the analysis thread builds spans with.
+pub struct TraceSetup {
+    pub spans: crate::trace::export::Spans,
+    pub sample_ratio: f64,
+    /// `server.address`: the upstream's host.
+    pub server_address: String,
+    /// Send the proxy's span upstream as the request's parent.
+    pub propagate: bool,
+}
+
+impl std::fmt::Debug for TraceSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceSetup")
+            .field("sample_ratio", &self.sample_ratio)
+            .field("server_address", &self.server_address)
+            .finish_non_exhaustive()
     }
 }
 

@@ -24,49 +24,20 @@ use bytes::Bytes;
 
 use super::clock::Clock;
 use super::queue::{queue, Sender};
-use super::worker::{AnalysisHandle, Caller, Msg, Worker};
+use super::worker::{AnalysisHandle, Msg, Worker};
+use super::TapConfig;
 use crate::trace::context::{OwnSpan, TraceParent};
+use head::{RequestHead, TRACEPARENT};
 
-const TRACEPARENT: http::HeaderName = http::HeaderName::from_static("traceparent");
-const TRACESTATE: http::HeaderName = http::HeaderName::from_static("tracestate");
-use crate::a2a::classify::{classify_with, A2A_VERSION};
-use crate::engine::{EngineConfig, Head, Media, SkipReason};
-use crate::findings::Policy;
-use crate::lifecycle::{End, Registry, RegistryConfig, Seq};
-use crate::proxy::access::{AccessLine, AccessLog};
+use crate::a2a::classify::classify_with;
+use crate::engine::{Head, Media, SkipReason};
+use crate::lifecycle::{End, Registry, Seq};
+use crate::proxy::access::AccessLine;
 use crate::proxy::{
     BodyEnd, ExchangeLabels, ExchangeObserver, Inspector, ProxyError, ResponseTransform,
 };
 use crate::report::audit::AuditLog;
 use crate::report::metrics::Metrics;
-
-/// Settings of the live validation path.
-#[derive(Debug)]
-pub struct TapConfig {
-    /// Label of the upstream in metrics and audit records.
-    pub upstream: String,
-    /// Largest request body read for classification.
-    pub max_request_bytes: usize,
-    /// Bytes allowed in flight to the analysis thread.
-    pub queue_bytes: usize,
-    pub engine: EngineConfig,
-    pub registry: RegistryConfig,
-    pub policy: Policy,
-    /// Rewrite agent cards onto this public base URL (`None`: never).
-    pub card_base: Option<String>,
-    /// The authority of the proxy's `public_url`, when set: card URLs
-    /// there lead through the proxy.
-    pub public_authority: Option<String>,
-    /// Spans of the exchanges, when tracing is on.
-    pub trace: Option<TraceSetup>,
-    /// The upstream URL's path, put before every caller's path.
-    pub upstream_base_path: String,
-    /// The clock of judging (the system's, but in tests).
-    pub clock: Clock,
-    /// The access log, when on: the analysis thread completes the lines
-    /// of the exchanges it judges.
-    pub access: Option<AccessLog>,
-}
 
 /// The validation layer as the proxy sees it: an `Inspector`.
 #[derive(Clone)]
@@ -85,25 +56,6 @@ struct Shared {
     traced: bool,
     /// With `propagate`: the root sampling ratio of the spans decided here.
     propagate: Option<f64>,
-}
-
-/// What the analysis thread builds spans with.
-pub struct TraceSetup {
-    pub spans: crate::trace::export::Spans,
-    pub sample_ratio: f64,
-    /// `server.address`: the upstream's host.
-    pub server_address: String,
-    /// Send the proxy's span upstream as the request's parent.
-    pub propagate: bool,
-}
-
-impl std::fmt::Debug for TraceSetup {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TraceSetup")
-            .field("sample_ratio", &self.sample_ratio)
-            .field("server_address", &self.server_address)
-            .finish_non_exhaustive()
-    }
 }
 
 impl Tap {
@@ -221,62 +173,6 @@ fn labels_of(exchange: &crate::a2a::model::Exchange) -> ExchangeLabels {
         binding: exchange.binding.as_str(),
         method: exchange.operation.as_str(),
         slot: u8::try_from(1 + binding * Operation::ALL.len() + op).unwrap_or(u8::MAX),
-    }
-}
-
-/// What the classifier reads of a request head: method, URI and the one
-/// header it consults (cloning them shares their bytes), and for a GET the
-/// authority the caller used (to judge an agent card's URLs by).
-struct RequestHead {
-    method: http::Method,
-    uri: http::Uri,
-    a2a_version: Option<http::HeaderValue>,
-    host: Option<http::HeaderValue>,
-    traceparent: Option<http::HeaderValue>,
-    tracestate: Option<http::HeaderValue>,
-}
-
-impl RequestHead {
-    fn of(head: &http::request::Parts) -> RequestHead {
-        let host = (head.method == http::Method::GET && head.uri.authority().is_none())
-            .then(|| head.headers.get(http::header::HOST).cloned())
-            .flatten();
-        RequestHead {
-            method: head.method.clone(),
-            uri: head.uri.clone(),
-            a2a_version: head.headers.get(A2A_VERSION).cloned(),
-            host,
-            traceparent: head.headers.get(TRACEPARENT).cloned(),
-            tracestate: head.headers.get(TRACESTATE).cloned(),
-        }
-    }
-
-    /// What the analysis thread needs beyond the classification, when
-    /// there is any (`traced`: tracing wants the method and path).
-    fn caller(&self, card: bool, traced: bool, own: Option<OwnSpan>) -> Option<Box<Caller>> {
-        let text = |v: &Option<http::HeaderValue>| {
-            v.as_ref().and_then(|v| v.to_str().ok()).map(Into::into)
-        };
-        let host = card.then(|| self.authority()).flatten();
-        let traceparent = text(&self.traceparent);
-        (host.is_some() || traceparent.is_some() || traced).then(|| {
-            Box::new(Caller {
-                host,
-                traceparent,
-                tracestate: text(&self.tracestate),
-                http_method: traced.then(|| self.method.clone()),
-                path: traced.then(|| self.uri.path().into()),
-                own,
-            })
-        })
-    }
-
-    /// The authority the caller used: h2's `:authority`, else `Host`.
-    fn authority(&self) -> Option<Box<str>> {
-        match self.uri.authority() {
-            Some(a) => Some(a.as_str().into()),
-            None => self.host.as_ref()?.to_str().ok().map(Into::into),
-        }
     }
 }
 
@@ -537,6 +433,8 @@ impl Drop for Observer {
         self.finish(&[], End::ClientGone);
     }
 }
+
+mod head;
 
 #[cfg(test)]
 mod tests;

@@ -3,10 +3,11 @@
 
 mod capability;
 mod live;
+mod msg;
 mod report;
+mod setup;
 pub(crate) mod tracer;
 
-use std::ops::Range;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -16,8 +17,7 @@ use super::queue::{Receiver, Sender};
 use super::series::AnalysisSeries;
 use crate::a2a::card::{self, CardInfo};
 use crate::a2a::model::Exchange;
-use crate::engine::{EngineConfig, ExchangeEngine, Head, SkipReason};
-use crate::findings::Policy;
+use crate::engine::{EngineConfig, ExchangeEngine, SkipReason};
 use crate::lifecycle::{End, Millis, Outcome, Registry, Seq};
 use crate::proxy::access::{AccessLine, AccessLog};
 use crate::report::audit::AuditLog;
@@ -25,66 +25,9 @@ use crate::report::metrics::Metrics;
 use crate::report::pipeline::{Folds, Pipeline};
 use crate::trace::context::{to_hex, TraceParent};
 use live::{Live, LiveSet};
+pub(crate) use msg::{Caller, Msg};
 use report::Collect;
 use tracer::Tracer;
-
-/// A message from the proxy's observers.
-pub(crate) enum Msg {
-    /// A request was classified as an A2A exchange and sent upstream.
-    Open {
-        id: u64,
-        exchange: Box<Exchange>,
-        at: Instant,
-        /// Its place in the causal order: the messages sent before the
-        /// request began (`Seq::after_messages`). Whatever the proxy saw
-        /// after that cannot have caused the request.
-        seq: Seq,
-        /// What else the request said, when it said any of it.
-        caller: Option<Box<Caller>>,
-    },
-    /// The request could not be classified (body over the limit).
-    Unjudged { reason: SkipReason },
-    /// The response head, read by the observer.
-    Head { id: u64, head: Head },
-    /// A run of the response body (what one upstream read brought).
-    Data {
-        id: u64,
-        /// Where the run's bytes lie in the bytes taken with it.
-        piece: Range<usize>,
-        /// When the first run passed (for time to first event); later
-        /// runs are timed when the analysis thread takes them, which
-        /// saves a clock read per run on the forwarding path.
-        at: Option<Instant>,
-    },
-    /// Bytes of this exchange were not delivered: stop judging it.
-    Lost { id: u64 },
-    End {
-        id: u64,
-        end: End,
-        at: Instant,
-        /// Its access-log line, when the access log is on.
-        access: Option<Box<AccessLine>>,
-    },
-    /// The proxy has drained: judge what came before, then stop.
-    Shutdown,
-}
-
-/// What an exchange's request said beyond its classification, sent only
-/// when it said any of it (or tracing wants the method and path).
-#[derive(Debug, Default)]
-pub(crate) struct Caller {
-    /// For an agent-card fetch: the authority the caller fetched it at
-    /// (`Host`), to tell whether the card's URLs lead past the proxy.
-    pub(crate) host: Option<Box<str>>,
-    /// The caller's W3C trace context.
-    pub(crate) traceparent: Option<Box<str>>,
-    pub(crate) tracestate: Option<Box<str>>,
-    /// The HTTP method and path, for the exchange's span.
-    pub(crate) http_method: Option<http::Method>,
-    pub(crate) path: Option<Box<str>>,
-    /// With `propagate`: the span the serving path sent upstream.
-    pub(crate) own: Option<crate::trace::context::OwnSpan>,
-}
 
 /// Longest a record is held for repeats to fold into before it is written
 /// (the contract: the first occurrence on disk within a second).
@@ -166,78 +109,6 @@ pub(crate) struct Worker {
 }
 
 impl Worker {
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        registry: Registry,
-        engine_cfg: EngineConfig,
-        policy: Policy,
-        upstream: String,
-        metrics: Arc<Metrics>,
-        audit: AuditLog,
-        budget: usize,
-    ) -> Worker {
-        let series = AnalysisSeries::new(&metrics, &upstream);
-        let bypass = report::BypassCheck::new(&metrics, &upstream);
-        Worker {
-            registry,
-            engine_cfg,
-            pipeline: Pipeline::new(policy),
-            upstream,
-            metrics,
-            audit,
-            budget,
-            epoch: Instant::now(),
-            series,
-            live: LiveSet::default(),
-            handled: 0,
-            held: 0,
-            clock: Instant::now(),
-            clock_ms: 0,
-            returned: 0,
-            card: None,
-            base_path: String::new(),
-            time: Clock::System,
-            access: None,
-            fold_due: None,
-            bypass,
-            tracer: None,
-        }
-    }
-
-    /// Builds a span of every sampled exchange and hands it to `tracer`.
-    pub(crate) fn with_tracer(mut self, tracer: Option<Tracer>) -> Worker {
-        self.tracer = tracer;
-        self
-    }
-
-    /// Looks for agent cards whose URLs lead past the proxy (when cards are
-    /// not rewritten), the proxy's own being `public` and the caller's Host.
-    pub(crate) fn with_bypass_check(mut self, on: bool, public: Option<String>) -> Worker {
-        self.bypass.on = on;
-        self.bypass.public = public;
-        self
-    }
-
-    /// Completes and writes access-log lines to `access`.
-    pub(crate) fn with_access(mut self, access: Option<AccessLog>) -> Worker {
-        self.access = access;
-        self
-    }
-
-    /// Judges on `clock` (a manual one in tests).
-    pub(crate) fn with_clock(mut self, clock: Clock) -> Worker {
-        self.epoch = clock.now();
-        self.clock = self.epoch;
-        self.time = clock;
-        self
-    }
-
-    /// The upstream URL's path (`/a2a` for `http://agent/a2a`).
-    pub(crate) fn with_base_path(mut self, base_path: &str) -> Worker {
-        self.base_path = base_path.to_owned();
-        self
-    }
-
     /// Runs until shut down (or every sender is gone); ticks the registry
     /// every second.
     pub(crate) fn run(mut self, rx: Receiver<Msg>) {

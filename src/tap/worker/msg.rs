@@ -1,0 +1,67 @@
+//! The messages the proxy's observers send the analysis thread.
+
+use std::ops::Range;
+use std::time::Instant;
+
+use crate::a2a::model::Exchange;
+use crate::engine::{Head, SkipReason};
+use crate::lifecycle::{End, Seq};
+use crate::proxy::access::AccessLine;
+
+/// A message from the proxy's observers.
+pub(crate) enum Msg {
+    /// A request was classified as an A2A exchange and sent upstream.
+    Open {
+        id: u64,
+        exchange: Box<Exchange>,
+        at: Instant,
+        /// Its place in the causal order: the messages sent before the
+        /// request began (`Seq::after_messages`). Whatever the proxy saw
+        /// after that cannot have caused the request.
+        seq: Seq,
+        /// What else the request said, when it said any of it.
+        caller: Option<Box<Caller>>,
+    },
+    /// The request could not be classified (body over the limit).
+    Unjudged { reason: SkipReason },
+    /// The response head, read by the observer.
+    Head { id: u64, head: Head },
+    /// A run of the response body (what one upstream read brought).
+    Data {
+        id: u64,
+        /// Where the run's bytes lie in the bytes taken with it.
+        piece: Range<usize>,
+        /// When the first run passed (for time to first event); later
+        /// runs are timed when the analysis thread takes them, which
+        /// saves a clock read per run on the forwarding path.
+        at: Option<Instant>,
+    },
+    /// Bytes of this exchange were not delivered: stop judging it.
+    Lost { id: u64 },
+    End {
+        id: u64,
+        end: End,
+        at: Instant,
+        /// Its access-log line, when the access log is on.
+        access: Option<Box<AccessLine>>,
+    },
+    /// The proxy has drained: judge what came before, then stop.
+    Shutdown,
+}
+
+/// What an exchange's request said beyond its classification, sent only
+/// when it said any of it (or tracing wants the method and path).
+#[derive(Debug, Default)]
+pub(crate) struct Caller {
+    /// For an agent-card fetch: the authority the caller fetched it at
+    /// (`Host`), to tell whether the card's URLs lead past the proxy.
+    pub(crate) host: Option<Box<str>>,
+    /// The caller's W3C trace context.
+    pub(crate) traceparent: Option<Box<str>>,
+    pub(crate) tracestate: Option<Box<str>>,
+    /// The HTTP method and path, for the exchange's span.
+    pub(crate) http_method: Option<http::Method>,
+    pub(crate) path: Option<Box<str>>,
+    /// With `propagate`: the span the serving path sent upstream.
+    pub(crate) own: Option<crate::trace::context::OwnSpan>,
+}

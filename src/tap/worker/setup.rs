@@ -1,0 +1,93 @@
+//! Building the analysis thread's worker: its parts, and the settings
+//! given after (`with_*`).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::live::LiveSet;
+use super::report::BypassCheck;
+use super::tracer::Tracer;
+use super::Worker;
+use crate::engine::EngineConfig;
+use crate::findings::Policy;
+use crate::lifecycle::Registry;
+use crate::proxy::access::AccessLog;
+use crate::report::audit::AuditLog;
+use crate::report::metrics::Metrics;
+use crate::report::pipeline::Pipeline;
+use crate::tap::clock::Clock;
+use crate::tap::series::AnalysisSeries;
+
+impl Worker {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        registry: Registry,
+        engine_cfg: EngineConfig,
+        policy: Policy,
+        upstream: String,
+        metrics: Arc<Metrics>,
+        audit: AuditLog,
+        budget: usize,
+    ) -> Worker {
+        let series = AnalysisSeries::new(&metrics, &upstream);
+        let bypass = BypassCheck::new(&metrics, &upstream);
+        Worker {
+            registry,
+            engine_cfg,
+            pipeline: Pipeline::new(policy),
+            upstream,
+            metrics,
+            audit,
+            budget,
+            epoch: Instant::now(),
+            series,
+            live: LiveSet::default(),
+            handled: 0,
+            held: 0,
+            clock: Instant::now(),
+            clock_ms: 0,
+            returned: 0,
+            card: None,
+            base_path: String::new(),
+            time: Clock::System,
+            access: None,
+            fold_due: None,
+            bypass,
+            tracer: None,
+        }
+    }
+
+    /// Builds a span of every sampled exchange and hands it to `tracer`.
+    pub(crate) fn with_tracer(mut self, tracer: Option<Tracer>) -> Worker {
+        self.tracer = tracer;
+        self
+    }
+
+    /// Looks for agent cards whose URLs lead past the proxy (when cards are
+    /// not rewritten), the proxy's own being `public` and the caller's Host.
+    pub(crate) fn with_bypass_check(mut self, on: bool, public: Option<String>) -> Worker {
+        self.bypass.on = on;
+        self.bypass.public = public;
+        self
+    }
+
+    /// Completes and writes access-log lines to `access`.
+    pub(crate) fn with_access(mut self, access: Option<AccessLog>) -> Worker {
+        self.access = access;
+        self
+    }
+
+    /// Judges on `clock` (a manual one in tests).
+    pub(crate) fn with_clock(mut self, clock: Clock) -> Worker {
+        self.epoch = clock.now();
+        self.clock = self.epoch;
+        self.time = clock;
+        self
+    }
+
+    /// The upstream URL's path (`/a2a` for `http://agent/a2a`).
+    pub(crate) fn with_base_path(mut self, base_path: &str) -> Worker {
+        self.base_path = base_path.to_owned();
+        self
+    }
+}
