@@ -249,12 +249,18 @@ def build_app(public_url: str, record: str | None = None) -> Any:
     return RecordExchanges(app, record) if record else app
 
 
-async def serve(port: int, public_url: str | None, record: str | None = None) -> None:
+async def serve(
+    port: int, public_url: str | None, record: str | None = None, wrap: Any = None
+) -> None:
+    """Serves the app (wrapped by `wrap`, an ASGI middleware, when given) and
+    prints `READY PORT` once it listens."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     bound = sock.getsockname()[1]
     app = build_app(public_url or f"http://127.0.0.1:{bound}", record)
+    if wrap is not None:
+        app = wrap(app)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     run = asyncio.create_task(server.serve(sockets=[sock]))

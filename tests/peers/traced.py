@@ -109,30 +109,11 @@ class Extract:
             context.detach(token)
 
 
-async def agent_async(port: int, public_url: str) -> None:
-    import socket
-
-    import agent as peer  # tests/peers/agent.py
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    app = Extract(peer.build_app(public_url))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    run = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        if run.done():
-            await run
-            raise SystemExit("agent stopped before it started")
-        await asyncio.sleep(0.01)
-    print(f"READY {sock.getsockname()[1]}", flush=True)
-    await run
-
-
 def agent(port: int, public_url: str, otlp: str) -> None:
+    import agent as peer  # tests/peers/agent.py
+
     provider("peer-agent", otlp)
-    asyncio.run(agent_async(port, public_url))
+    asyncio.run(peer.serve(port, public_url, wrap=Extract))
 
 
 async def client_async(base_url: str) -> dict:
