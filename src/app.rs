@@ -82,8 +82,9 @@ pub struct App {
 struct Validation {
     tap: Tap,
     analysis: AnalysisHandle,
-    /// The span exporter, when tracing is on.
+    /// The span exporter, when tracing is on, and where it exports to.
     exporter: Option<crate::trace::export::Exporter>,
+    trace_url: Option<http::Uri>,
     audit: AuditLog,
     writer: AuditWriter,
     /// The access log the proxy and the analysis thread write to.
@@ -168,11 +169,10 @@ impl App {
             name = %config.upstream_name(),
             validate = config.validate,
             audit = %audit,
-            tracing = %config
-                .trace_settings(|name| std::env::var(name).ok())
-                .ok()
-                .flatten()
-                .map_or_else(|| "off".to_string(), |t| t.export.url.to_string()),
+            tracing = %validation
+                .as_ref()
+                .and_then(|v| v.trace_url.as_ref())
+                .map_or_else(|| "off".to_string(), ToString::to_string),
             threads = server.threads(),
             "a2a-tap serving"
         );
@@ -246,6 +246,7 @@ impl App {
                 tap,
                 analysis,
                 exporter,
+                trace_url: _,
                 audit,
                 writer,
                 access,
@@ -288,7 +289,9 @@ fn start_validation(
 ) -> Result<Validation, AppError> {
     let mut tap_config = TapConfig::from_config(config)?;
     tap_config.clock = clock;
-    let exporter = match config.trace_settings(|name| std::env::var(name).ok())? {
+    let tracing = config.trace_settings(|name| std::env::var(name).ok())?;
+    let trace_url = tracing.as_ref().map(|t| t.export.url.clone());
+    let exporter = match tracing {
         Some(t) => {
             let (spans, exporter) = crate::trace::export::Exporter::start(
                 t.export,
@@ -337,6 +340,7 @@ fn start_validation(
         tap,
         analysis,
         exporter,
+        trace_url,
         audit,
         writer,
         access,
