@@ -4,26 +4,30 @@
 
 use super::json::members::{integer, members, nullable, objects, string, Int};
 use super::json::{Cursor, Kind, Result};
-use super::model::{A2aError, ErrorInfo};
+use super::model::{A2aError, DetailFault, ErrorInfo};
 
 /// A JSON-RPC `error` or a REST google.rpc.Status-like `error`: its code,
-/// and the A2A error a `details[].reason` (else the code) names.
+/// the A2A error a `details[].reason` (else the code) names, and the fault
+/// of its typed details (`details[]`, or a JSON-RPC `data` array).
 pub(super) fn error_obj(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<ErrorInfo>> {
     nullable(cur, |cur, kind| {
         if kind != Kind::Object {
             return cur.type_error(m, "an object");
         }
         let mut code = None;
-        let mut by_reason = None;
-        members(cur, &["code", "details"], |cur, i| {
-            if i == 1 {
-                by_reason = details(cur)?;
-            } else {
-                code = self::code(cur)?;
+        let mut typed = Details::default();
+        let mut data_fault = None;
+        members(cur, &["code", "details", "data"], |cur, i| {
+            match i {
+                0 => code = self::code(cur)?,
+                1 => typed = details(cur)?,
+                _ => data_fault = data(cur)?,
             }
             Ok(())
         })?;
-        Ok(info(code.unwrap_or(0), by_reason))
+        let mut e = info(code.unwrap_or(0), typed.reason);
+        e.fault = typed.fault.or(data_fault);
+        Ok(e)
     })
 }
 
@@ -33,7 +37,15 @@ pub(super) fn info(code: i64, by_reason: Option<A2aError>) -> ErrorInfo {
     let error = by_reason
         .or_else(|| error_from_code(code))
         .unwrap_or(A2aError::Other);
-    ErrorInfo { code, error }
+    ErrorInfo::new(code, error)
+}
+
+/// An error object sent bare (google.rpc.Status): its code and details.
+pub(super) fn bare(code: i64, details: Option<Details>) -> ErrorInfo {
+    let details = details.unwrap_or_default();
+    let mut e = info(code, details.reason);
+    e.fault = details.fault;
+    e
 }
 
 /// An error object's integer `code` (`null`: absent).
@@ -50,22 +62,84 @@ pub(super) fn code(cur: &mut Cursor<'_>) -> Result<Option<i64>> {
     })
 }
 
-/// `details[]`: the A2A error the first entry whose `reason` names one
-/// names.
-pub(super) fn details(cur: &mut Cursor<'_>) -> Result<Option<A2aError>> {
-    let mut by_reason = None;
-    objects(cur, "details", |cur| {
-        members(cur, &["reason"], |cur, _| {
-            if let Some(r) = string(cur, "reason")? {
-                if by_reason.is_none() {
-                    by_reason = error_from_reason(&r.value());
-                }
-            }
-            Ok(())
-        })
-    })?;
-    Ok(by_reason)
+/// What an error's `details[]` say: the A2A error the first entry whose
+/// `reason` names one names, and the first fault of an entry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Details {
+    pub reason: Option<A2aError>,
+    pub fault: Option<DetailFault>,
 }
+
+/// `details[]`: an array of typed objects (google.protobuf.Any).
+pub(super) fn details(cur: &mut Cursor<'_>) -> Result<Details> {
+    let mut out = Details::default();
+    let mut entry = 0;
+    objects(cur, "details", |cur| {
+        let (reason, fault) = typed_entry(cur, entry)?;
+        out.reason = out.reason.or(reason);
+        out.fault = out.fault.or(fault);
+        entry += 1;
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// A JSON-RPC `error.data`: free-form, so only an array is read as typed
+/// entries (an entry that is not an object names no type either).
+fn data(cur: &mut Cursor<'_>) -> Result<Option<DetailFault>> {
+    if cur.peek()? != Kind::Array {
+        cur.skip_value()?;
+        return Ok(None);
+    }
+    cur.begin_array()?;
+    let (mut first, mut entry, mut fault) = (true, 0, None);
+    while cur.next_item(&mut first)? {
+        let found = if cur.peek()? == Kind::Object {
+            typed_entry(cur, entry)?.1
+        } else {
+            cur.skip_value()?;
+            Some(DetailFault::Untyped { entry })
+        };
+        fault = fault.or(found);
+        entry += 1;
+    }
+    Ok(fault)
+}
+
+/// One typed entry (the cursor at its `{`): the A2A error its `reason`
+/// names, and its fault: no `@type`, or an ErrorInfo naming an A2A error
+/// outside the domain `a2a-protocol.org`.
+fn typed_entry(
+    cur: &mut Cursor<'_>,
+    entry: u32,
+) -> Result<(Option<A2aError>, Option<DetailFault>)> {
+    let (mut ty, mut reason, mut domain) = (None, None, None);
+    members(cur, &["@type", "reason", "domain"], |cur, i| {
+        let v = string(cur, ["@type", "reason", "domain"][i])?.map(|s| s.value().into_owned());
+        match i {
+            0 => ty = v,
+            1 => reason = v.as_deref().and_then(error_from_reason),
+            _ => domain = v,
+        }
+        Ok(())
+    })?;
+    let fault = match &ty {
+        None => Some(DetailFault::Untyped { entry }),
+        Some(t) if t.ends_with("google.rpc.ErrorInfo") => match (reason, domain.as_deref()) {
+            (Some(r), d) if d != Some(A2A_DOMAIN) => Some(DetailFault::Domain {
+                entry,
+                reason: r,
+                has_domain: d.is_some(),
+            }),
+            _ => None,
+        },
+        Some(_) => None,
+    };
+    Ok((reason, fault))
+}
+
+/// The domain of the ErrorInfo an A2A error carries.
+const A2A_DOMAIN: &str = "a2a-protocol.org";
 
 /// The REST ErrorInfo `reason` names.
 fn error_from_reason(reason: &str) -> Option<A2aError> {

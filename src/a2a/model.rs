@@ -332,6 +332,37 @@ pub struct ErrorInfo {
     /// JSON-RPC error code, or the HTTP status a REST body states.
     pub code: i64,
     pub error: A2aError,
+    /// The first way the error's typed details (REST `details[]`, JSON-RPC
+    /// `data[]`) break the shape A2A 1.0 gives them; `None` when they keep
+    /// it or there are none.
+    pub fault: Option<DetailFault>,
+}
+
+impl ErrorInfo {
+    /// An error with no fault in its details.
+    pub fn new(code: i64, error: A2aError) -> ErrorInfo {
+        ErrorInfo {
+            code,
+            error,
+            fault: None,
+        }
+    }
+}
+
+/// How an entry of an error's typed details breaks the 1.0 shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DetailFault {
+    /// Entry `entry` (from 0) names no type: a google.protobuf.Any in JSON
+    /// carries `@type`.
+    Untyped { entry: u32 },
+    /// Entry `entry` is a google.rpc.ErrorInfo naming the A2A error `reason`
+    /// outside the domain `a2a-protocol.org` (`domain` absent when
+    /// `!has_domain`).
+    Domain {
+        entry: u32,
+        reason: A2aError,
+        has_domain: bool,
+    },
 }
 
 /// What a body or frame says.

@@ -259,7 +259,7 @@ fn jsonrpc_errors() {
         );
         let d = ok(&s);
         assert_eq!(d.rpc_id, Some(RpcId::Number("5".into())));
-        assert_eq!(d.payload, Payload::Error(ErrorInfo { code, error: want }));
+        assert_eq!(d.payload, Payload::Error(ErrorInfo::new(code, want)));
     }
     assert!(decode(br#"{"jsonrpc":"2.0","id":1}"#).is_err());
     assert!(decode(
@@ -300,22 +300,10 @@ fn rest_errors() {
         );
         let d = ok(&s);
         assert_eq!(d.rpc_id, None);
-        assert_eq!(
-            d.payload,
-            Payload::Error(ErrorInfo {
-                code: 404,
-                error: want
-            })
-        );
+        assert_eq!(d.payload, Payload::Error(ErrorInfo::new(404, want)));
     }
     let e = error(r#"{"error":{"code":500,"status":"INTERNAL","message":"boom"}}"#);
-    assert_eq!(
-        e,
-        ErrorInfo {
-            code: 500,
-            error: A2aError::Other
-        }
-    );
+    assert_eq!(e, ErrorInfo::new(500, A2aError::Other));
 }
 
 #[test]
@@ -323,29 +311,11 @@ fn problem_json_errors() {
     let e = error(
         r#"{"type":"https://a2a-protocol.org/errors/task-not-found","title":"Task not found","status":404,"detail":"no task t"}"#,
     );
-    assert_eq!(
-        e,
-        ErrorInfo {
-            code: 404,
-            error: A2aError::TaskNotFound
-        }
-    );
+    assert_eq!(e, ErrorInfo::new(404, A2aError::TaskNotFound));
     let e = error(r#"{"type":"about:blank","title":"Task Not Cancelable","status":409}"#);
-    assert_eq!(
-        e,
-        ErrorInfo {
-            code: 409,
-            error: A2aError::Other
-        }
-    );
+    assert_eq!(e, ErrorInfo::new(409, A2aError::Other));
     let e = error(r#"{"title":"Unsupported operation","status":400}"#);
-    assert_eq!(
-        e,
-        ErrorInfo {
-            code: 400,
-            error: A2aError::UnsupportedOperation
-        }
-    );
+    assert_eq!(e, ErrorInfo::new(400, A2aError::UnsupportedOperation));
     let e = error(r#"{"type":"urn:a2a:VersionNotSupportedError","status":400}"#);
     assert_eq!(e.error, A2aError::VersionNotSupported);
 }
@@ -453,7 +423,7 @@ fn bare_error_objects() {
         let d = decode(body.as_bytes()).unwrap_or_else(|e| panic!("{body}: {e:?}"));
         assert_eq!(
             d.payload,
-            Payload::Error(ErrorInfo { code, error }),
+            Payload::Error(ErrorInfo::new(code, error)),
             "{body}"
         );
     }
@@ -521,4 +491,51 @@ proptest! {
         m.truncate(cut.max(1).min(m.len()));
         let _ = decode(&m);
     }
+}
+
+/// The typed details of an error: the first entry without `@type`, or the
+/// ErrorInfo naming an A2A error outside `a2a-protocol.org`; JSON-RPC `data`
+/// read only when it is an array.
+#[test]
+fn error_detail_faults() {
+    let info = r#"{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}"#;
+    let rpc = |data: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":-32001,"message":"m","data":{data}}}}}"#
+        )
+    };
+    let rest =
+        |details: &str| format!(r#"{{"error":{{"code":404,"message":"m","details":{details}}}}}"#);
+    for ok in [
+        rpc(&format!("[{info}]")),
+        rpc("null"),
+        rpc(r#"{"taskId":"t"}"#),
+        rpc(r#""text""#),
+        rest(&format!("[{info}]")),
+        rest(r#"[{"@type":"x/google.rpc.ErrorInfo","reason":"QUOTA","domain":"example.com"}]"#),
+    ] {
+        assert_eq!(error(&ok).fault, None, "{ok}");
+    }
+    let untyped = |entry| Some(DetailFault::Untyped { entry });
+    assert_eq!(error(&rpc(r#"[{"reason":"X"}]"#)).fault, untyped(0));
+    assert_eq!(error(&rpc(&format!("[{info},1]"))).fault, untyped(1));
+    assert_eq!(error(&rest(&format!("[{info},{{}}]"))).fault, untyped(1));
+    let domain = |has_domain| {
+        Some(DetailFault::Domain {
+            entry: 0,
+            reason: A2aError::TaskNotFound,
+            has_domain,
+        })
+    };
+    let no_domain =
+        r#"[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND"}]"#;
+    assert_eq!(error(&rest(no_domain)).fault, domain(false));
+    let other = no_domain.replace(
+        r#""TASK_NOT_FOUND""#,
+        r#""TASK_NOT_FOUND","domain":"x.org""#,
+    );
+    assert_eq!(error(&rest(&other)).fault, domain(true));
+    let bare = r#"{"code":404,"message":"m","details":[{"reason":"TASK_NOT_FOUND"}]}"#;
+    assert_eq!(error(bare).fault, untyped(0));
+    assert_eq!(error(bare).error, A2aError::TaskNotFound);
 }

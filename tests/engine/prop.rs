@@ -128,7 +128,7 @@ fn decoded() -> impl Strategy<Value = Decoded<'static>> {
         6 => event().prop_map(Payload::Event),
         1 => prop::collection::vec(snapshot(), 0..3).prop_map(Payload::TaskList),
         1 => (error, prop_oneof![Just(-32700i64), Just(-32002), Just(-32004)])
-            .prop_map(|(error, code)| Payload::Error(ErrorInfo { code, error })),
+            .prop_map(|(error, code)| Payload::Error(ErrorInfo::new(code, error))),
     ];
     (rpc, payload).prop_map(|(rpc_id, payload)| Decoded {
         rpc_id,

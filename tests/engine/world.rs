@@ -135,7 +135,7 @@ pub fn msg(task: Option<&str>) -> Decoded<'static> {
 }
 
 pub fn err(error: A2aError, code: i64) -> Decoded<'static> {
-    wrap(Payload::Error(ErrorInfo { code, error }))
+    wrap(Payload::Error(ErrorInfo::new(code, error)))
 }
 
 pub fn list(tasks: Vec<TaskSnapshot<'static>>) -> Decoded<'static> {

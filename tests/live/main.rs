@@ -14,5 +14,6 @@ mod hostile;
 mod kinds;
 mod metrics;
 mod paths;
+mod spec_kinds;
 mod traces;
 mod trust;

@@ -117,14 +117,14 @@ fn top_level<'a>(top: &mut Obj<'a>) -> Result<Decoded<'a>, Malformed> {
     }
     if let Some(code) = top
         .code
-        .filter(|_| top.message_text || top.reason.is_some())
+        .filter(|_| top.message_text || top.details.is_some_and(|d| d.reason.is_some()))
     {
         // An error object sent bare: google.rpc.Status (`code`, `message`,
         // `details`), or a JSON-RPC error object as 0.3 HTTP+JSON servers
         // answer (`{"code":-32001,"message":..}`).
         return Ok(Decoded {
             rpc_id: None,
-            payload: Payload::Error(super::errors::info(code, top.reason)),
+            payload: Payload::Error(super::errors::bare(code, top.details)),
             dialect: None,
         });
     }
@@ -139,7 +139,7 @@ fn top_level<'a>(top: &mut Obj<'a>) -> Result<Decoded<'a>, Malformed> {
             .unwrap_or(A2aError::Other);
         return Ok(Decoded {
             rpc_id: None,
-            payload: Payload::Error(ErrorInfo { code: *code, error }),
+            payload: Payload::Error(ErrorInfo::new(*code, error)),
             dialect: None,
         });
     }

@@ -49,8 +49,8 @@ pub(crate) struct Obj<'a> {
     pub code: Option<i64>,
     /// `message` sent as a string (an error's text, not a Message).
     pub message_text: bool,
-    /// The A2A error a top-level `details[].reason` names.
-    pub reason: Option<crate::a2a::model::A2aError>,
+    /// What a top-level `details[]` says (its A2A error, its fault).
+    pub details: Option<crate::a2a::errors::Details>,
     /// A ListTasks result's `nextPageToken`, `pageSize` or `totalSize`
     /// (proto3 JSON omits `tasks` when the page is empty).
     pub page: bool,

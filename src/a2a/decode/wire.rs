@@ -149,7 +149,7 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
             21 => o.problem_type = string(cur, m)?,
             22 => o.title = string(cur, m)?,
             23 => o.code = errors::code(cur)?,
-            24 => o.reason = errors::details(cur)?,
+            24 => o.details = Some(errors::details(cur)?),
             _ => {
                 cur.skip_value()?;
                 o.page = true;

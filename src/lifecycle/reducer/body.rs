@@ -3,8 +3,8 @@
 
 use super::Reducer;
 use crate::a2a::model::{
-    A2aError, Binding, Decoded, ErrorInfo, Event, Operation, Payload, TaskSnapshot, TaskState,
-    Version,
+    A2aError, Binding, Decoded, DetailFault, ErrorInfo, Event, Operation, Payload, TaskSnapshot,
+    TaskState, Version,
 };
 use crate::findings::{Finding, Kind};
 use crate::lifecycle::registry::Registry;
@@ -63,6 +63,7 @@ impl Reducer {
             // answers, not violations; their HTTP status must fit them.
             Payload::Error(e) => {
                 self.check_error_status(e, out);
+                self.check_error_details(e, None, out);
                 return;
             }
             Payload::TaskList(list) if expect == Expect::TaskList => {
@@ -163,6 +164,46 @@ impl Reducer {
             self.http_status
         );
         out.push(self.finding(Kind::ErrorCodeMismatch, None, detail));
+    }
+
+    /// `error_code_mismatch`: an A2A 1.0 error whose typed details break
+    /// their shape: an entry without `@type` (JSON-RPC `data[]`, REST
+    /// `details[]`: google.protobuf.Any), or the ErrorInfo naming an A2A
+    /// error outside the domain `a2a-protocol.org` (§11.6). Only errors
+    /// known as A2A errors (by code or reason) are judged; 0.3 `data` is
+    /// free-form.
+    pub(super) fn check_error_details(
+        &self,
+        e: &ErrorInfo,
+        ix: Option<u64>,
+        out: &mut Vec<Finding>,
+    ) {
+        let (Some(fault), false) = (e.fault, e.error == A2aError::Other) else {
+            return;
+        };
+        if self.exchange.version != Version::V1_0 {
+            return;
+        }
+        let list = if self.exchange.binding == Binding::Rest {
+            "details"
+        } else {
+            "data"
+        };
+        let detail = match fault {
+            DetailFault::Untyped { entry } => format!(
+                "expected every entry of the {:?} error's {list} to name its type with @type (a google.protobuf.Any); entry {entry} has none",
+                e.error
+            ),
+            DetailFault::Domain {
+                entry,
+                reason,
+                has_domain,
+            } => format!(
+                "expected the ErrorInfo naming {reason:?} ({list} entry {entry}) to have domain \"a2a-protocol.org\"; it has {}",
+                if has_domain { "another" } else { "none" }
+            ),
+        };
+        out.push(self.finding(Kind::ErrorCodeMismatch, ix, detail));
     }
 
     /// A Task snapshot in a body: its status judged, its context checked.

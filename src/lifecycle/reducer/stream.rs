@@ -53,8 +53,9 @@ impl Reducer {
                         .to_owned();
                 out.push(self.finding(Kind::MalformedEvent, Some(i), detail));
             }
-            Payload::Error(_) => {
+            Payload::Error(e) => {
                 self.saw_error = true;
+                self.check_error_details(e, Some(i), out);
                 if let Some(term) = self.terminal {
                     if self.after_terminal_judged() {
                         let detail = self.after_terminal_detail(term, "an error");
