@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test command of the README (and of CI): formatting, lints, the whole
 # test suite with its real peers (the official Python and JavaScript A2A
-# SDKs, grpcio, a real Prometheus and promtool), installed here idempotently
-# when missing.
+# SDKs, grpcio, a real Prometheus and promtool, redis-server), installed
+# here idempotently when missing.
 # Steps run in order; the first failure stops the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +22,9 @@ echo "== python venvs with the official a2a-sdk 1.3.0 and 0.3.26 (for the real-p
 
 echo "== node with the official @a2a-js/sdk 1.3.0 and 0.3.14 (for the real-peer tests)"
 ./scripts/setup-node.sh
+
+echo "== redis-server (for the shared-registry tests)"
+./scripts/setup-redis.sh
 
 echo "== cargo test"
 # Debug build: the proxy tests are I/O-bound and a release build of the

@@ -173,6 +173,12 @@ impl App {
                 .as_ref()
                 .and_then(|v| v.trace_url.as_ref())
                 .map_or_else(|| "off".to_string(), ToString::to_string),
+            registry = %match (&validation, &config.registry.redis_url) {
+                (Some(_), Some(url)) if config.registry.backend == crate::config::Backend::Redis => {
+                    format!("redis {} (stream {})", url.masked(), config.registry.stream_key())
+                }
+                _ => "memory".to_string(),
+            },
             threads = server.threads(),
             "a2a-tap serving"
         );

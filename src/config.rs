@@ -5,6 +5,7 @@
 //! bytes, as an integer or with a unit (`"64MiB"`).
 
 mod defaults;
+mod registry_settings;
 mod trace_settings;
 mod values;
 
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::findings::{Kind, Policy};
 
+pub use registry_settings::{Backend, RedisUrl, RegistrySection};
 pub use trace_settings::{TraceSettings, TracingSection};
 pub use values::{
     parse_size, HumanDuration, Level, LogFormat, SeverityChoice, StallLimit, UpstreamUrl,
@@ -181,16 +183,6 @@ pub struct AnalysisSection {
     pub queue_bytes: usize,
 }
 
-/// `[registry]`: tasks remembered across exchanges.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct RegistrySection {
-    /// Most tasks remembered; the least recently seen are forgotten first.
-    pub max_tasks: usize,
-    /// A task not seen for this long is forgotten.
-    pub ttl: HumanDuration,
-}
-
 /// `[stall]`: per-state limits for `stalled_task`; each may be `"off"`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
@@ -352,6 +344,7 @@ impl Config {
         if nanos(&self.registry.ttl) == 0 {
             invalid("registry.ttl", "must be greater than zero");
         }
+
         let stalls = [
             ("stall.submitted", self.stall.submitted),
             ("stall.working", self.stall.working),
@@ -380,6 +373,7 @@ impl Config {
                 });
             }
         }
+        problems.extend(self.registry.problems());
         if let Err(e) = self.policy() {
             problems.push(e);
         }
@@ -401,6 +395,7 @@ impl Config {
                     .to_string(),
             );
         }
+        warnings.extend(self.registry.warnings());
         warnings
     }
 

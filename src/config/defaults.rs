@@ -2,7 +2,7 @@
 
 use super::{
     AnalysisSection, AuditSection, HumanDuration, Level, LogFormat, LogSection, ProxySection,
-    RegistrySection, StallLimit, StallSection, TracingSection,
+    StallLimit, StallSection, TracingSection,
 };
 
 const MIB: usize = 1024 * 1024;
@@ -59,15 +59,6 @@ impl Default for AnalysisSection {
             max_request_bytes: MIB,
             max_event_bytes: MIB,
             queue_bytes: 64 * MIB,
-        }
-    }
-}
-
-impl Default for RegistrySection {
-    fn default() -> Self {
-        RegistrySection {
-            max_tasks: 100_000,
-            ttl: HumanDuration::secs(3600),
         }
     }
 }

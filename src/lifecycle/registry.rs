@@ -9,7 +9,10 @@ use super::{Millis, Seq};
 use crate::a2a::model::TaskState;
 use crate::findings::{Finding, Kind};
 
+mod fact;
 mod limits;
+use fact::note;
+pub use fact::Fact;
 pub use limits::{RegistryConfig, StallLimits};
 
 /// One state observation of a task, as a response or stream event reported it.
@@ -85,6 +88,9 @@ pub struct Registry {
     evicted: u64,
     /// `[from + 1][to]`, from index 0 meaning "first seen".
     transitions: [[u64; 8]; 9],
+    /// While shared with other replicas: the facts recorded since they
+    /// were last taken (`take_facts`).
+    outbox: Option<Vec<Fact>>,
 }
 
 fn idx(s: TaskState) -> usize {
@@ -103,6 +109,7 @@ impl Registry {
             by_state: [0; 8],
             evicted: 0,
             transitions: [[0; 8]; 9],
+            outbox: None,
         }
     }
 
@@ -207,22 +214,30 @@ impl Registry {
             clock,
             by_state,
             transitions,
+            outbox,
             ..
         } = self;
         let e = match tasks.touch(o.task_id) {
             Ok(e) => e,
             Err(at) => {
-                self.insert(o, at, stamp, now);
+                if self.insert(o, at, stamp, now, true) {
+                    note(&mut self.outbox, o);
+                }
                 return Verdict::Recorded;
             }
         };
         e.last_seen = now;
+        let mut moved_context = false;
         if let Some(ctx) = o.context_id {
             if !e.context_id.as_ref().is_some_and(|known| known.is(ctx)) {
                 *ctx_was = e.context_id.replace(ShortStr::new(ctx));
+                moved_context = true;
             }
         }
         if e.state == o.state {
+            if moved_context {
+                note(outbox, o);
+            }
             let untouched = stamp.is_some() && stamp == e.status_at;
             let sat = now.saturating_sub(e.entered);
             match self.cfg.stall.limit(e.state) {
@@ -260,13 +275,24 @@ impl Registry {
         e.stall_reported = false;
         e.status_at = stamp;
         e.terminal_seq = o.state.is_terminal().then_some(Seq(*clock + 1));
+        note(outbox, o);
         verdict
     }
 
-    fn insert(&mut self, o: &Observation<'_>, at: Vacant, stamp: Option<Stamp>, now: Millis) {
+    /// Tracks a task first seen in `o`; `seen_here` counts the first
+    /// sighting as a transition (a learned fact is not this proxy's).
+    /// False when nothing is tracked (`max_tasks` 0).
+    fn insert(
+        &mut self,
+        o: &Observation<'_>,
+        at: Vacant,
+        stamp: Option<Stamp>,
+        now: Millis,
+        seen_here: bool,
+    ) -> bool {
         let max = self.cfg.max_tasks.min(lru::MAX_LEN);
         if max == 0 {
-            return;
+            return false;
         }
         while self.tasks.len() >= max && self.pop_oldest() {
             self.evicted += 1;
@@ -282,10 +308,14 @@ impl Registry {
             stall_reported: false,
             watchers: 0,
         };
-        if self.tasks.insert(o.task_id, at, entry) {
-            self.by_state[idx(o.state)] += 1;
+        if !self.tasks.insert(o.task_id, at, entry) {
+            return false;
+        }
+        self.by_state[idx(o.state)] += 1;
+        if seen_here {
             self.transitions[0][idx(o.state)] += 1;
         }
+        true
     }
 
     /// Forgets the least recently observed task; false when there is none.

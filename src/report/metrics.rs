@@ -74,6 +74,15 @@ pub struct Metrics {
     pub upstream_up: IntGaugeVec,
     /// `a2a_connections_active`: caller connections open.
     pub connections_active: IntGauge,
+    /// `a2a_registry_facts_total{direction}`: task facts shared with the
+    /// other replicas (`published`) and heard from them (`received`).
+    pub registry_facts_total: IntCounterVec,
+    /// `a2a_registry_errors_total{op}`: failures of the shared registry
+    /// (`connect`, `publish`, `read`, `decode`, `dropped`: facts not
+    /// published because the backlog was full).
+    pub registry_errors_total: IntCounterVec,
+    /// `a2a_registry_up`: 1 while the shared registry's server answers.
+    pub registry_up: IntGauge,
 }
 
 // === impl Metrics ===
@@ -207,6 +216,24 @@ impl Metrics {
             )?,
             connections_active: {
                 let g = IntGauge::new("a2a_connections_active", "Caller connections open.")?;
+                registry.register(Box::new(g.clone()))?;
+                g
+            },
+            registry_facts_total: counter(
+                "a2a_registry_facts_total",
+                "Task facts shared with the other replicas (published) and heard from them (received).",
+                &["direction"],
+            )?,
+            registry_errors_total: counter(
+                "a2a_registry_errors_total",
+                "Failures of the shared task registry, by operation (connect, publish, read, decode, dropped).",
+                &["op"],
+            )?,
+            registry_up: {
+                let g = IntGauge::new(
+                    "a2a_registry_up",
+                    "1 while the shared task registry's server answers (backend = \"redis\"), else 0.",
+                )?;
                 registry.register(Box::new(g.clone()))?;
                 g
             },

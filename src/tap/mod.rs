@@ -10,6 +10,7 @@
 pub mod clock;
 mod observer;
 mod queue;
+pub mod replicas;
 mod series;
 mod worker;
 
@@ -81,6 +82,8 @@ pub struct TapConfig {
     /// The access log, when on: the analysis thread completes the lines
     /// of the exchanges it judges.
     pub access: Option<AccessLog>,
+    /// The replicas' shared registry (`backend = "redis"`), when on.
+    pub share: Option<replicas::ShareSettings>,
 }
 
 /// What the analysis thread builds spans with.
@@ -126,7 +129,25 @@ impl TapConfig {
                 .to_owned(),
             clock: Clock::System,
             access: None,
+            share: share_settings(config),
         })
+    }
+}
+
+/// How the replicas share the registry, with `backend = "redis"`.
+pub fn share_settings(config: &Config) -> Option<replicas::ShareSettings> {
+    let r = &config.registry;
+    match (r.backend, &r.redis_url) {
+        (crate::config::Backend::Redis, Some(url)) => Some(replicas::ShareSettings {
+            url: url.as_str().to_owned(),
+            masked_url: url.masked(),
+            stream: r.stream_key(),
+            // A task makes a few facts (states, a context): room for the
+            // registry's worth of tasks, trimmed by the TTL besides.
+            max_len: r.max_tasks.saturating_mul(4).max(10_000),
+            ttl: r.ttl.0,
+        }),
+        _ => None,
     }
 }
 

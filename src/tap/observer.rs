@@ -73,9 +73,18 @@ impl Tap {
             .as_ref()
             .filter(|t| t.propagate)
             .map(|t| t.sample_ratio);
+        let mut registry = Registry::new(cfg.registry);
+        let (replicas, publisher) = match cfg.share.take() {
+            Some(settings) => {
+                registry.share();
+                let (r, p) = super::replicas::Replicas::start(settings, &metrics, tx.clone())?;
+                (Some(r), Some(p))
+            }
+            None => (None, None),
+        };
         let worker =
             Worker::new(
-                Registry::new(cfg.registry),
+                registry,
                 cfg.engine,
                 cfg.policy,
                 cfg.upstream.clone(),
@@ -89,7 +98,8 @@ impl Tap {
             .with_bypass_check(cfg.card_base.is_none(), cfg.public_authority.clone())
             .with_tracer(cfg.trace.take().map(|t| {
                 super::worker::tracer::Tracer::new(t.spans, t.sample_ratio, t.server_address)
-            }));
+            }))
+            .with_publisher(publisher);
         let thread = std::thread::Builder::new()
             .name("a2a-tap-analysis".into())
             .spawn(move || worker.run(rx))?;
@@ -108,6 +118,7 @@ impl Tap {
             AnalysisHandle {
                 thread: Some(thread),
                 tx: handle_tx,
+                replicas,
             },
         ))
     }

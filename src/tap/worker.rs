@@ -49,6 +49,9 @@ const BUSY_SPELL: Duration = Duration::from_millis(200);
 pub struct AnalysisHandle {
     pub(crate) thread: Option<JoinHandle<()>>,
     pub(crate) tx: Sender<Msg>,
+    /// The shared registry's threads, stopped after the analysis thread
+    /// (which offers them its last facts).
+    pub(crate) replicas: Option<super::replicas::Replicas>,
 }
 
 impl AnalysisHandle {
@@ -58,6 +61,9 @@ impl AnalysisHandle {
         self.tx.send(Msg::Shutdown);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
+        }
+        if let Some(r) = self.replicas.take() {
+            r.stop();
         }
     }
 }
@@ -106,6 +112,8 @@ pub(crate) struct Worker {
     bypass: report::BypassCheck,
     /// Spans of the exchanges, when tracing is on.
     tracer: Option<Tracer>,
+    /// Where the registry's facts go for the other replicas, when shared.
+    publisher: Option<super::replicas::Publisher>,
 }
 
 impl Worker {
@@ -131,6 +139,9 @@ impl Worker {
                 self.handle(msg, &bytes);
             }
             rx.give_back(std::mem::take(&mut self.returned));
+            if let Some(p) = &self.publisher {
+                p.offer(self.registry.take_facts());
+            }
             let now = Instant::now();
             if drained {
                 last_busy = now;
@@ -175,6 +186,9 @@ impl Worker {
         }
         self.tick();
         self.sync_registry_metrics();
+        if let Some(p) = &self.publisher {
+            p.offer(self.registry.take_facts());
+        }
         tracing::debug!(unfinished = self.live.len(), "analysis stopped");
     }
 
@@ -228,6 +242,11 @@ impl Worker {
                 at,
                 access,
             } => self.end(id, end, at, access),
+            Msg::Facts(facts) => {
+                for f in &facts {
+                    self.registry.learn(f, self.clock_ms);
+                }
+            }
             Msg::Shutdown => {}
         }
     }

@@ -9,4 +9,5 @@ mod binary;
 mod check;
 mod config;
 mod hostile;
+mod replicas;
 mod signals;

@@ -99,8 +99,16 @@ const SENTINEL: &str = "sentinel-frame-not-json";
 
 /// Sends a stream with one unreadable frame, and waits for its record: as
 /// the analysis thread judges in order, every earlier exchange is then
-/// judged. Returns every record before the sentinel's.
+/// judged. Returns every record since the previous settle's sentinel (all
+/// of them, the first time) up to this one's.
 pub async fn settle(up: &Upstream, proxy: &impl Proxied) -> Vec<Value> {
+    // With `redact_parts`, the unreadable frame shows as its length.
+    let redacted = format!("[redacted: {} bytes, not JSON]", SENTINEL.len());
+    let is_sentinel = |r: &Value| r["evidence"] == SENTINEL || r["evidence"] == redacted.as_str();
+    let sentinels = |recs: &[Value]| -> Vec<usize> {
+        (0..recs.len()).filter(|&i| is_sentinel(&recs[i])).collect()
+    };
+    let earlier = sentinels(&proxy.records()).len();
     up.push(Reply::sse(&[SENTINEL.to_string()]));
     let (_, _) = proxy
         .send(
@@ -113,13 +121,10 @@ pub async fn settle(up: &Upstream, proxy: &impl Proxied) -> Vec<Value> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
         let recs = proxy.records();
-        // With `redact_parts`, the unreadable frame shows as its length.
-        let redacted = format!("[redacted: {} bytes, not JSON]", SENTINEL.len());
-        if let Some(pos) = recs
-            .iter()
-            .position(|r| r["evidence"] == SENTINEL || r["evidence"] == redacted.as_str())
-        {
-            return recs[..pos].to_vec();
+        let at = sentinels(&recs);
+        if let Some(&pos) = at.get(earlier) {
+            let from = earlier.checked_sub(1).map_or(0, |i| at[i] + 1);
+            return recs[from..pos].to_vec();
         }
         assert!(
             std::time::Instant::now() < deadline,

@@ -367,3 +367,76 @@ fn context_follows_the_latest_observation() {
     r.observe(&o, 1);
     assert_eq!(r.context_of("t"), Some("d"));
 }
+
+fn fact(task: &str, state: TaskState, ts: Option<&str>) -> Fact {
+    Fact {
+        task_id: task.into(),
+        context_id: Some("c".into()),
+        state,
+        timestamp: ts.map(Into::into),
+    }
+}
+
+/// Shared: what is recorded becomes a fact (a new task, a new state, a new
+/// context), a repeat does not; what is learned from another replica makes
+/// no fact and no transition.
+#[test]
+fn shared_registry_facts() {
+    let mut r = reg(10);
+    assert!(r.take_facts().is_empty());
+    r.observe(&obs("t", Working, None, Seq(2)), 0);
+    assert!(r.take_facts().is_empty(), "not shared: no facts");
+    r.share();
+    r.observe(&obs("t", Working, None, Seq(2)), 0);
+    r.observe(&obs("u", Working, None, Seq(2)), 0);
+    r.observe(&obs("t", Completed, Some("2026-01-01T00:00:01Z"), Seq(2)), 0);
+    let mut moved = obs("u", Working, None, Seq(2));
+    moved.context_id = Some("d");
+    r.observe(&moved, 0);
+    let facts = r.take_facts();
+    let seen: Vec<(&str, TaskState)> = facts.iter().map(|f| (&*f.task_id, f.state)).collect();
+    assert_eq!(seen, [("u", Working), ("t", Completed), ("u", Working)]);
+    assert_eq!(facts[1].timestamp.as_deref(), Some("2026-01-01T00:00:01Z"));
+    assert_eq!(facts[2].context_id.as_deref(), Some("d"));
+    let mut counted = 0;
+    r.take_transitions(&mut |_, _, n| counted += n);
+    r.learn(&fact("v", Completed, None), 0);
+    r.learn(&fact("u", Failed, None), 0);
+    assert!(r.take_facts().is_empty(), "learned facts are not published again");
+    let mut learned = 0;
+    r.take_transitions(&mut |_, _, n| learned += n);
+    assert_eq!((counted > 0, learned), (true, 0));
+    assert_eq!(r.state_of("v"), Some(Completed));
+    assert_eq!(r.state_of("u"), Some(Failed));
+}
+
+/// A learned terminal state counts for exchanges opened after it arrived,
+/// never for one opened before; hearsay never leaves a terminal state, and
+/// a fact older than the known status (by the agent's timestamp) is ignored.
+#[test]
+fn learned_facts_keep_the_causal_rule() {
+    let mut r = reg(10);
+    r.share();
+    r.at_message(3);
+    let before = Seq::after_messages(3);
+    r.learn(&fact("t", Completed, None), 0);
+    let after = Seq::after_messages(4);
+    assert_eq!(r.terminal_before("t", before), None);
+    assert_eq!(r.terminal_before("t", after), Some(Completed));
+    assert_eq!(
+        r.observe(&obs("t", Working, None, before), 0),
+        Verdict::Ignored
+    );
+    assert_eq!(
+        r.observe(&obs("t", Working, None, after), 0),
+        Verdict::TerminalExit { was: Completed }
+    );
+    r.observe(&obs("d", Canceled, None, after), 0);
+    r.learn(&fact("d", Working, None), 0);
+    assert_eq!(r.state_of("d"), Some(Canceled));
+    r.observe(&obs("s", Working, Some("2026-01-01T00:00:05Z"), after), 0);
+    r.learn(&fact("s", InputRequired, Some("2026-01-01T00:00:01Z")), 0);
+    assert_eq!(r.state_of("s"), Some(Working), "an older fact is ignored");
+    r.learn(&fact("s", InputRequired, Some("2026-01-01T00:00:09Z")), 0);
+    assert_eq!(r.state_of("s"), Some(InputRequired));
+}

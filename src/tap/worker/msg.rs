@@ -45,6 +45,9 @@ pub(crate) enum Msg {
         /// Its access-log line, when the access log is on.
         access: Option<Box<AccessLine>>,
     },
+    /// Facts the other replicas saw, as heard now (`[registry] backend =
+    /// "redis"`).
+    Facts(Vec<crate::lifecycle::registry::Fact>),
     /// The proxy has drained: judge what came before, then stop.
     Shutdown,
 }

@@ -54,7 +54,17 @@ impl Worker {
             fold_due: None,
             bypass,
             tracer: None,
+            publisher: None,
         }
+    }
+
+    /// Offers the registry's facts to `publisher` after each drain.
+    pub(crate) fn with_publisher(
+        mut self,
+        publisher: Option<super::super::replicas::Publisher>,
+    ) -> Worker {
+        self.publisher = publisher;
+        self
     }
 
     /// Builds a span of every sampled exchange and hands it to `tracer`.

@@ -1,0 +1,146 @@
+//! `[registry]`: the task registry across exchanges, per process or shared
+//! by the replicas in front of one agent through Redis.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::{ConfigError, HumanDuration};
+
+/// `[registry]`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RegistrySection {
+    /// Most tasks remembered; the least recently seen are forgotten first.
+    pub max_tasks: usize,
+    /// A task not seen for this long is forgotten.
+    pub ttl: HumanDuration,
+    /// Where the registry lives.
+    pub backend: Backend,
+    /// The Redis (or Valkey) server of `backend = "redis"`.
+    pub redis_url: Option<RedisUrl>,
+    /// Put before every Redis key, so deployments can share one server.
+    pub key_prefix: String,
+}
+
+impl Default for RegistrySection {
+    fn default() -> Self {
+        RegistrySection {
+            max_tasks: 100_000,
+            ttl: HumanDuration::secs(3600),
+            backend: Backend::Memory,
+            redis_url: None,
+            key_prefix: "a2a-tap".to_string(),
+        }
+    }
+}
+
+/// `[registry] backend`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// What this process saw.
+    Memory,
+    /// What every replica publishing to the same Redis stream saw.
+    Redis,
+}
+
+impl RegistrySection {
+    /// The problems of the section, each naming its key.
+    pub(super) fn problems(&self) -> Vec<ConfigError> {
+        let invalid = |key: &str, why: &str| ConfigError::Invalid {
+            key: key.to_string(),
+            why: why.to_string(),
+        };
+        let mut problems = Vec::new();
+        if self.backend == Backend::Redis && self.redis_url.is_none() {
+            problems.push(invalid(
+                "registry.redis_url",
+                "required with backend = \"redis\" (e.g. redis://127.0.0.1:6379)",
+            ));
+        }
+        let bad_char = |c: char| c.is_whitespace() || c.is_control();
+        if self.key_prefix.is_empty() || self.key_prefix.chars().any(bad_char) {
+            problems.push(invalid(
+                "registry.key_prefix",
+                "must be a non-empty name without spaces",
+            ));
+        }
+        problems
+    }
+
+    /// What is legal but probably not meant.
+    pub(super) fn warnings(&self) -> Vec<String> {
+        match (&self.redis_url, self.backend) {
+            (Some(_), Backend::Memory) => vec![
+                "`registry.redis_url` is set but `registry.backend` is \"memory\": Redis is not used \
+                 (set backend = \"redis\", or remove the key)"
+                    .to_string(),
+            ],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The Redis stream the replicas share facts on.
+    pub fn stream_key(&self) -> String {
+        format!("{}:facts", self.key_prefix)
+    }
+}
+
+/// A `redis://` or `rediss://` URL (user, password and database number as
+/// redis-rs reads them), printed with its credentials masked.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RedisUrl(String);
+
+impl RedisUrl {
+    /// The URL as configured (credentials included).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The URL with its user information, if any, replaced by `***`.
+    pub fn masked(&self) -> String {
+        let Some((scheme, rest)) = self.0.split_once("://") else {
+            return self.0.clone();
+        };
+        let end = rest.find('/').unwrap_or(rest.len());
+        match rest[..end].rsplit_once('@') {
+            Some((_, host)) => format!("{scheme}://***@{host}{}", &rest[end..]),
+            None => self.0.clone(),
+        }
+    }
+}
+
+impl std::str::FromStr for RedisUrl {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let masked = RedisUrl(text.to_string()).masked();
+        if !(text.starts_with("redis://") || text.starts_with("rediss://")) {
+            return Err(format!(
+                "{masked}: the scheme must be redis:// or rediss://"
+            ));
+        }
+        redis::Client::open(text).map_err(|e| format!("{masked}: {e}"))?;
+        Ok(RedisUrl(text.to_string()))
+    }
+}
+
+impl fmt::Debug for RedisUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.masked())
+    }
+}
+
+impl Serialize for RedisUrl {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.masked())
+    }
+}
+
+impl<'de> Deserialize<'de> for RedisUrl {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
