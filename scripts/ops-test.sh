@@ -131,6 +131,12 @@ for kind in ConfigMap Deployment Service ServiceMonitor PrometheusRule; do
   grep -q "^kind: $kind\$" "$tmp/kustomized.yaml" || fail "the Kustomize base renders no $kind"
 done
 echo "renders: $(grep '^kind: ' "$tmp/kustomized.yaml" | cut -d' ' -f2 | tr '\n' ' ')"
+"${kustomize[@]}" deploy/kubernetes-replicas >"$tmp/kustomized-replicas.yaml" ||
+  fail "deploy/kubernetes-replicas does not render"
+grep -q 'backend = "redis"' "$tmp/kustomized-replicas.yaml" ||
+  fail "the replicas overlay's ConfigMap has no shared registry"
+grep -q '^  replicas: 3$' "$tmp/kustomized-replicas.yaml" || fail "the replicas overlay does not scale the Deployment"
+echo "the replicas overlay renders (3 replicas, a Redis, backend = redis)"
 
 if command -v systemd-analyze >/dev/null 2>&1; then
   # verify wants ExecStart's binary to exist: check a copy that runs /bin/true.
@@ -232,6 +238,9 @@ wait "$k8s_pid" || k8s_status=$?
 forget "$k8s_pid"
 [ "$k8s_status" = 0 ] || fail "a2a-tap with the ConfigMap's config exited $k8s_status on SIGTERM, not 0"
 echo "accepted, and exited 0 on SIGTERM"
+"$tap_bin" config check --config deploy/kubernetes-replicas/config.toml >"$tmp/replicas-config.txt" 2>&1 ||
+  fail "deploy/kubernetes-replicas/config.toml is refused: $(cat "$tmp/replicas-config.txt")"
+echo "the replicas overlay's config.toml is accepted (config check)"
 
 step "start the misbehaving agent"
 "$agent_bin" 127.0.0.1:0 >"$tmp/agent.out" 2>"$tmp/agent.log" &

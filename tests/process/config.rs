@@ -230,3 +230,42 @@ async fn threads_sets_the_serving_threads_and_the_startup_line_says_so() {
         assert!(line.contains(field), "`{field}` missing from {line}");
     }
 }
+
+/// `[registry] backend = "redis"`: the URL is required, must be redis:// or
+/// rediss://, and its password is masked when printed; a URL without the
+/// backend is a warning (it would be ignored).
+#[test]
+fn the_shared_registry_needs_a_redis_url_and_masks_its_password() {
+    refused(
+        check("[registry]\nbackend = \"redis\"\n", &[]),
+        &["registry.redis_url", "required"],
+    );
+    refused(
+        check(
+            "[registry]\nbackend = \"redis\"\nredis_url = \"http://cache:6379\"\n",
+            &[],
+        ),
+        &["redis_url", "redis:// or rediss://"],
+    );
+    refused(
+        check("[registry]\nbackend = \"valkey\"\n", &[]),
+        &["backend", "valkey"],
+    );
+    refused(
+        check(
+            "[registry]\nbackend = \"redis\"\nredis_url = \"redis://h:1\"\nkey_prefix = \"\"\n",
+            &[],
+        ),
+        &["registry.key_prefix"],
+    );
+    let (code, out, err) = check(
+        "[registry]\nbackend = \"redis\"\nredis_url = \"rediss://user:s3cret@cache:6380/2\"\n",
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("redis_url = \"rediss://***@cache:6380/2\""), "{out}");
+    assert!(!out.contains("s3cret") && !err.contains("s3cret"), "{out}{err}");
+    let (code, _, err) = check("[registry]\nredis_url = \"redis://cache:6379\"\n", &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("warning") && err.contains("registry.backend"), "{err}");
+}
