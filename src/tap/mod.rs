@@ -142,9 +142,9 @@ pub fn share_settings(config: &Config) -> Option<replicas::ShareSettings> {
             url: url.as_str().to_owned(),
             masked_url: url.masked(),
             stream: r.stream_key(),
-            // A task makes a few facts (states, a context): room for the
-            // registry's worth of tasks, trimmed by the TTL besides.
-            max_len: r.max_tasks.saturating_mul(4).max(10_000),
+            // Entries of up to 64 facts, a task making a few (its states):
+            // room for several registries' worth, trimmed by the TTL besides.
+            max_len: (r.max_tasks / 8).max(1_000),
             ttl: r.ttl.0,
         }),
         _ => None,

@@ -13,8 +13,8 @@ use crate::lifecycle::registry::Fact;
 use crate::tap::queue::Sender;
 use crate::tap::worker::Msg;
 
-/// Entries read per round trip.
-const READ_COUNT: usize = 512;
+/// Entries read per round trip (each up to `wire::PACK` facts).
+const READ_COUNT: usize = 64;
 /// How long a read waits for new entries (and so how soon a stop is seen).
 const BLOCK: Duration = Duration::from_millis(500);
 
@@ -108,7 +108,7 @@ impl Consuming {
             self.last_id = id;
             match wire::read(&fields) {
                 Ok((replica, _)) if replica == self.replica => {}
-                Ok((_, fact)) => facts.push(fact),
+                Ok((_, some)) => facts.extend(some),
                 Err(why) => self
                     .health
                     .failed("decode", &format_args!("entry {}: {why}", self.last_id)),

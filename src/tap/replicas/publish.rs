@@ -1,6 +1,7 @@
 //! The publishing thread: facts the analysis thread offered, written to
-//! the stream in pipelines; a backlog (bounded) while Redis is away; the
-//! stream trimmed by length on every write and by age every 30 s.
+//! the stream in pipelines of packed entries; a backlog (bounded) while
+//! Redis is away; the stream trimmed by length on every write and by age
+//! every 30 s.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,8 +16,8 @@ use crate::lifecycle::registry::Fact;
 /// Facts kept while Redis cannot take them; past it the oldest go (counted
 /// as `dropped`).
 const MAX_BACKLOG: usize = 65_536;
-/// Facts written per round trip.
-const PIPELINE: usize = 512;
+/// Facts written per round trip (in entries of `wire::PACK`).
+const PIPELINE: usize = 4096;
 /// How often entries older than the TTL are trimmed.
 const TRIM_EVERY: Duration = Duration::from_secs(30);
 
@@ -124,18 +125,21 @@ impl Publishing {
         while !self.backlog.is_empty() {
             let n = self.backlog.len().min(PIPELINE);
             let mut pipe = redis::pipe();
-            for f in self.backlog.iter().take(n) {
-                let cmd = pipe
-                    .cmd("XADD")
+            let batch: Vec<Fact> = self.backlog.iter().take(n).cloned().collect();
+            for facts in batch.chunks(wire::PACK) {
+                pipe.cmd("XADD")
                     .arg(&self.settings.stream)
                     .arg("MAXLEN")
                     .arg("~")
                     .arg(self.settings.max_len)
-                    .arg("*");
-                for (name, value) in wire::fields(f, &self.replica) {
-                    cmd.arg(name).arg(value);
-                }
-                cmd.ignore();
+                    .arg("*")
+                    .arg("v")
+                    .arg(wire::FORMAT)
+                    .arg("r")
+                    .arg(&self.replica)
+                    .arg("f")
+                    .arg(wire::pack(facts))
+                    .ignore();
             }
             pipe.query::<()>(con)?;
             self.backlog.drain(..n);

@@ -1,65 +1,94 @@
-//! A fact as a Redis stream entry: `v` (format), `r` (the replica that
-//! saw it), `t` (task id), `s` (state, by its metric label), and when
-//! known `c` (context id) and `ts` (the agent's `status.timestamp`).
+//! Facts as Redis stream entries: one entry carries up to `PACK` facts a
+//! replica recorded together, so Redis does one insertion per batch rather
+//! than per fact. Fields: `v` (format), `r` (the replica that saw them),
+//! `f` (the facts, protobuf: a repeated message of task id, context id,
+//! state by its metric label, the agent's `status.timestamp`).
+
+use prost::Message as _;
 
 use crate::lifecycle::registry::Fact;
 
 /// The format written in `v`; entries of another format are skipped.
-pub(super) const FORMAT: &str = "1";
+pub(super) const FORMAT: &str = "2";
+/// Most facts in one entry.
+pub(super) const PACK: usize = 64;
 
-/// The fields of `f`'s entry, seen by `replica`.
-pub(super) fn fields<'a>(f: &'a Fact, replica: &'a str) -> Vec<(&'static str, &'a str)> {
-    let mut out = vec![
-        ("v", FORMAT),
-        ("r", replica),
-        ("t", &*f.task_id),
-        ("s", f.state.as_str()),
-    ];
-    if let Some(c) = &f.context_id {
-        out.push(("c", c));
-    }
-    if let Some(ts) = &f.timestamp {
-        out.push(("ts", ts));
-    }
-    out
+#[derive(Clone, PartialEq, prost::Message)]
+struct Facts {
+    #[prost(message, repeated, tag = "1")]
+    facts: Vec<FactMsg>,
 }
 
-/// What an entry's fields say: the replica and its fact, or why the entry
-/// is not one (then nothing of it is used).
-pub(super) fn read(fields: &[(Vec<u8>, Vec<u8>)]) -> Result<(String, Fact), String> {
-    let (mut v, mut r, mut t, mut s, mut c, mut ts) = (None, None, None, None, None, None);
+#[derive(Clone, PartialEq, prost::Message)]
+struct FactMsg {
+    #[prost(string, tag = "1")]
+    task_id: String,
+    #[prost(string, optional, tag = "2")]
+    context_id: Option<String>,
+    #[prost(string, tag = "3")]
+    state: String,
+    #[prost(string, optional, tag = "4")]
+    timestamp: Option<String>,
+}
+
+/// The `f` field of an entry holding `facts`.
+pub(super) fn pack(facts: &[Fact]) -> Vec<u8> {
+    Facts {
+        facts: facts
+            .iter()
+            .map(|f| FactMsg {
+                task_id: f.task_id.to_string(),
+                context_id: f.context_id.as_deref().map(str::to_owned),
+                state: f.state.as_str().to_owned(),
+                timestamp: f.timestamp.as_deref().map(str::to_owned),
+            })
+            .collect(),
+    }
+    .encode_to_vec()
+}
+
+/// What an entry's fields say: the replica and its facts, or why the entry
+/// is not whole facts (then nothing of it is used).
+pub(super) fn read(fields: &[(Vec<u8>, Vec<u8>)]) -> Result<(String, Vec<Fact>), String> {
+    let (mut v, mut r, mut f) = (None, None, None);
     for (name, value) in fields {
-        let value = std::str::from_utf8(value).map_err(|_| "a field is not UTF-8".to_string())?;
         let slot = match name.as_slice() {
             b"v" => &mut v,
             b"r" => &mut r,
-            b"t" => &mut t,
-            b"s" => &mut s,
-            b"c" => &mut c,
-            b"ts" => &mut ts,
+            b"f" => &mut f,
             _ => continue,
         };
         if slot.replace(value).is_some() {
             return Err("a field appears twice".to_string());
         }
     }
-    if v != Some(FORMAT) {
-        return Err(format!("format {:?}, not {FORMAT}", v.unwrap_or("")));
+    if v.map(Vec::as_slice) != Some(FORMAT.as_bytes()) {
+        let v = v
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .unwrap_or_default();
+        return Err(format!("format {v:?}, not {FORMAT}"));
     }
-    let (Some(r), Some(t), Some(s)) = (r, t, s) else {
-        return Err("the replica, task or state is missing".to_string());
+    let (Some(r), Some(f)) = (r, f) else {
+        return Err("the replica or the facts are missing".to_string());
     };
-    if t.is_empty() {
-        return Err("the task id is empty".to_string());
+    let replica =
+        String::from_utf8(r.clone()).map_err(|_| "the replica is not UTF-8".to_string())?;
+    let msg = Facts::decode(&f[..]).map_err(|e| format!("the facts do not decode: {e}"))?;
+    let mut facts = Vec::with_capacity(msg.facts.len());
+    for m in msg.facts {
+        if m.task_id.is_empty() {
+            return Err("a task id is empty".to_string());
+        }
+        let state = Fact::state_from_label(&m.state)
+            .ok_or_else(|| format!("unknown state {:?}", m.state))?;
+        facts.push(Fact {
+            task_id: m.task_id.into(),
+            context_id: m.context_id.map(Into::into),
+            state,
+            timestamp: m.timestamp.map(Into::into),
+        });
     }
-    let state = Fact::state_from_label(s).ok_or_else(|| format!("unknown state {s:?}"))?;
-    let fact = Fact {
-        task_id: t.into(),
-        context_id: c.map(Into::into),
-        state,
-        timestamp: ts.map(Into::into),
-    };
-    Ok((r.to_string(), fact))
+    Ok((replica, facts))
 }
 
 #[cfg(test)]
@@ -67,52 +96,57 @@ mod tests {
     use super::*;
     use crate::a2a::model::TaskState;
 
-    fn owned(f: &[(&str, &str)]) -> Vec<(Vec<u8>, Vec<u8>)> {
-        f.iter()
-            .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
-            .collect()
+    fn entry(v: &str, r: &str, f: Vec<u8>) -> Vec<(Vec<u8>, Vec<u8>)> {
+        vec![
+            (b"v".to_vec(), v.into()),
+            (b"r".to_vec(), r.into()),
+            (b"f".to_vec(), f),
+        ]
     }
 
     #[test]
-    fn a_fact_reads_back_as_written() {
-        let f = Fact {
-            task_id: "t-1".into(),
-            context_id: Some("c".into()),
-            state: TaskState::InputRequired,
-            timestamp: Some("2026-12-01T10:00:00Z".into()),
-        };
-        let (replica, back) = read(&owned(&fields(&f, "r1"))).unwrap();
-        assert_eq!((replica.as_str(), back), ("r1", f.clone()));
-        let bare = Fact {
-            context_id: None,
-            timestamp: None,
-            ..f
-        };
-        assert_eq!(read(&owned(&fields(&bare, "r2"))).unwrap().1, bare);
-    }
-
-    #[test]
-    fn a_half_fact_is_none() {
-        let good = [("v", "1"), ("r", "a"), ("t", "t"), ("s", "working")];
-        assert!(read(&owned(&good)).is_ok());
-        for drop in 0..good.len() {
-            let mut f = good.to_vec();
-            f.remove(drop);
-            assert!(read(&owned(&f)).is_err(), "{f:?}");
-        }
-        let mut twice = good.to_vec();
-        twice.push(("s", "completed"));
-        assert!(read(&owned(&twice)).is_err());
-        let odd = [("v", "2"), ("r", "a"), ("t", "t"), ("s", "working")];
-        assert!(read(&owned(&odd)).is_err());
-        let state = [
-            ("v", "1"),
-            ("r", "a"),
-            ("t", "t"),
-            ("s", "TASK_STATE_WORKING"),
+    fn facts_read_back_as_written() {
+        let facts = vec![
+            Fact {
+                task_id: "t-1".into(),
+                context_id: Some("c".into()),
+                state: TaskState::InputRequired,
+                timestamp: Some("2026-12-01T10:00:00Z".into()),
+            },
+            Fact {
+                task_id: "t-2".into(),
+                context_id: None,
+                state: TaskState::Completed,
+                timestamp: None,
+            },
         ];
-        assert!(read(&owned(&state)).is_err());
-        let bytes = vec![(b"t".to_vec(), vec![0xff])];
-        assert!(read(&bytes).is_err());
+        let (replica, back) = read(&entry(FORMAT, "r1", pack(&facts))).unwrap();
+        assert_eq!((replica.as_str(), back), ("r1", facts));
+    }
+
+    #[test]
+    fn an_entry_that_is_not_whole_facts_is_none() {
+        let one = |state: &str, task: &str| {
+            Facts {
+                facts: vec![FactMsg {
+                    task_id: task.into(),
+                    context_id: None,
+                    state: state.into(),
+                    timestamp: None,
+                }],
+            }
+            .encode_to_vec()
+        };
+        assert!(read(&entry(FORMAT, "a", one("working", "t"))).is_ok());
+        assert!(read(&entry("1", "a", one("working", "t"))).is_err());
+        assert!(read(&entry(FORMAT, "a", one("TASK_STATE_WORKING", "t"))).is_err());
+        assert!(read(&entry(FORMAT, "a", one("working", ""))).is_err());
+        let mut cut = one("working", "t");
+        cut.truncate(cut.len() - 2);
+        assert!(read(&entry(FORMAT, "a", cut)).is_err(), "a half-read fact");
+        let mut twice = entry(FORMAT, "a", one("working", "t"));
+        twice.push((b"r".to_vec(), b"b".to_vec()));
+        assert!(read(&twice).is_err());
+        assert!(read(&entry(FORMAT, "a", one("working", "t"))[..2]).is_err());
     }
 }
