@@ -8,6 +8,7 @@
 #   scripts/bench.sh            # 3 rounds x 10 s per target and workload, 64 connections
 #   DURATION=20s CONNS=128 ROUNDS=5 scripts/bench.sh
 #   LIGHT_CONNS=0 scripts/bench.sh   # only the saturating workloads
+#   TRACED=0 REDIS=0 scripts/bench.sh  # without the tracing or the shared-registry rows
 #
 # Targets take turns within each round (in reverse order every other round)
 # and the median round is reported, so background load on a shared machine
@@ -33,6 +34,11 @@ TRACED_PORT=${TRACED_PORT:-18906}
 TRACED_ADMIN=${TRACED_ADMIN:-18907}
 TRACED01_PORT=${TRACED01_PORT:-18908}
 TRACED01_ADMIN=${TRACED01_ADMIN:-18909}
+REDIS_PORT=${REDIS_PORT:-18910}
+SHARED_PORT=${SHARED_PORT:-18911}
+SHARED_ADMIN=${SHARED_ADMIN:-18912}
+TRACED=${TRACED:-1}
+REDIS=${REDIS:-1}
 
 start_work bench
 
@@ -46,6 +52,7 @@ if ((${#need_apt[@]})); then
     { apt-get update -q >/dev/null && apt-get install -y -q "${need_apt[@]}" >/dev/null; }
 fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+((REDIS)) && ./scripts/setup-redis.sh >/dev/null
 
 cargo build --release --bin a2a-tap --example bench_upstream 2>&1 | tail -1
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
@@ -120,6 +127,24 @@ start_tap_traced() { # name ratio port admin
   wait_port "127.0.0.1:$3"
 }
 
+# a2a-tap validating with the registry shared through a local redis-server
+# (no persistence): every task's states published to its stream, and the
+# stream read back (a lone replica reads its own facts and skips them).
+SHARED_PID=""
+start_tap_shared() {
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
+    --daemonize yes --pidfile "$WORK/redis.pid" --logfile "$WORK/redis.log"
+  wait_port "127.0.0.1:$REDIS_PORT"
+  printf '[registry]\nbackend = "redis"\nredis_url = "redis://127.0.0.1:%s"\nkey_prefix = "bench"\n' \
+    "$REDIS_PORT" >"$WORK/shared.toml"
+  RUST_LOG=warn "$TAP_BIN" --config "$WORK/shared.toml" --listen "127.0.0.1:$SHARED_PORT" \
+    --admin "127.0.0.1:$SHARED_ADMIN" --upstream "http://127.0.0.1:$UP_PORT" \
+    >/dev/null 2>"$WORK/tap-redis.log" &
+  SHARED_PID=$!
+  PIDS+=("$SHARED_PID")
+  wait_port "127.0.0.1:$SHARED_PORT"
+}
+
 rss_kb() { awk "/^$2:/ {print \$2}" "/proc/$1/status" 2>/dev/null || echo "?"; }
 
 # name|base URL
@@ -128,9 +153,13 @@ TARGETS=(
   "nginx|http://127.0.0.1:$NGINX_PORT"
   "a2a-tap|http://127.0.0.1:$TAP_PORT"
   "tap-plain|http://127.0.0.1:$PLAIN_PORT"
-  "tap-traced|http://127.0.0.1:$TRACED_PORT"
-  "tap-trace-0.1|http://127.0.0.1:$TRACED01_PORT"
 )
+TRACED_ROWS=()
+if ((TRACED)); then
+  TRACED_ROWS=(tap-traced tap-trace-0.1)
+  TARGETS+=("tap-traced|http://127.0.0.1:$TRACED_PORT" "tap-trace-0.1|http://127.0.0.1:$TRACED01_PORT")
+fi
+((REDIS)) && TARGETS+=("tap-redis|http://127.0.0.1:$SHARED_PORT")
 # workload|path|connections. The light-load rows (one connection: the CPU is
 # not saturated) show what validation adds to each exchange's latency; the
 # others, what it costs in throughput at 100 % CPU.
@@ -152,8 +181,11 @@ start_upstream
 start_nginx
 start_tap
 start_tap_plain
-start_tap_traced tap-traced 1.0 "$TRACED_PORT" "$TRACED_ADMIN"
-start_tap_traced tap-trace-0.1 0.1 "$TRACED01_PORT" "$TRACED01_ADMIN"
+if ((TRACED)); then
+  start_tap_traced tap-traced 1.0 "$TRACED_PORT" "$TRACED_ADMIN"
+  start_tap_traced tap-trace-0.1 0.1 "$TRACED01_PORT" "$TRACED01_ADMIN"
+fi
+((REDIS)) && start_tap_shared
 
 run_wrk() { # url connections -> "rps p50 p99 requests notes"
   local out threads=$THREADS
@@ -213,6 +245,7 @@ echo
 printf '%-22s %-10s %12s %10s %10s  %s\n' workload target "requests/s" "p50 ms" "p99 ms" notes
 COSTS=()
 TCOSTS=()
+RCOSTS=()
 CPU=()
 for w in "${WORKLOADS[@]}"; do
   IFS='|' read -r wname wpath wconns <<<"$w"
@@ -236,6 +269,7 @@ for w in "${WORKLOADS[@]}"; do
         tap-plain) pid=$PLAIN_PID ;;
         tap-traced) pid=${TRACED_PIDS[0]} ;;
         tap-trace-0.1) pid=${TRACED_PIDS[1]} ;;
+        tap-redis) pid=$SHARED_PID ;;
         *) pid="" ;;
       esac
       [[ -n $pid ]] && thread_ticks "$pid" >"$WORK/ticks.before"
@@ -261,7 +295,12 @@ for w in "${WORKLOADS[@]}"; do
     awk '{printf "%.1f\n", 100 * (1 - $1 / $2)}')
   COSTS+=("$wname: $(xargs <<<"$costs" | sed 's/ /, /g') % (median $(median <<<"$costs") %)")
   # What tracing costs on top of validation, round by round, at both ratios.
-  for traced in tap-traced tap-trace-0.1; do
+  if ((REDIS)); then
+    rcosts=$(paste -d' ' <(awk '{print $1}' "$WORK/tap-redis.runs") <(awk '{print $1}' "$WORK/a2a-tap.runs") |
+      awk '{printf "%.1f\n", 100 * (1 - $1 / $2)}')
+    RCOSTS+=("$wname: $(xargs <<<"$rcosts" | sed 's/ /, /g') % (median $(median <<<"$rcosts") %)")
+  fi
+  for traced in ${TRACED_ROWS[@]+"${TRACED_ROWS[@]}"}; do
     tcosts=$(paste -d' ' <(awk '{print $1}' "$WORK/$traced.runs") <(awk '{print $1}' "$WORK/a2a-tap.runs") |
       awk '{printf "%.1f\n", 100 * (1 - $1 / $2)}')
     TCOSTS+=("$wname, $traced: $(xargs <<<"$tcosts" | sed 's/ /, /g') % (median $(median <<<"$tcosts") %)")
@@ -276,7 +315,11 @@ for w in "${WORKLOADS[@]}"; do
   read -r plain_all plain_s _ plain_o < <(per_req "$WORK/tap-plain.cpu")
   plain_rps=$(awk '{print $1}' "$WORK/tap-plain.runs" | median)
   CPU+=("$wname: a2a-tap $tap_all µs (serving $tap_s, analysis $tap_a, other $tap_o), tap-plain $plain_all µs (serving $plain_s, other $plain_o)")
-  for traced in tap-traced tap-trace-0.1; do
+  if ((REDIS)); then
+    read -r sh_all sh_s sh_a sh_o < <(per_req "$WORK/tap-redis.cpu")
+    CPU+=("  tap-redis $sh_all µs (serving $sh_s, analysis $sh_a, registry threads $sh_o): the shared registry $(awk -v a="$sh_all" -v b="$tap_all" 'BEGIN {printf "%+.2f", a - b}') µs a request")
+  fi
+  for traced in ${TRACED_ROWS[@]+"${TRACED_ROWS[@]}"}; do
     read -r tr_all tr_s tr_a tr_o < <(per_req "$WORK/$traced.cpu")
     CPU+=("  $traced $tr_all µs (serving $tr_s, analysis $tr_a, span export $tr_o): tracing $(awk -v a="$tr_all" -v b="$tap_all" 'BEGIN {printf "%+.2f", a - b}') µs a request")
   done
@@ -294,8 +337,15 @@ echo
 echo "validation cost by round, 1 - a2a-tap / tap-plain requests/s:"
 printf '  %s\n' "${COSTS[@]}"
 echo
-echo "tracing cost by round, 1 - tap-traced / a2a-tap requests/s (sample ratio 1.0, and 0.1):"
-printf '  %s\n' "${TCOSTS[@]}"
+if ((TRACED)); then
+  echo "tracing cost by round, 1 - tap-traced / a2a-tap requests/s (sample ratio 1.0, and 0.1):"
+  printf '  %s\n' "${TCOSTS[@]}"
+fi
+if ((REDIS)); then
+  echo
+  echo "shared registry cost by round, 1 - tap-redis / a2a-tap requests/s:"
+  printf '  %s\n' "${RCOSTS[@]}"
+fi
 echo
 echo "CPU per request, all rounds (a2a-tap's threads, from /proc):"
 printf '  %s\n' "${CPU[@]}"
@@ -307,8 +357,14 @@ if command -v curl >/dev/null; then
     "$(curl -s "http://127.0.0.1:$TAP_ADMIN/metrics" | awk '/^a2a_violations_total/ {s+=$2} END {print s+0}')"
   echo "a2a-tap unjudged exchanges:" \
     "$(curl -s "http://127.0.0.1:$TAP_ADMIN/metrics" | awk '/^a2a_analysis_skipped_total/ {s+=$2} END {print s+0}')"
+  if ((REDIS)); then
+    echo "tap-redis facts published, registry errors:" \
+      "$(curl -s "http://127.0.0.1:$SHARED_ADMIN/metrics" | awk '/^a2a_registry_facts_total\{direction="published"\}/ {p=$2} /^a2a_registry_errors_total/ {e+=$2} END {print p+0 ", " e+0}')"
+  fi
+  if ((TRACED)); then
   for admin in "$TRACED_ADMIN" "$TRACED01_ADMIN"; do
     echo "traced a2a-tap (admin $admin) spans dropped:" \
       "$(curl -s "http://127.0.0.1:$admin/metrics" | awk '/^a2a_trace_spans_dropped_total/ {s+=$2} END {print s+0}')"
   done
+  fi
 fi

@@ -263,9 +263,18 @@ fn the_shared_registry_needs_a_redis_url_and_masks_its_password() {
         &[],
     );
     assert_eq!(code, Some(0), "{err}");
-    assert!(out.contains("redis_url = \"rediss://***@cache:6380/2\""), "{out}");
-    assert!(!out.contains("s3cret") && !err.contains("s3cret"), "{out}{err}");
+    assert!(
+        out.contains("redis_url = \"rediss://***@cache:6380/2\""),
+        "{out}"
+    );
+    assert!(
+        !out.contains("s3cret") && !err.contains("s3cret"),
+        "{out}{err}"
+    );
     let (code, _, err) = check("[registry]\nredis_url = \"redis://cache:6379\"\n", &[]);
     assert_eq!(code, Some(0), "{err}");
-    assert!(err.contains("warning") && err.contains("registry.backend"), "{err}");
+    assert!(
+        err.contains("warning") && err.contains("registry.backend"),
+        "{err}"
+    );
 }

@@ -389,7 +389,10 @@ fn shared_registry_facts() {
     r.share();
     r.observe(&obs("t", Working, None, Seq(2)), 0);
     r.observe(&obs("u", Working, None, Seq(2)), 0);
-    r.observe(&obs("t", Completed, Some("2026-01-01T00:00:01Z"), Seq(2)), 0);
+    r.observe(
+        &obs("t", Completed, Some("2026-01-01T00:00:01Z"), Seq(2)),
+        0,
+    );
     let mut moved = obs("u", Working, None, Seq(2));
     moved.context_id = Some("d");
     r.observe(&moved, 0);
@@ -402,7 +405,10 @@ fn shared_registry_facts() {
     r.take_transitions(&mut |_, _, n| counted += n);
     r.learn(&fact("v", Completed, None), 0);
     r.learn(&fact("u", Failed, None), 0);
-    assert!(r.take_facts().is_empty(), "learned facts are not published again");
+    assert!(
+        r.take_facts().is_empty(),
+        "learned facts are not published again"
+    );
     let mut learned = 0;
     r.take_transitions(&mut |_, _, n| learned += n);
     assert_eq!((counted > 0, learned), (true, 0));
