@@ -42,7 +42,18 @@ pub fn classify(
     headers: &http::HeaderMap,
     body: &[u8],
 ) -> Option<Exchange> {
+    if method == Method::POST && super::grpc::route(uri.path()).is_some() {
+        return super::grpc::classify(uri.path(), body, grpc_gzip(headers.get(GRPC_ENCODING)));
+    }
     classify_with(method, uri, headers.get(A2A_VERSION), body)
+}
+
+/// The header naming a gRPC call's message compression.
+pub const GRPC_ENCODING: http::HeaderName = http::HeaderName::from_static("grpc-encoding");
+
+/// Whether a `grpc-encoding` value is gzip (the one compression judged).
+pub fn grpc_gzip(value: Option<&HeaderValue>) -> bool {
+    value.is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"gzip"))
 }
 
 /// The one header the classifier reads.

@@ -142,7 +142,7 @@ fn typed_entry(
 const A2A_DOMAIN: &str = "a2a-protocol.org";
 
 /// The REST ErrorInfo `reason` names.
-fn error_from_reason(reason: &str) -> Option<A2aError> {
+pub(crate) fn error_from_reason(reason: &str) -> Option<A2aError> {
     use A2aError::*;
     Some(match reason {
         "TASK_NOT_FOUND" => TaskNotFound,

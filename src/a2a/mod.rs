@@ -7,6 +7,7 @@ pub mod card;
 pub mod classify;
 pub mod decode;
 mod errors;
+pub mod grpc;
 mod json;
 pub mod last_frame;
 pub mod model;

@@ -17,17 +17,19 @@ pub type Text<'a> = Cow<'a, str>;
 pub enum Binding {
     JsonRpc,
     Rest,
+    Grpc,
 }
 
 impl Binding {
     /// Every binding, in the order label tables index them.
-    pub const ALL: [Binding; 2] = [Binding::JsonRpc, Binding::Rest];
+    pub const ALL: [Binding; 3] = [Binding::JsonRpc, Binding::Rest, Binding::Grpc];
 
-    /// The contract spelling (`"jsonrpc"` | `"rest"`).
+    /// The contract spelling (`"jsonrpc"` | `"rest"` | `"grpc"`).
     pub fn as_str(self) -> &'static str {
         match self {
             Binding::JsonRpc => "jsonrpc",
             Binding::Rest => "rest",
+            Binding::Grpc => "grpc",
         }
     }
 }

@@ -32,6 +32,9 @@ pub enum Media {
     EventStream,
     /// `application/json` or any `+json` type.
     Json,
+    /// `application/grpc` (or `+proto`): length-prefixed messages, gzip
+    /// ones among them when the head says `grpc-encoding: gzip`.
+    Grpc { gzip: bool },
     /// Anything else, or none.
     Other,
 }
@@ -44,6 +47,8 @@ impl Media {
             Media::EventStream
         } else if is_json(m) {
             Media::Json
+        } else if crate::a2a::grpc::is_grpc(m) {
+            Media::Grpc { gzip: false }
         } else {
             Media::Other
         }
@@ -96,6 +101,12 @@ mod tests {
             Media::EventStream
         );
         assert_eq!(Media::of("text/event-streams"), Media::Other);
+        assert_eq!(Media::of("application/grpc"), Media::Grpc { gzip: false });
+        assert_eq!(
+            Media::of("Application/GRPC+proto"),
+            Media::Grpc { gzip: false }
+        );
+        assert_eq!(Media::of("application/grpc-web"), Media::Other);
         let head = |ct| Head::read(200, ct, None).media;
         assert_eq!(head(Some(" text/event-stream ;x")), Media::EventStream);
         assert_eq!(head(Some("application/a2a+json")), Media::Json);

@@ -4,6 +4,7 @@
 
 pub mod evidence;
 mod frame;
+mod grpc;
 mod head;
 pub mod inflate;
 
@@ -108,6 +109,8 @@ enum Body {
     /// stream's state and no other body's, and the engine is moved when an
     /// exchange opens and closes.
     Stream(Box<Stream>),
+    /// A gRPC answer: its messages judged as they complete.
+    Grpc(Box<grpc::Grpc>),
     /// A JSON body, copied up to the limit and judged at its end.
     Whole {
         buf: Vec<u8>,
@@ -156,9 +159,14 @@ impl ExchangeEngine {
         &self.reducer
     }
 
-    /// Whether the response is an event stream.
+    /// Whether the response is an event stream (a gRPC one once it has
+    /// carried a message: a refusal comes as a status alone).
     pub fn is_stream(&self) -> bool {
-        matches!(self.body, Body::Stream(_))
+        match &self.body {
+            Body::Stream(_) => true,
+            Body::Grpc(g) => g.streaming && g.messages > 0,
+            _ => false,
+        }
     }
 
     /// Bytes the engine holds for this exchange (a body gathered whole, a
@@ -167,6 +175,7 @@ impl ExchangeEngine {
         match &self.body {
             Body::Stream(s) => s.framer.buffered_capacity() + s.last.held_bytes(),
             Body::Whole { buf } => buf.capacity(),
+            Body::Grpc(g) => g.held_bytes(),
             _ => 0,
         }
     }
@@ -203,9 +212,23 @@ impl ExchangeEngine {
 
     /// The response head, already read (`Head::read`).
     pub fn head(&mut self, head: Head) {
+        let op = self.exchange().operation;
+        if let Media::Grpc { gzip } = head.media {
+            // gRPC answers are HTTP 200; another status is a transport's
+            // (a load balancer's), not the agent's.
+            let ok = head.status == 200;
+            self.reducer
+                .on_response_head(head.status, ok && op.streams());
+            self.body = if ok && judged(op) {
+                Body::Grpc(Box::new(grpc::Grpc::new(op.streams(), gzip)))
+            } else {
+                Body::Ignored
+            };
+            return;
+        }
         let is_stream = head.media == Media::EventStream;
         self.reducer.on_response_head(head.status, is_stream);
-        if !judged(self.exchange().operation) {
+        if !judged(op) {
             self.body = Body::Ignored;
             return;
         }
@@ -271,10 +294,36 @@ impl ExchangeEngine {
                 }
                 r
             }
+            Body::Grpc(g) => {
+                g.push(piece, reducer, reg, now, cfg, scratch, sink);
+                Ok(())
+            }
             Body::Waiting | Body::Ignored | Body::Skipped(_) => Ok(()),
         };
         if result.is_err() {
             self.body = Body::Skipped(SkipReason::ContentEncoding);
+        }
+    }
+
+    /// A gRPC call's status (its trailers, or a trailers-only head), after
+    /// its last message: an error status is judged as the answer's error.
+    pub fn response_status(
+        &mut self,
+        status: &crate::a2a::grpc::GrpcStatus,
+        reg: &mut Registry,
+        now: Millis,
+        sink: &mut impl Sink,
+    ) {
+        if let Body::Grpc(g) = &mut self.body {
+            g.status(
+                status,
+                &mut self.reducer,
+                reg,
+                now,
+                &self.cfg,
+                &mut self.scratch,
+                sink,
+            );
         }
     }
 
@@ -288,7 +337,19 @@ impl ExchangeEngine {
         sink: &mut impl Sink,
     ) -> Option<Outcome> {
         match &self.body {
-            Body::Stream(_) => {
+            Body::Grpc(g) if !g.streaming => {
+                if matches!(end, End::Upstream) {
+                    self.scratch.clear();
+                    self.reducer
+                        .on_end(End::Upstream, reg, now, &mut self.scratch);
+                    unaccused(self.reducer.exchange(), &mut self.scratch);
+                    for f in self.scratch.drain(..) {
+                        sink.finding(f);
+                    }
+                }
+                None
+            }
+            Body::Stream(_) | Body::Grpc(_) => {
                 self.scratch.clear();
                 let outcome = self.reducer.on_end(end, reg, now, &mut self.scratch);
                 unaccused(self.reducer.exchange(), &mut self.scratch);

@@ -103,6 +103,27 @@ impl ProxyError {
         }
     }
 
+    /// The gRPC status a gRPC caller gets for it (as gRPC maps the HTTP
+    /// statuses of `status`: 502/503 UNAVAILABLE, 504 DEADLINE_EXCEEDED).
+    pub fn grpc_status(&self) -> u32 {
+        const CANCELLED: u32 = 1;
+        const DEADLINE_EXCEEDED: u32 = 4;
+        const RESOURCE_EXHAUSTED: u32 = 8;
+        const UNIMPLEMENTED: u32 = 12;
+        const UNAVAILABLE: u32 = 14;
+        match self {
+            ProxyError::HeaderTimeout(_) | ProxyError::StreamIdle(_) => DEADLINE_EXCEEDED,
+            ProxyError::Upstream {
+                reason: UpstreamReason::Timeout,
+                ..
+            } => DEADLINE_EXCEEDED,
+            ProxyError::Upstream { .. } => UNAVAILABLE,
+            ProxyError::RequestTooLarge(_) => RESOURCE_EXHAUSTED,
+            ProxyError::RequestBroken => CANCELLED,
+            ProxyError::MethodNotAllowed(_) => UNIMPLEMENTED,
+        }
+    }
+
     /// The status the caller gets for this error.
     pub fn status(&self) -> StatusCode {
         match self {

@@ -61,7 +61,7 @@ impl Shared {
             idle_timeout,
             overhead,
             access,
-            series: Default::default(),
+            series: std::array::from_fn(|_| OnceLock::new()),
         }
     }
 
@@ -395,6 +395,12 @@ impl BodyObserver for ResponseTap {
 
     fn pause(&mut self) {
         self.hand_over();
+    }
+
+    fn trailers(&mut self, trailers: &http::HeaderMap) {
+        if let Some(o) = &self.exchange.observer {
+            o.response_trailers(trailers);
+        }
     }
 
     fn end(&mut self, end: BodyEnd) {

@@ -148,6 +148,7 @@ impl Forwarder {
     ) -> Response<ProxyBody> {
         let start = Instant::now();
         let (mut head, body) = req.into_parts();
+        let grpc = is_grpc(&head.headers);
         let inspector = self.inspector.as_deref();
         let has_body = !http_body::Body::is_end_stream(&body);
         let observer = inspector.and_then(|i| i.begin(id, &head, has_body));
@@ -156,16 +157,17 @@ impl Forwarder {
         let transform = inspector.and_then(|i| i.transform_for(&head));
 
         if head.method == http::Method::CONNECT {
-            return self.refuse(&exchange, ProxyError::MethodNotAllowed(head.method));
+            return self.refuse(&exchange, grpc, ProxyError::MethodNotAllowed(head.method));
         }
         if declared_length(&head.headers).is_some_and(|n| n > self.max_request_body) {
             return self.refuse(
                 &exchange,
+                grpc,
                 ProxyError::RequestTooLarge(self.max_request_body),
             );
         }
         // gRPC needs HTTP/2 upstream, whatever the other requests use.
-        let http2 = self.upstream.http1.is_none() || is_grpc(&head.headers);
+        let http2 = self.upstream.http1.is_none() || grpc;
         let uri = match self.upstream_uri(&head.uri, http2) {
             Ok(uri) => uri,
             Err(detail) => {
@@ -173,7 +175,7 @@ impl Forwarder {
                     reason: super::error::UpstreamReason::Other,
                     detail,
                 };
-                return self.refuse(&exchange, err);
+                return self.refuse(&exchange, grpc, err);
             }
         };
         let tripped = Arc::new(AtomicBool::new(false));
@@ -208,7 +210,11 @@ impl Forwarder {
         let answered = Instant::now();
         let response = match result {
             Err(_) => {
-                return self.refuse(&exchange, ProxyError::HeaderTimeout(self.header_timeout))
+                return self.refuse(
+                    &exchange,
+                    grpc,
+                    ProxyError::HeaderTimeout(self.header_timeout),
+                )
             }
             Ok(Ok(response)) => Ok(response),
             Ok(Err(Failed { error, unsent })) => {
@@ -226,17 +232,18 @@ impl Forwarder {
                 tracing::debug!(request_id = id, error = %e, "request body over the limit");
                 return self.refuse(
                     &exchange,
+                    grpc,
                     ProxyError::RequestTooLarge(self.max_request_body),
                 );
             }
             Err(e) if exchange.request_failed.load(Ordering::Relaxed) => {
                 tracing::debug!(request_id = id, error = %e, "caller's request body broke");
-                return self.refuse(&exchange, ProxyError::RequestBroken);
+                return self.refuse(&exchange, grpc, ProxyError::RequestBroken);
             }
             Err(e) if self.target.scheme == Scheme::HTTP => {
-                return self.refuse(&exchange, e.hint_plain_http())
+                return self.refuse(&exchange, grpc, e.hint_plain_http())
             }
-            Err(e) => return self.refuse(&exchange, e),
+            Err(e) => return self.refuse(&exchange, grpc, e),
         };
 
         let (mut head, body) = response.into_parts();
@@ -349,9 +356,15 @@ impl Forwarder {
             .map_err(|e| e.to_string())
     }
 
-    fn refuse(&self, exchange: &Exchange, err: ProxyError) -> Response<ProxyBody> {
+    /// The proxy's own answer to a call it could not forward: a gRPC
+    /// status to a gRPC caller, a plain-text HTTP error to any other.
+    fn refuse(&self, exchange: &Exchange, grpc: bool, err: ProxyError) -> Response<ProxyBody> {
         exchange.failed(&err);
-        error_response(&err)
+        if grpc {
+            grpc_error_response(&err)
+        } else {
+            error_response(&err)
+        }
     }
 }
 
@@ -395,6 +408,35 @@ fn declared_length(headers: &http::HeaderMap) -> Option<u64> {
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse().ok())
+}
+
+/// A gRPC trailers-only answer for an error the proxy gives itself: HTTP
+/// 200, `grpc-status` (UNAVAILABLE, DEADLINE_EXCEEDED, ...) and the error
+/// in `grpc-message` (percent-encoded, as gRPC wants), no body.
+pub fn grpc_error_response(err: &ProxyError) -> Response<ProxyBody> {
+    let body = Full::new(Bytes::new())
+        .map_err(|never| -> BoxError { match never {} })
+        .boxed_unsync();
+    let mut resp = Response::new(body);
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/grpc"),
+    );
+    h.insert("grpc-status", HeaderValue::from(err.grpc_status()));
+    let text = format!("a2a-tap: {err}");
+    let mut encoded = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if (0x20..0x7f).contains(&b) && b != b'%' {
+            encoded.push(b as char);
+        } else {
+            encoded.push_str(&format!("%{b:02X}"));
+        }
+    }
+    if let Ok(v) = HeaderValue::from_str(&encoded) {
+        h.insert("grpc-message", v);
+    }
+    resp
 }
 
 /// A one-line plain-text answer for an error the proxy gives itself.

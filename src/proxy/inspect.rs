@@ -31,7 +31,7 @@ pub struct ExchangeLabels {
 }
 
 /// How many distinct label pairs the proxy caches series for.
-pub const LABEL_SLOTS: usize = 32;
+pub const LABEL_SLOTS: usize = 40;
 
 impl Default for ExchangeLabels {
     fn default() -> Self {
@@ -75,6 +75,9 @@ pub trait ExchangeObserver: Send + Sync + 'static {
     /// one change an observer may make is opt-in trace propagation.
     /// Default: none.
     fn outgoing_headers(&self, _headers: &mut http::HeaderMap) {}
+    /// The response's trailers, as forwarded (gRPC's status). Default:
+    /// nothing.
+    fn response_trailers(&self, _trailers: &http::HeaderMap) {}
     /// A chunk of the request body, as forwarded.
     fn request_data(&self, data: &Bytes);
     /// The request body ended (exactly once).

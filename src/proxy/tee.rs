@@ -28,6 +28,9 @@ pub trait BodyObserver: Send + 'static {
     fn polled(&mut self) {}
     /// Called with each data chunk, in order, before it is passed on.
     fn data(&mut self, chunk: &Bytes);
+    /// Called with the body's trailers, if it has any, before they are
+    /// passed on. Default: nothing.
+    fn trailers(&mut self, _trailers: &http::HeaderMap) {}
     /// Called when the body has no frame ready (its reader is about to
     /// wait): the chunks seen since the last pause are what one read of the
     /// source brought. Default: nothing.
@@ -93,8 +96,12 @@ where
                 }
             }
             Poll::Ready(Some(Ok(frame))) => {
-                if let (Some(observer), Some(data)) = (this.observer.as_mut(), frame.data_ref()) {
-                    observer.data(data);
+                if let Some(observer) = this.observer.as_mut() {
+                    if let Some(data) = frame.data_ref() {
+                        observer.data(data);
+                    } else if let Some(trailers) = frame.trailers_ref() {
+                        observer.trailers(trailers);
+                    }
                 }
                 if this.inner.is_end_stream() {
                     finish(this.observer, BodyEnd::Complete);

@@ -29,7 +29,8 @@ use super::TapConfig;
 use crate::trace::context::{OwnSpan, TraceParent};
 use head::{RequestHead, TRACEPARENT};
 
-use crate::a2a::classify::classify_with;
+use crate::a2a::classify::{classify_with, grpc_gzip, GRPC_ENCODING};
+use crate::a2a::grpc::{self, GrpcStatus};
 use crate::engine::{Head, Media, SkipReason};
 use crate::lifecycle::{End, Registry, Seq};
 use crate::proxy::access::AccessLine;
@@ -148,6 +149,7 @@ impl Inspector for Tap {
             data_sent: AtomicBool::new(false),
             ended: AtomicBool::new(false),
             access: Mutex::new(None),
+            grpc: Mutex::new(None),
             own: self.shared.propagate.map(|ratio| {
                 let parent = head
                     .headers
@@ -168,7 +170,7 @@ impl Inspector for Tap {
     }
 }
 
-/// The metric labels of a classified exchange; slots 1..=22 name the
+/// The metric labels of a classified exchange; slots 1..=36 name the
 /// (binding, operation) pairs.
 fn labels_of(exchange: &crate::a2a::model::Exchange) -> ExchangeLabels {
     use crate::a2a::model::{Binding, Operation};
@@ -179,6 +181,7 @@ fn labels_of(exchange: &crate::a2a::model::Exchange) -> ExchangeLabels {
     let binding = match exchange.binding {
         Binding::JsonRpc => 0,
         Binding::Rest => 1,
+        Binding::Grpc => 2,
     };
     ExchangeLabels {
         binding: exchange.binding.as_str(),
@@ -231,6 +234,8 @@ struct Observer {
     access: Mutex<Option<Box<AccessLine>>>,
     /// With `propagate`: its span, decided before the request goes upstream.
     own: Option<OwnSpan>,
+    /// A gRPC call's status (trailers, or a trailers-only head), for its end.
+    grpc: Mutex<Option<Box<GrpcStatus>>>,
 }
 
 impl Observer {
@@ -249,7 +254,12 @@ impl Observer {
         let body = std::mem::take(&mut req.body);
         drop(req);
         let version = head.a2a_version.as_ref();
-        let exchange = classify_with(&head.method, &head.uri, version, &body);
+        let path = head.uri.path();
+        let exchange = if head.method == http::Method::POST && grpc::route(path).is_some() {
+            grpc::classify(path, &body, head.grpc_gzip)
+        } else {
+            classify_with(&head.method, &head.uri, version, &body)
+        };
         self.shared.tx.unreserve(body.len());
         let Some(exchange) = exchange else {
             return;
@@ -321,6 +331,11 @@ impl Observer {
         }
     }
 
+    /// Keeps a gRPC call's status for its end.
+    fn set_grpc_status(&self, status: GrpcStatus) {
+        *self.grpc.lock().unwrap_or_else(PoisonError::into_inner) = Some(Box::new(status));
+    }
+
     /// Ends the exchange (once) with the bytes that came since the last
     /// hand-over.
     fn finish(&self, data: &[u8], end: End) {
@@ -335,11 +350,17 @@ impl Observer {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
+        let grpc = self
+            .grpc
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         let end = Msg::End {
             id: self.id,
             end,
             at: self.shared.clock.now(),
             access,
+            grpc,
         };
         self.hand_over(data, Some(end));
     }
@@ -390,11 +411,19 @@ impl ExchangeObserver for Observer {
 
     fn response_head(&self, head: &http::response::Parts) {
         let text = |name| head.headers.get(name).and_then(|v| v.to_str().ok());
-        let head = Head::read(
-            head.status.as_u16(),
+        let parts = head;
+        let mut head = Head::read(
+            parts.status.as_u16(),
             text(http::header::CONTENT_TYPE),
             text(http::header::CONTENT_ENCODING),
         );
+        if let Media::Grpc { gzip } = &mut head.media {
+            *gzip = grpc_gzip(parts.headers.get(GRPC_ENCODING));
+            // A trailers-only answer: its status is in the head.
+            if let Some(status) = GrpcStatus::from_headers(&parts.headers) {
+                self.set_grpc_status(status);
+            }
+        }
         if head.media == Media::EventStream {
             self.stream.store(true, Ordering::Release);
             self.shared.streams_active.inc();
@@ -404,6 +433,12 @@ impl ExchangeObserver for Observer {
 
     fn response_data(&self, data: &[u8]) {
         self.hand_over(data, None);
+    }
+
+    fn response_trailers(&self, trailers: &http::HeaderMap) {
+        if let Some(status) = GrpcStatus::from_headers(trailers) {
+            self.set_grpc_status(status);
+        }
     }
 
     fn response_end(&self, data: &[u8], end: BodyEnd) {

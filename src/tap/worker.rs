@@ -241,7 +241,8 @@ impl Worker {
                 end,
                 at,
                 access,
-            } => self.end(id, end, at, access),
+                grpc,
+            } => self.end(id, end, at, access, grpc.map(|g| *g)),
             Msg::Facts(facts) => {
                 for f in &facts {
                     self.registry.learn(f, self.clock_ms);
@@ -330,7 +331,14 @@ impl Worker {
         }
     }
 
-    fn end(&mut self, id: u64, end: End, at: Instant, access: Option<Box<AccessLine>>) {
+    fn end(
+        &mut self,
+        id: u64,
+        end: End,
+        at: Instant,
+        access: Option<Box<AccessLine>>,
+        grpc: Option<crate::a2a::grpc::GrpcStatus>,
+    ) {
         let now = self.now(at);
         let Some(live) = self.live.get_mut(id) else {
             // Not judged (left unjudged on the way): its line as it is.
@@ -340,6 +348,10 @@ impl Worker {
             return;
         };
         let mut sink = Collect::default();
+        if let Some(status) = &grpc {
+            live.engine
+                .response_status(status, &mut self.registry, now, &mut sink);
+        }
         let outcome = live
             .engine
             .response_end(end, &mut self.registry, now, &mut sink);
@@ -369,6 +381,10 @@ impl Worker {
         }
         if matches!(end, End::Upstream) {
             self.accepted_against_card(id);
+        }
+        if grpc.is_some() {
+            // A gRPC stream shows itself by its messages, not its head.
+            self.stream_against_card(id);
         }
         let found = self.live.get_mut(id).map_or(0, |l| l.findings) + self.flush_folds(id);
         if let (Some(tracer), Some(live)) = (&mut self.tracer, self.live.get_mut(id)) {

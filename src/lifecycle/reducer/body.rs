@@ -62,7 +62,7 @@ impl Reducer {
             // Refusals (TaskNotCancelable, UnsupportedOperation, ...) are
             // answers, not violations; their HTTP status must fit them.
             Payload::Error(e) => {
-                self.check_error_status(e, out);
+                self.check_error_status(e, None, out);
                 self.check_error_details(e, None, out);
                 return;
             }
@@ -131,39 +131,52 @@ impl Reducer {
         }
     }
 
-    /// `error_code_mismatch`: an HTTP+JSON 1.0 A2A error whose HTTP status
-    /// is not the one the specification maps it to (§5.4; the 1.0.1 table
-    /// moved three, and either is accepted). The error is known by its
-    /// ErrorInfo `reason`, problem `type` or code; JSON-RPC answers are not
-    /// judged (there the code is what names the error).
-    fn check_error_status(&self, e: &ErrorInfo, out: &mut Vec<Finding>) {
+    /// `error_code_mismatch`: an A2A 1.0 error at another status than the
+    /// specification maps it to (§5.4; the 1.0.1 table moved some, and
+    /// either table is accepted): the HTTP status of an HTTP+JSON body, the
+    /// gRPC status of a gRPC call (`ix`: the error ended a stream). The
+    /// error is known by its ErrorInfo `reason`, problem `type` or code;
+    /// JSON-RPC answers are not judged (there the code names the error).
+    pub(super) fn check_error_status(
+        &self,
+        e: &ErrorInfo,
+        ix: Option<u64>,
+        out: &mut Vec<Finding>,
+    ) {
         let ex = &self.exchange;
-        if ex.binding != Binding::Rest || ex.version != Version::V1_0 {
+        if ex.version != Version::V1_0 {
             return;
         }
-        let allowed: &[u16] = match e.error {
-            A2aError::TaskNotFound => &[404],
-            A2aError::TaskNotCancelable => &[409, 400],
-            A2aError::ContentTypeNotSupported => &[415, 400],
-            A2aError::InvalidAgentResponse => &[502, 500],
-            A2aError::PushNotificationNotSupported
-            | A2aError::UnsupportedOperation
-            | A2aError::ExtendedAgentCardNotConfigured
-            | A2aError::ExtensionSupportRequired
-            | A2aError::VersionNotSupported => &[400],
-            A2aError::Other => return,
+        let (allowed, got, over): (&[u16], i64, &str) = match (ex.binding, ix) {
+            (Binding::Rest, None) => match rest_statuses(e.error) {
+                Some(a) => (
+                    a,
+                    i64::from(self.http_status),
+                    "over HTTP+JSON with HTTP status",
+                ),
+                None => return,
+            },
+            (Binding::Grpc, _) => match grpc_statuses(e.error) {
+                Some(a) => (a, e.code, "over gRPC with status"),
+                None => return,
+            },
+            _ => return,
         };
-        if allowed.contains(&self.http_status) {
+        if allowed.iter().any(|&a| i64::from(a) == got) {
             return;
         }
-        let want: Vec<String> = allowed.iter().map(u16::to_string).collect();
+        let name = |c: i64| match ex.binding {
+            Binding::Grpc => format!("{c} ({})", grpc_name(c)),
+            _ => c.to_string(),
+        };
+        let want: Vec<String> = allowed.iter().map(|&a| name(i64::from(a))).collect();
         let detail = format!(
-            "expected {:?} over HTTP+JSON with HTTP status {} (the 1.0.0 or 1.0.1 mapping); it came with {}",
+            "expected {:?} {over} {} (the 1.0.0 or 1.0.1 mapping); it came with {}",
             e.error,
             want.join(" or "),
-            self.http_status
+            name(got)
         );
-        out.push(self.finding(Kind::ErrorCodeMismatch, None, detail));
+        out.push(self.finding(Kind::ErrorCodeMismatch, ix, detail));
     }
 
     /// `error_code_mismatch`: an A2A 1.0 error whose typed details break
@@ -184,10 +197,10 @@ impl Reducer {
         if self.exchange.version != Version::V1_0 {
             return;
         }
-        let list = if self.exchange.binding == Binding::Rest {
-            "details"
-        } else {
-            "data"
+        let list = match self.exchange.binding {
+            Binding::Rest => "details",
+            Binding::Grpc => "grpc-status-details-bin",
+            Binding::JsonRpc => "data",
         };
         let detail = match fault {
             DetailFault::Untyped { entry } => format!(
@@ -217,4 +230,72 @@ impl Reducer {
         let ctx = t.context_id.as_deref();
         self.task_status(&t.id, ctx, &t.status, None, true, reg, now, out)
     }
+}
+
+/// The HTTP statuses §5.4 maps an A2A error to over HTTP+JSON (1.0.0 and
+/// 1.0.1: TaskNotCancelable 409 → 400, ContentTypeNotSupported 415 → 400,
+/// InvalidAgentResponse 502 → 500).
+fn rest_statuses(e: A2aError) -> Option<&'static [u16]> {
+    Some(match e {
+        A2aError::TaskNotFound => &[404],
+        A2aError::TaskNotCancelable => &[409, 400],
+        A2aError::ContentTypeNotSupported => &[415, 400],
+        A2aError::InvalidAgentResponse => &[502, 500],
+        A2aError::PushNotificationNotSupported
+        | A2aError::UnsupportedOperation
+        | A2aError::ExtendedAgentCardNotConfigured
+        | A2aError::ExtensionSupportRequired
+        | A2aError::VersionNotSupported => &[400],
+        A2aError::Other => return None,
+    })
+}
+
+/// The gRPC statuses §5.4 maps an A2A error to (1.0.1 moved three from
+/// UNIMPLEMENTED to FAILED_PRECONDITION; both accepted).
+fn grpc_statuses(e: A2aError) -> Option<&'static [u16]> {
+    const NOT_FOUND: u16 = 5;
+    const FAILED_PRECONDITION: u16 = 9;
+    const INVALID_ARGUMENT: u16 = 3;
+    const UNIMPLEMENTED: u16 = 12;
+    const INTERNAL: u16 = 13;
+    Some(match e {
+        A2aError::TaskNotFound => &[NOT_FOUND],
+        A2aError::TaskNotCancelable
+        | A2aError::ExtendedAgentCardNotConfigured
+        | A2aError::ExtensionSupportRequired => &[FAILED_PRECONDITION],
+        A2aError::PushNotificationNotSupported
+        | A2aError::UnsupportedOperation
+        | A2aError::VersionNotSupported => &[UNIMPLEMENTED, FAILED_PRECONDITION],
+        A2aError::ContentTypeNotSupported => &[INVALID_ARGUMENT],
+        A2aError::InvalidAgentResponse => &[INTERNAL],
+        A2aError::Other => return None,
+    })
+}
+
+/// A gRPC status code's name.
+fn grpc_name(code: i64) -> &'static str {
+    const NAMES: [&str; 17] = [
+        "OK",
+        "CANCELLED",
+        "UNKNOWN",
+        "INVALID_ARGUMENT",
+        "DEADLINE_EXCEEDED",
+        "NOT_FOUND",
+        "ALREADY_EXISTS",
+        "PERMISSION_DENIED",
+        "RESOURCE_EXHAUSTED",
+        "FAILED_PRECONDITION",
+        "ABORTED",
+        "OUT_OF_RANGE",
+        "UNIMPLEMENTED",
+        "INTERNAL",
+        "UNAVAILABLE",
+        "DATA_LOSS",
+        "UNAUTHENTICATED",
+    ];
+    usize::try_from(code)
+        .ok()
+        .and_then(|i| NAMES.get(i))
+        .copied()
+        .unwrap_or("unknown")
 }

@@ -55,6 +55,7 @@ impl Reducer {
             }
             Payload::Error(e) => {
                 self.saw_error = true;
+                self.check_error_status(e, Some(i), out);
                 self.check_error_details(e, Some(i), out);
                 if let Some(term) = self.terminal {
                     if self.after_terminal_judged() {

@@ -3,7 +3,7 @@
 //! it (the caller's authority for a card fetch, its trace context, and for
 //! tracing the method and path).
 
-use crate::a2a::classify::A2A_VERSION;
+use crate::a2a::classify::{grpc_gzip, A2A_VERSION, GRPC_ENCODING};
 use crate::tap::worker::Caller;
 use crate::trace::context::OwnSpan;
 
@@ -17,6 +17,8 @@ pub(super) struct RequestHead {
     pub(super) method: http::Method,
     pub(super) uri: http::Uri,
     pub(super) a2a_version: Option<http::HeaderValue>,
+    /// A gRPC call's messages are gzip (`grpc-encoding: gzip`).
+    pub(super) grpc_gzip: bool,
     pub(super) host: Option<http::HeaderValue>,
     pub(super) traceparent: Option<http::HeaderValue>,
     pub(super) tracestate: Option<http::HeaderValue>,
@@ -31,6 +33,7 @@ impl RequestHead {
             method: head.method.clone(),
             uri: head.uri.clone(),
             a2a_version: head.headers.get(A2A_VERSION).cloned(),
+            grpc_gzip: grpc_gzip(head.headers.get(GRPC_ENCODING)),
             host,
             traceparent: head.headers.get(TRACEPARENT).cloned(),
             tracestate: head.headers.get(TRACESTATE).cloned(),

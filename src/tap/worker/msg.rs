@@ -44,6 +44,8 @@ pub(crate) enum Msg {
         at: Instant,
         /// Its access-log line, when the access log is on.
         access: Option<Box<AccessLine>>,
+        /// A gRPC call's status, when its answer had one.
+        grpc: Option<Box<crate::a2a::grpc::GrpcStatus>>,
     },
     /// Facts the other replicas saw, as heard now (`[registry] backend =
     /// "redis"`).

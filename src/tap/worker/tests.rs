@@ -143,6 +143,7 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
             end: End::Upstream,
             at,
             access: None,
+            grpc: None,
         },
     );
     if !cancel_begins_before_terminal {
@@ -179,6 +180,7 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
             end: End::Upstream,
             at,
             access: None,
+            grpc: None,
         },
     );
 }
@@ -276,6 +278,7 @@ fn exchanges_answered_out_of_turn_are_each_judged_to_their_end() {
                 end,
                 at,
                 access: None,
+                grpc: None,
             },
             &[],
         );
@@ -319,6 +322,7 @@ fn exchanges_answered_out_of_turn_are_each_judged_to_their_end() {
             end,
             at,
             access: None,
+            grpc: None,
         },
         &[],
     );
