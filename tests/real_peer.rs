@@ -560,7 +560,13 @@ fn run_peer(peer: &Peer) {
         got.len()
     );
 
-    let text = fs::read_to_string(&audit_log).unwrap_or_default();
+    assert_findings(peer.name, &audit_log, "sdk-agent", peer.expected);
+}
+
+/// The audit log at `path` holds exactly the `expected` findings, each
+/// record whole, of upstream `name`, about a task.
+fn assert_findings(peer: &str, path: &Path, upstream: &str, expected: &[Expected]) {
+    let text = fs::read_to_string(path).unwrap_or_default();
     let records: Vec<Value> = text
         .lines()
         .filter(|line| !line.trim().is_empty())
@@ -576,14 +582,13 @@ fn run_peer(peer: &Peer) {
                 "audit record lacks `{field}`: {record}"
             );
         }
-        assert_eq!(record["upstream"], "sdk-agent", "{record}");
+        assert_eq!(record["upstream"], upstream, "{record}");
         assert!(
             record["task_id"].is_string(),
             "finding without task id: {record}"
         );
     }
-    let mut expected: Vec<FindingKey> = peer
-        .expected
+    let mut expected: Vec<FindingKey> = expected
         .iter()
         .map(|(k, s, b, v, m, i)| {
             (
@@ -613,7 +618,7 @@ fn run_peer(peer: &Peer) {
     assert!(
         actual == expected,
         "{}: audit log findings differ\nexpected: {}actual: {}full log:\n{text}",
-        peer.name,
+        peer,
         show(&expected),
         show(&actual),
     );
@@ -640,6 +645,9 @@ fn js_sdk_1_3_0_direct_and_through_proxy() {
 fn js_sdk_0_3_14_direct_and_through_proxy() {
     run_peer(&PEERS[3]);
 }
+
+#[path = "real_peer/grpc_sdk.rs"]
+mod grpc_sdk;
 
 // === gRPC: grpcio's server and client, direct and through a2a-tap ===
 

@@ -10,6 +10,7 @@ mod access;
 mod audit;
 mod bindings;
 mod card;
+mod grpc;
 mod hostile;
 mod kinds;
 mod metrics;

@@ -225,6 +225,18 @@ class RecordExchanges:
             finish()  # a stream cut short is recorded with what was sent
 
 
+def grpc_card(target: str) -> AgentCard:
+    """The card of grpc_agent.py: the same agent, its gRPC interfaces (1.0 and
+    0.3) at `target` (host:port)."""
+    card = agent_card("http://" + target)
+    del card.supported_interfaces[:]
+    for version in ("1.0", "0.3"):
+        card.supported_interfaces.append(
+            AgentInterface(url=target, protocol_binding="GRPC", protocol_version=version)
+        )
+    return card
+
+
 def build_app(public_url: str, record: str | None = None) -> Any:
     """The Starlette app from the SDK's own route factories, 0.3 compatibility on,
     wrapped in `RecordExchanges` when `record` names a file."""

@@ -37,8 +37,8 @@ import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
+import grpc
 import httpx
-
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.client.client import Client
 from a2a.helpers import new_text_message
@@ -52,6 +52,8 @@ from a2a.types.a2a_pb2 import (
     Task,
     TaskState,
 )
+
+from agent import grpc_card
 
 # Every wait is bounded: a scenario that hangs is reported, not waited for.
 SCENARIO_TIMEOUT = 20.0
@@ -353,12 +355,23 @@ async def run_interface(
     if one is None:
         return {"error": "not offered by the card"}
     out: dict[str, Any] = {"endpoint": relative(one.supported_interfaces[0].url, base_url)}
+    grpc_channel = grpc.aio.insecure_channel if binding == "GRPC" else None
     async with http_client(record) as http_streaming, http_client(record) as http_unary:
         streaming = ClientFactory(
-            ClientConfig(streaming=True, httpx_client=http_streaming, supported_protocol_bindings=[binding])
+            ClientConfig(
+                streaming=True,
+                httpx_client=http_streaming,
+                supported_protocol_bindings=[binding],
+                grpc_channel_factory=grpc_channel,
+            )
         ).create(one)
         unary = ClientFactory(
-            ClientConfig(streaming=False, httpx_client=http_unary, supported_protocol_bindings=[binding])
+            ClientConfig(
+                streaming=False,
+                httpx_client=http_unary,
+                supported_protocol_bindings=[binding],
+                grpc_channel_factory=grpc_channel,
+            )
         ).create(one)
         for name, play in SCENARIOS.items():
             try:
@@ -371,11 +384,21 @@ async def run_interface(
 INTERFACES = [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("JSONRPC", "0.3"), ("HTTP+JSON", "0.3")]
 
 
-async def main_async(base_url: str, only: str | None, record: str | None = None) -> dict[str, Any]:
-    async with http_client(record) as http:
-        card = await A2ACardResolver(http, base_url).get_agent_card()
+GRPC_INTERFACES = [("GRPC", "1.0"), ("GRPC", "0.3")]
+
+
+async def main_async(
+    base_url: str, only: str | None, record: str | None = None, grpc_target: str | None = None
+) -> dict[str, Any]:
+    if grpc_target is not None:
+        # grpc_agent.py serves no HTTP card: its card, at the target given.
+        card, interfaces, base_url = grpc_card(grpc_target), GRPC_INTERFACES, grpc_target
+    else:
+        async with http_client(record) as http:
+            card = await A2ACardResolver(http, base_url).get_agent_card()
+        interfaces = INTERFACES
     outcomes: dict[str, Any] = {}
-    for binding, version in INTERFACES:
+    for binding, version in interfaces:
         key = f"{binding}/{version}"
         if only is None or only == key:
             outcomes[key] = await run_interface(base_url, card, binding, version, record)
@@ -387,9 +410,13 @@ def main() -> None:
     parser.add_argument("base_url")
     parser.add_argument("--only", default=None, help='one of "JSONRPC/1.0", "HTTP+JSON/0.3", ...')
     parser.add_argument("--record", default=None, help="append one JSON line per HTTP exchange")
+    parser.add_argument(
+        "--grpc", action="store_true", help="BASE_URL is grpc_agent.py's host:port: play its gRPC interfaces"
+    )
     args = parser.parse_args()
     try:
-        outcomes = asyncio.run(main_async(args.base_url, args.only, args.record))
+        target = args.base_url if args.grpc else None
+        outcomes = asyncio.run(main_async(args.base_url, args.only, args.record, target))
     except Exception as error:  # noqa: BLE001
         print(f"client: {type(error).__name__}: {error}", file=sys.stderr)
         sys.exit(1)
