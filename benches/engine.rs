@@ -4,7 +4,8 @@
 //! of the same frames' data; and on the load script's task stream (20
 //! events, a new task each time) and its JSON answer (a new task each
 //! time, against a full task registry), as the proxy's analysis thread
-//! judges them; and the classification of the load script's request, which the
+//! judges them (and the same task as a gRPC stream of protobuf messages);
+//! and the classification of the load script's request, which the
 //! forwarding thread does for every exchange.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
@@ -68,6 +69,47 @@ fn load_stream(n: usize) -> Vec<u8> {
     }
     body.push_str(&status("TASK_STATE_COMPLETED"));
     body.into_bytes()
+}
+
+/// The load script's gRPC stream for task `n`: the same 20 events as
+/// protobuf `StreamResponse`s with their 5-byte prefixes, in one piece
+/// (fields written with prost's wire helpers, numbers from a2a.proto).
+fn load_grpc_stream(n: usize) -> Vec<u8> {
+    use prost::encoding::{bool as pbool, bytes, int32, string};
+    let task = format!("tsk_{n:016x}");
+    let mut out = Vec::new();
+    let mut push = |field: u32, event: Vec<u8>| {
+        let mut msg = Vec::new();
+        bytes::encode(field, &event, &mut msg);
+        out.push(0);
+        out.extend_from_slice(&(msg.len() as u32).to_be_bytes());
+        out.extend_from_slice(&msg);
+    };
+    let event = |state: i32| {
+        let (mut e, mut status) = (Vec::new(), Vec::new());
+        string::encode(1, &task, &mut e);
+        string::encode(2, &"ctx_3".to_string(), &mut e);
+        int32::encode(1, &state, &mut status);
+        bytes::encode(3, &status, &mut e);
+        e
+    };
+    push(1, event(1));
+    push(3, event(2));
+    for i in 0..17 {
+        let (mut part, mut artifact, mut update) = (Vec::new(), Vec::new(), Vec::new());
+        let text = format!("chunk {i:02} of the generated itinerary, with enough words to look like model output ...");
+        string::encode(1, &text, &mut part);
+        string::encode(1, &"art_1".to_string(), &mut artifact);
+        bytes::encode(4, &part, &mut artifact);
+        string::encode(1, &task, &mut update);
+        string::encode(2, &"ctx_3".to_string(), &mut update);
+        bytes::encode(3, &artifact, &mut update);
+        pbool::encode(4, &(i > 0), &mut update);
+        pbool::encode(5, &(i == 16), &mut update);
+        push(4, update);
+    }
+    push(3, event(3));
+    out
 }
 
 /// The load script's JSON answer (`examples/bench_upstream.rs`) about
@@ -179,6 +221,30 @@ fn bench(c: &mut Criterion) {
             i += 1;
         })
     });
+
+    // The same task as gRPC messages: the engine's cost per gRPC message is
+    // this over 20.
+    let grpc_streams: Vec<Vec<u8>> = (0..4096).map(load_grpc_stream).collect();
+    g.bench_function(
+        "the load script's 20-message gRPC stream, a new task each",
+        |b| {
+            let mut reg = Registry::new(RegistryConfig::default());
+            let mut i = 0;
+            b.iter(|| {
+                if i == grpc_streams.len() {
+                    (reg, i) = (Registry::new(RegistryConfig::default()), 0);
+                }
+                let grpc = Exchange {
+                    binding: Binding::Grpc,
+                    rpc_id: None,
+                    ..exchange()
+                };
+                let one = std::iter::once(grpc_streams[i].as_slice());
+                judge(grpc, "application/grpc", one, End::Upstream, &mut reg);
+                i += 1;
+            })
+        },
+    );
 
     // A JSON answer about a new task each time, against a registry already
     // holding its default most (100,000): every answer evicts the oldest

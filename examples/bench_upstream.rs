@@ -1,5 +1,7 @@
 //! A fast scripted A2A-like upstream for benchmarks: `/sse` answers a ~5 KB
-//! task stream of 20 JSON-RPC 1.0 StreamResponse events, anything else a
+//! task stream of 20 JSON-RPC 1.0 StreamResponse events; a gRPC call to
+//! `/lf.a2a.v1.A2AService/SendStreamingMessage` (h2c) the same task as 20
+//! protobuf StreamResponse messages, then `grpc-status: 0`; anything else a
 //! small JSON-RPC response. Usage: `bench_upstream [ADDR]` (default 127.0.0.1:18900).
 #![forbid(unsafe_code)]
 
@@ -58,8 +60,88 @@ fn json(task: &str) -> Bytes {
     ))
 }
 
-/// Yields its frames one by one.
-struct Frames(VecDeque<Bytes>);
+/// The gRPC messages of the same task (1.0 `StreamResponse`s, each with
+/// its 5-byte prefix), written with prost from the spec's field numbers.
+fn grpc_stream(task: &str) -> Vec<Bytes> {
+    use prost::Message;
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct Status {
+        #[prost(int32, tag = "1")]
+        state: i32,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct Part {
+        #[prost(string, tag = "1")]
+        text: String,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct Artifact {
+        #[prost(string, tag = "1")]
+        artifact_id: String,
+        #[prost(message, repeated, tag = "4")]
+        parts: Vec<Part>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct Event {
+        // Task (1) and TaskStatusUpdateEvent (3) share these fields' numbers.
+        #[prost(string, tag = "1")]
+        id: String,
+        #[prost(string, tag = "2")]
+        context_id: String,
+        #[prost(message, optional, tag = "3")]
+        status: Option<Status>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct ArtifactUpdate {
+        #[prost(string, tag = "1")]
+        task_id: String,
+        #[prost(string, tag = "2")]
+        context_id: String,
+        #[prost(message, optional, tag = "3")]
+        artifact: Option<Artifact>,
+        #[prost(bool, tag = "4")]
+        append: bool,
+        #[prost(bool, tag = "5")]
+        last_chunk: bool,
+    }
+    let framed = |field: u32, body: Vec<u8>| {
+        let mut msg = Vec::new();
+        prost::encoding::bytes::encode(field, &body, &mut msg);
+        let mut out = vec![0u8];
+        out.extend_from_slice(&(msg.len() as u32).to_be_bytes());
+        out.extend_from_slice(&msg);
+        Bytes::from(out)
+    };
+    let event = |field: u32, state: i32| {
+        let e = Event {
+            id: task.to_owned(),
+            context_id: "ctx_3".into(),
+            status: Some(Status { state }),
+        };
+        framed(field, e.encode_to_vec())
+    };
+    let mut out = vec![event(1, 1), event(3, 2)];
+    for i in 0..17 {
+        let a = ArtifactUpdate {
+            task_id: task.to_owned(),
+            context_id: "ctx_3".into(),
+            artifact: Some(Artifact {
+                artifact_id: "art_1".into(),
+                parts: vec![Part {
+                    text: format!("chunk {i:02} of the generated itinerary, with enough words to look like model output ..."),
+                }],
+            }),
+            append: i > 0,
+            last_chunk: i == 16,
+        };
+        out.push(framed(4, a.encode_to_vec()));
+    }
+    out.push(event(3, 3));
+    out
+}
+
+/// Yields its frames one by one, then its trailers (a gRPC answer's).
+struct Frames(VecDeque<Bytes>, Option<http::HeaderMap>);
 
 impl Body for Frames {
     type Data = Bytes;
@@ -69,11 +151,14 @@ impl Body for Frames {
         mut self: Pin<&mut Self>,
         _: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        Poll::Ready(self.0.pop_front().map(|b| Ok(Frame::data(b))))
+        if let Some(b) = self.0.pop_front() {
+            return Poll::Ready(Some(Ok(Frame::data(b))));
+        }
+        Poll::Ready(self.1.take().map(|t| Ok(Frame::trailers(t))))
     }
 
     fn is_end_stream(&self) -> bool {
-        self.0.is_empty()
+        self.0.is_empty() && self.1.is_none()
     }
 
     fn size_hint(&self) -> SizeHint {
@@ -83,13 +168,19 @@ impl Body for Frames {
 
 fn answer(req: &Request<Incoming>) -> Response<Frames> {
     let task = task_id();
+    let mut trailers = None;
     let (frames, ctype) = if req.uri().path() == "/sse" {
         (VecDeque::from(task_stream(&task)), "text/event-stream")
+    } else if req.uri().path().ends_with("/SendStreamingMessage") {
+        let mut t = http::HeaderMap::new();
+        t.insert("grpc-status", HeaderValue::from_static("0"));
+        trailers = Some(t);
+        (VecDeque::from(grpc_stream(&task)), "application/grpc")
     } else {
         (VecDeque::from([json(&task)]), "application/json")
     };
     let len: usize = frames.iter().map(Bytes::len).sum();
-    let mut resp = Response::new(Frames(frames));
+    let mut resp = Response::new(Frames(frames, trailers));
     resp.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
     if ctype == "application/json" {

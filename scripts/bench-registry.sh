@@ -7,7 +7,6 @@
 #     took after the load to have received them all.
 #  2. the time from a terminal state passing A to B knowing it (median, p99),
 #     one task at a time ($LATENCY_TASKS tasks).
-#  3. Redis itself: XADD of facts in pipelines, from redis-benchmark.
 #
 #   scripts/bench-registry.sh
 #   DURATION=20s CONNS=64 LATENCY_TASKS=1000 scripts/bench-registry.sh
@@ -77,8 +76,3 @@ echo "  Redis: $(redis-cli -p "$REDIS_PORT" XLEN bench:facts) entries kept, $(re
 echo
 echo "2. latency:"
 python3 scripts/registry-latency.py "http://127.0.0.1:$A_PORT/json" "http://127.0.0.1:$B_ADMIN" "$LATENCY_TASKS" | sed 's/^/  /'
-echo
-echo "3. redis-server alone, XADD pipelined 512 deep (what the publisher does):"
-redis-benchmark -p "$REDIS_PORT" -q -n 200000 -P 512 \
-  XADD bench:raw MAXLEN '~' 400000 '*' v 1 r 0123456789abcdef t tsk_0000000000000001 s completed c ctx_3 2>/dev/null |
-  tr '\r' '\n' | grep -v '^$' | tail -1 | sed 's/^/  /'

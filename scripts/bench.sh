@@ -8,7 +8,7 @@
 #   scripts/bench.sh            # 3 rounds x 10 s per target and workload, 64 connections
 #   DURATION=20s CONNS=128 ROUNDS=5 scripts/bench.sh
 #   LIGHT_CONNS=0 scripts/bench.sh   # only the saturating workloads
-#   TRACED=0 REDIS=0 scripts/bench.sh  # without the tracing or the shared-registry rows
+#   TRACED=0 REDIS=0 GRPC=0 scripts/bench.sh  # without the tracing, shared-registry or gRPC rows
 #
 # Targets take turns within each round (in reverse order every other round)
 # and the median round is reported, so background load on a shared machine
@@ -39,6 +39,7 @@ SHARED_PORT=${SHARED_PORT:-18911}
 SHARED_ADMIN=${SHARED_ADMIN:-18912}
 TRACED=${TRACED:-1}
 REDIS=${REDIS:-1}
+GRPC=${GRPC:-1}
 
 start_work bench
 
@@ -46,6 +47,7 @@ start_work bench
 need_apt=()
 command -v wrk >/dev/null || need_apt+=(wrk)
 command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || need_apt+=(nginx)
+((GRPC)) && { command -v h2load >/dev/null || need_apt+=(nghttp2-client); }
 if ((${#need_apt[@]})); then
   echo "installing ${need_apt[*]} (apt-get)"
   apt-get install -y -q "${need_apt[@]}" >/dev/null 2>&1 ||
@@ -333,9 +335,48 @@ for w in "${WORKLOADS[@]}"; do
   fi
   CPU+=("  validation $delta µs a request, $model; idle $idle %, host steal $steal % during the workload")
 done
+# gRPC: the same task as 20 protobuf messages on a server stream (h2c,
+# h2load as the load generator: one stream at a time per connection),
+# direct and through a2a-tap validating and not.
+GCOSTS=()
+if ((GRPC)); then
+  printf '\x00\x00\x00\x00\x07\x12\x05\x0a\x03m-1' >"$WORK/grpc-req.bin"
+  run_h2load() { # url -> "rps mean_ms requests"
+    local out
+    out=$(h2load -c"$CONNS" -m1 -t"$THREADS" -D"${DURATION%s}" -d "$WORK/grpc-req.bin" \
+      -H 'content-type: application/grpc' -H 'te: trailers' "$1/lf.a2a.v1.A2AService/SendStreamingMessage")
+    awk '/^finished in/ {gsub(",", ""); rps = $4} /^requests:/ {n = $8} /^time for request:/ {m = $6} END {print rps, m, n}' <<<"$out"
+  }
+  for t in direct a2a-tap tap-plain; do : >"$WORK/$t.grpc" && : >"$WORK/$t.gcpu"; done
+  for round in $(seq 1 "$ROUNDS"); do
+    for t in direct a2a-tap tap-plain; do
+      case $t in
+        direct) url=http://127.0.0.1:$UP_PORT pid="" ;;
+        a2a-tap) url=http://127.0.0.1:$TAP_PORT pid=$TAP_PID ;;
+        tap-plain) url=http://127.0.0.1:$PLAIN_PORT pid=$PLAIN_PID ;;
+      esac
+      [[ -n $pid ]] && thread_ticks "$pid" >"$WORK/ticks.before"
+      run_h2load "$url" >>"$WORK/$t.grpc"
+      if [[ -n $pid ]]; then
+        thread_ticks "$pid" >"$WORK/ticks.after"
+        echo "$(tail -1 "$WORK/$t.grpc" | awk '{print $3}') $(cpu_delta "$WORK/ticks.before" "$WORK/ticks.after")" >>"$WORK/$t.gcpu"
+      fi
+    done
+  done
+  for t in direct a2a-tap tap-plain; do
+    printf '%-22s %-10s %12s %10s %10s  %s\n' "grpc (20 messages)" "$t" \
+      "$(awk '{print $1}' "$WORK/$t.grpc" | median)" "$(awk '{print $2}' "$WORK/$t.grpc" | to_ms | median)" "-" "h2load: mean, no p99"
+  done
+  gcosts=$(paste -d' ' <(awk '{print $1}' "$WORK/a2a-tap.grpc") <(awk '{print $1}' "$WORK/tap-plain.grpc") |
+    awk '{printf "%.1f\n", 100 * (1 - $1 / $2)}')
+  GCOSTS+=("grpc (20 messages): $(xargs <<<"$gcosts" | sed 's/ /, /g') % (median $(median <<<"$gcosts") %)")
+  read -r g_all g_s g_a g_o < <(per_req "$WORK/a2a-tap.gcpu")
+  read -r gp_all gp_s _ gp_o < <(per_req "$WORK/tap-plain.gcpu")
+  CPU+=("grpc (20 messages): a2a-tap $g_all µs (serving $g_s, analysis $g_a, other $g_o), tap-plain $gp_all µs (serving $gp_s, other $gp_o): validation $(awk -v a="$g_all" -v b="$gp_all" 'BEGIN {printf "%+.2f", a - b}') µs a call")
+fi
 echo
 echo "validation cost by round, 1 - a2a-tap / tap-plain requests/s:"
-printf '  %s\n' "${COSTS[@]}"
+printf '  %s\n' "${COSTS[@]}" ${GCOSTS[@]+"${GCOSTS[@]}"}
 echo
 if ((TRACED)); then
   echo "tracing cost by round, 1 - tap-traced / a2a-tap requests/s (sample ratio 1.0, and 0.1):"
