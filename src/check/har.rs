@@ -142,6 +142,7 @@ fn recorded(
         at: None,
         started: None,
         assumed: false,
+        end: crate::lifecycle::End::Upstream,
         label: format!("{label}#{index}"),
         upstream,
     }))

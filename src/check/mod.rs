@@ -40,6 +40,9 @@ pub(crate) struct Recorded {
     /// Where it came from, for the report (`file`, `file#entry`).
     pub label: String,
     pub upstream: String,
+    /// How the body ended: `Upstream` for a recording; the probe's own
+    /// traffic, `ClientGone` when it stopped reading a stream itself.
+    pub end: End,
 }
 
 /// Why a file could not be checked.
@@ -159,14 +162,54 @@ pub(crate) fn judge_all(
     exchanges: Vec<Recorded>,
     settings: &Settings,
 ) -> Checked {
-    let mut records = Vec::new();
-    let (mut read, mut gaps) = (0, 0);
     let assumed = exchanges.iter().all(|r| r.assumed);
-    let mut last_at = 0;
-    let mut card: Option<CardInfo> = None;
-    for mut rec in exchanges {
-        let now = rec.at.unwrap_or(last_at).max(last_at);
-        last_at = now;
+    let mut judge = Judge::new(registry, settings);
+    let mut records = Vec::new();
+    for rec in exchanges {
+        records.extend(judge.judge(rec));
+    }
+    Checked {
+        records,
+        read: judge.read,
+        gaps: judge.gaps,
+        assumed,
+    }
+}
+
+/// Judges exchanges one at a time, in the order they happened, against
+/// one registry (what `check` does per file, and `probe` per exchange it
+/// made).
+pub(crate) struct Judge<'a> {
+    registry: &'a mut Registry,
+    settings: &'a Settings,
+    last_at: Millis,
+    card: Option<CardInfo>,
+    /// Frames or bodies read so far.
+    pub read: usize,
+    /// Events not read (over a limit) so far.
+    pub gaps: usize,
+}
+
+impl<'a> Judge<'a> {
+    pub(crate) fn new(registry: &'a mut Registry, settings: &'a Settings) -> Judge<'a> {
+        Judge {
+            registry,
+            settings,
+            last_at: 0,
+            card: None,
+            read: 0,
+            gaps: 0,
+        }
+    }
+
+    /// Judges the next exchange; returns the records of its findings (and
+    /// of the registry's, e.g. stalls, due by its time).
+    pub(crate) fn judge(&mut self, mut rec: Recorded) -> Vec<Record> {
+        let settings = self.settings;
+        let registry = &mut *self.registry;
+        let mut records = Vec::new();
+        let now = rec.at.unwrap_or(self.last_at).max(self.last_at);
+        self.last_at = now;
         let mut findings: Vec<Finding> = Vec::new();
         registry.tick(now, &mut findings);
         let about_task = Origin {
@@ -178,14 +221,14 @@ pub(crate) fn judge_all(
                 .drain(..)
                 .filter_map(|f| settings.pipeline.record(f, &about_task)),
         );
-        crate::a2a::card::confirm(&mut rec.exchange, card.as_ref(), "");
+        crate::a2a::card::confirm(&mut rec.exchange, self.card.as_ref(), "");
         let origin = Origin::of(&rec.upstream, &rec.exchange, rec.label.clone());
         let seq = registry.open_exchange();
         let mut engine = ExchangeEngine::new(rec.exchange, seq, settings.engine);
         let mut judged = Judged::default();
         engine.response_head(rec.status, rec.content_type.as_deref(), None);
         engine.response_data(&rec.body, registry, now, &mut judged);
-        engine.response_end(End::Upstream, registry, now, &mut judged);
+        engine.response_end(rec.end, registry, now, &mut judged);
         let recorded_at = rec
             .started
             .map(|t| humantime::format_rfc3339_millis(t).to_string());
@@ -201,15 +244,12 @@ pub(crate) fn judge_all(
             }
         }
         records.extend(folds.take().map(|held| held.record));
-        read += judged.read;
-        gaps += judged.gaps;
-        card = judged.card.or(card);
-    }
-    Checked {
-        records,
-        read,
-        gaps,
-        assumed,
+        self.read += judged.read;
+        self.gaps += judged.gaps;
+        if judged.card.is_some() {
+            self.card = judged.card;
+        }
+        records
     }
 }
 
