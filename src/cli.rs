@@ -96,6 +96,10 @@ pub enum CheckFormat {
     Text,
     /// JSON Lines, one record per finding.
     Json,
+    /// JUnit XML: one test case per file, failed by error findings.
+    Junit,
+    /// SARIF 2.1.0: one result per finding.
+    Sarif,
 }
 
 /// Flags of `check`.

@@ -57,6 +57,8 @@ fn check(args: CheckArgs) -> ExitCode {
     let format = match args.format {
         CheckFormat::Text => a2a_tap::check::Format::Text,
         CheckFormat::Json => a2a_tap::check::Format::Json,
+        CheckFormat::Junit => a2a_tap::check::Format::Junit,
+        CheckFormat::Sarif => a2a_tap::check::Format::Sarif,
     };
     let settings = args
         .config

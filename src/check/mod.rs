@@ -97,6 +97,7 @@ pub fn run(format: Format, files: &[PathBuf], settings: &Settings) -> i32 {
                         n => format!("its {n} event(s) are all over the [analysis] limits"),
                     };
                     eprintln!("a2a-tap check: {}: nothing was read ({why})", display(path));
+                    out.unreadable(path, &format!("nothing was read ({why})"));
                     failed = true;
                     continue;
                 }
@@ -104,6 +105,7 @@ pub fn run(format: Format, files: &[PathBuf], settings: &Settings) -> i32 {
             }
             Err(e) => {
                 eprintln!("a2a-tap check: {e}");
+                out.unreadable(path, &e.to_string());
                 failed = true;
             }
         }

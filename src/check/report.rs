@@ -1,11 +1,14 @@
-//! How `check` prints what it found: a readable report, or audit records
-//! as JSON Lines (`--format json`).
+//! How `check` prints what it found: a readable report, audit records as
+//! JSON Lines (`--format json`), JUnit XML (`junit`: one test case per
+//! input file, failed by its error-severity findings) or SARIF 2.1.0
+//! (`sarif`: one result per finding, the rule id its kind).
 
 use std::io::Write;
 use std::path::Path;
 
 use super::{display, errors};
 use crate::report::audit::Record;
+use crate::report::{junit, sarif};
 
 /// Output format of `a2a-tap check`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -13,6 +16,8 @@ pub enum Format {
     #[default]
     Text,
     Json,
+    Junit,
+    Sarif,
 }
 
 /// Accumulates per-file results and prints them.
@@ -21,6 +26,10 @@ pub(crate) struct Report {
     files: usize,
     findings: usize,
     errors: usize,
+    /// JUnit: one case per file, written at the end.
+    cases: Vec<junit::Case>,
+    /// SARIF: one result per finding, written at the end.
+    results: Vec<sarif::Finding>,
 }
 
 impl Report {
@@ -30,6 +39,8 @@ impl Report {
             files: 0,
             findings: 0,
             errors: 0,
+            cases: Vec::new(),
+            results: Vec::new(),
         }
     }
 
@@ -44,16 +55,51 @@ impl Report {
         let _ = match self.format {
             Format::Json => write_json(&mut out, records),
             Format::Text => write_text(&mut out, path, records),
+            Format::Junit => {
+                self.cases.push(case_of(path, records));
+                Ok(())
+            }
+            Format::Sarif => {
+                let uri = sarif::path_uri(&display(path));
+                self.results
+                    .extend(records.iter().map(|r| result_of(&uri, r)));
+                Ok(())
+            }
         };
+    }
+
+    /// A file that could not be read or parsed (JUnit: an errored case).
+    pub(crate) fn unreadable(&mut self, path: &Path, why: &str) {
+        self.cases.push(junit::Case {
+            name: display(path),
+            classname: "a2a-tap.check".into(),
+            outcome: junit::CaseOutcome::Errored {
+                message: why.to_owned(),
+            },
+            out: String::new(),
+        });
     }
 
     /// Prints the summary (text only); returns the number of errors.
     pub(crate) fn finish(self) -> usize {
-        if self.format == Format::Text {
-            println!(
+        match self.format {
+            Format::Text => println!(
                 "{} finding(s), {} error(s), in {} file(s)",
                 self.findings, self.errors, self.files
-            );
+            ),
+            Format::Json => {}
+            Format::Junit => {
+                let suite = junit::Suite {
+                    name: "a2a-tap check".into(),
+                    cases: self.cases,
+                    seconds: 0.0,
+                };
+                print!("{}", junit::write("a2a-tap check", &[suite]));
+            }
+            Format::Sarif => {
+                let log = sarif::log(&[], &self.results);
+                println!("{}", serde_json::to_string_pretty(&log).unwrap_or_default());
+            }
         }
         self.errors
     }
@@ -90,4 +136,58 @@ fn write_text(out: &mut impl Write, path: &Path, records: &[Record]) -> std::io:
         )?;
     }
     Ok(())
+}
+
+/// One file's test case: failed when it holds error-severity findings
+/// (each listed in the failure text); warnings go to `system-out`.
+fn case_of(path: &Path, records: &[Record]) -> junit::Case {
+    let line = |r: &Record| format!("{} {}: {}", r.severity, r.kind, r.detail);
+    let (errs, warns): (Vec<&Record>, Vec<&Record>) =
+        records.iter().partition(|r| r.severity == "error");
+    let outcome = match errs.first() {
+        None => junit::CaseOutcome::Passed,
+        Some(first) => junit::CaseOutcome::Failed {
+            message: format!("{} error finding(s), first {}", errs.len(), first.kind),
+            text: errs
+                .iter()
+                .map(|r| {
+                    let evidence = r.evidence.as_deref().unwrap_or("");
+                    format!("{}\n  evidence: {evidence}", line(r))
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        },
+    };
+    junit::Case {
+        name: display(path),
+        classname: "a2a-tap.check".into(),
+        outcome,
+        out: warns.iter().map(|r| line(r)).collect::<Vec<_>>().join("\n"),
+    }
+}
+
+/// One finding as a SARIF result: rule id its kind, level its severity.
+fn result_of(uri: &str, r: &Record) -> sarif::Finding {
+    let mut properties = serde_json::Map::new();
+    let mut put = |k: &str, v: Option<String>| {
+        if let Some(v) = v {
+            properties.insert(k.into(), v.into());
+        }
+    };
+    put("request_id", r.request_id.clone());
+    put("task_id", r.task_id.clone());
+    put("method", r.method.map(str::to_owned));
+    put("event_index", r.event_index.map(|i| i.to_string()));
+    put("evidence", r.evidence.clone());
+    sarif::Finding {
+        rule_id: r.kind.to_owned(),
+        level: if r.severity == "error" {
+            sarif::Level::Error
+        } else {
+            sarif::Level::Warning
+        },
+        message: r.detail.clone(),
+        uri: uri.to_owned(),
+        properties,
+    }
 }
