@@ -1,4 +1,5 @@
-//! The command line: `serve` (the default), `check` and `config check`.
+//! The command line: `serve` (the default), `check`, `probe` and
+//! `config check`.
 //! Every serve flag can also come from the environment (`A2A_TAP_<FLAG>`),
 //! below the flag and above the config file.
 
@@ -33,6 +34,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Validate recorded traffic offline.
     Check(CheckArgs),
+    /// Run the conformance checks against a live agent.
+    Probe(ProbeArgs),
     /// Configuration tools.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -117,6 +120,43 @@ pub struct CheckArgs {
     pub files: Vec<PathBuf>,
 }
 
+/// Output format of `probe`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProbeFormat {
+    /// Human-readable report.
+    Text,
+    /// One JSON document: every check, its evidence, the findings.
+    Json,
+    /// JUnit XML: a test suite per interface, a test case per check.
+    Junit,
+    /// SARIF 2.1.0: a result per failed check and per finding.
+    Sarif,
+}
+
+/// Flags of `probe`.
+#[derive(Debug, Clone, Args)]
+pub struct ProbeArgs {
+    /// TOML config file: its `[severity]`, `[analysis]` and `[audit]`
+    /// apply to the probe's own traffic as live.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ProbeFormat,
+    /// The text of every message the probe sends.
+    #[arg(long, value_name = "TEXT", default_value = crate::probe::DEFAULT_MESSAGE)]
+    pub message: String,
+    /// The agent's base URL (its card is then at
+    /// /.well-known/agent-card.json under it) or its card URL (a path
+    /// ending in .json); http or https.
+    #[arg(value_name = "URL", value_parser = probe_url)]
+    pub url: String,
+}
+
+fn probe_url(text: &str) -> Result<String, String> {
+    crate::probe::check_url(text).map(|()| text.to_owned())
+}
+
 // === impl ServeArgs ===
 
 impl ServeArgs {
@@ -199,6 +239,10 @@ mod tests {
         let err = parse(&["--upstream", "ftp://x"]).expect_err("bad url");
         assert!(err.to_string().contains("--upstream"), "{err}");
         assert!(parse(&["check"]).is_err());
+        let err = parse(&["probe", "ftp://x"]).expect_err("bad url");
+        assert!(err.to_string().contains("<URL>"), "{err}");
+        let err = parse(&["probe", "--format", "xml", "http://x"]).expect_err("bad format");
+        assert!(err.to_string().contains("--format"), "{err}");
     }
 
     #[test]

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use clap::Parser;
 
 use a2a_tap::app::{App, Options};
-use a2a_tap::cli::{CheckArgs, CheckFormat, Cli, Command, ConfigCommand, ServeArgs};
+use a2a_tap::cli::{
+    CheckArgs, CheckFormat, Cli, Command, ConfigCommand, ProbeArgs, ProbeFormat, ServeArgs,
+};
 use a2a_tap::config::{Config, ConfigError, Level, LogFormat};
 use a2a_tap::report::Metrics;
 use a2a_tap::server;
@@ -18,6 +20,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Some(Command::Check(args)) => check(args),
+        Some(Command::Probe(args)) => probe(args),
         Some(Command::Serve(args)) => serve(&args),
         Some(Command::Config(ConfigCommand::Check(args))) => config_check(&args),
         None => serve(&cli.serve),
@@ -75,6 +78,37 @@ fn check(args: CheckArgs) -> ExitCode {
     };
     let code = a2a_tap::check::run(format, &args.files, &settings);
     ExitCode::from(code as u8)
+}
+
+/// `a2a-tap probe`: the conformance checks against a live agent.
+fn probe(args: ProbeArgs) -> ExitCode {
+    use a2a_tap::probe::Format;
+    let format = match args.format {
+        ProbeFormat::Text => Format::Text,
+        ProbeFormat::Json => Format::Json,
+        ProbeFormat::Junit => Format::Junit,
+        ProbeFormat::Sarif => Format::Sarif,
+    };
+    let settings = args
+        .config
+        .as_deref()
+        .map(Config::from_file)
+        .transpose()
+        .and_then(|c| a2a_tap::check::Settings::from_config(&c.unwrap_or_default()));
+    let settings = match settings {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("a2a-tap probe: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let options = a2a_tap::probe::Options {
+        url: args.url,
+        message: args.message,
+        format,
+        settings,
+    };
+    ExitCode::from(a2a_tap::probe::run(&options) as u8)
 }
 
 fn serve(args: &ServeArgs) -> ExitCode {

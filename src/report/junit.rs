@@ -9,11 +9,18 @@ use std::fmt::Write as _;
 pub enum CaseOutcome {
     Passed,
     /// A `<failure>`: the thing tested is wrong.
-    Failed { message: String, text: String },
+    Failed {
+        message: String,
+        text: String,
+    },
     /// An `<error>`: the test could not be run (e.g. a file unreadable).
-    Errored { message: String },
+    Errored {
+        message: String,
+    },
     /// A `<skipped>`: not applicable, with the reason.
-    Skipped { message: String },
+    Skipped {
+        message: String,
+    },
 }
 
 /// One `<testcase>`.
@@ -142,7 +149,10 @@ mod tests {
 
     #[test]
     fn escapes_markup_and_controls() {
-        assert_eq!(escape("a<b>&\"c'\u{1}"), "a&lt;b&gt;&amp;&quot;c&apos;\u{FFFD}");
+        assert_eq!(
+            escape("a<b>&\"c'\u{1}"),
+            "a&lt;b&gt;&amp;&quot;c&apos;\u{FFFD}"
+        );
     }
 
     #[test]
@@ -177,7 +187,10 @@ mod tests {
             ],
         };
         let xml = write("all", &[suite]);
-        assert!(xml.contains("tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""), "{xml}");
+        assert!(
+            xml.contains("tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""),
+            "{xml}"
+        );
         assert!(xml.contains("<failure message=\"m\" type=\"failure\">t</failure>"));
         assert!(xml.contains("<skipped message=\"why\"/>"));
     }

@@ -1,0 +1,169 @@
+//! `a2a-tap probe URL`: drives a live agent through the conformance
+//! checks (its card, then every interface it offers on the origin given)
+//! and judges every answer with the same engine as `check` and the proxy.
+//! The number of requests and the total time are bounded.
+
+mod answer;
+mod capability;
+mod card;
+mod checks;
+mod client;
+mod dialect;
+mod flow;
+mod report;
+mod terminal;
+
+use std::time::Duration;
+
+use http::Method;
+
+pub use checks::{CheckId, CheckResult, Verdict};
+pub use report::Format;
+
+use crate::check::{Judge, Settings};
+use crate::lifecycle::Registry;
+use client::{headers, Client, Limits};
+use report::{IfaceOut, ProbeReport};
+
+/// The message sent when `--message` is not given.
+pub const DEFAULT_MESSAGE: &str = "a2a-tap probe: please reply briefly";
+
+/// The bounds of a run.
+pub const LIMITS: ProbeLimits = ProbeLimits {
+    max_requests: 200,
+    total: Duration::from_secs(120),
+    per_request: Duration::from_secs(15),
+};
+
+/// The probe's documented bounds.
+#[derive(Debug, Clone, Copy)]
+pub struct ProbeLimits {
+    pub max_requests: usize,
+    pub total: Duration,
+    pub per_request: Duration,
+}
+
+/// What to probe and how to report it.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub url: String,
+    pub message: String,
+    pub format: Format,
+    pub settings: Settings,
+}
+
+/// Checks whether `url` can be probed (http or https, with a host): the
+/// command line's own validation of its `URL`.
+pub fn check_url(url: &str) -> Result<(), String> {
+    card::Target::parse(url).map(|_| ())
+}
+
+/// Runs the probe and prints the report; returns the exit code: 0 every
+/// check passed or was not applicable and no finding is at error
+/// severity, 1 a check failed or an error finding, 2 a bad URL, 3 the
+/// agent could not be reached at all.
+pub fn run(options: &Options) -> i32 {
+    let target = match card::Target::parse(&options.url) {
+        Ok(t) => t,
+        Err(why) => {
+            eprintln!("a2a-tap probe: URL {}: {why}", options.url);
+            return 2;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("a2a-tap probe: cannot start the runtime: {e}");
+            return 3;
+        }
+    };
+    match runtime.block_on(probe(&target, options)) {
+        Ok(report) => {
+            report.print(options.format);
+            if report.failed() {
+                1
+            } else {
+                0
+            }
+        }
+        Err(why) => {
+            eprintln!("a2a-tap probe: {why}");
+            3
+        }
+    }
+}
+
+/// The whole run; `Err` when the card URL could not be reached at all.
+async fn probe(target: &card::Target, options: &Options) -> Result<ProbeReport, String> {
+    let mut registry = Registry::new(options.settings.registry.clone());
+    let judge = Judge::new(&mut registry, &options.settings);
+    let limits = Limits {
+        max_requests: LIMITS.max_requests,
+        total: LIMITS.total,
+        per_request: LIMITS.per_request,
+        // One byte over the engine's limit, so that it skips (not
+        // misjudges) what the probe did not read whole.
+        max_body: options.settings.engine.max_body_bytes.saturating_add(1),
+        grace: Duration::from_millis(1000),
+    };
+    let upstream = target
+        .given
+        .authority()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    let mut client = Client::new(target.https(), limits, judge, upstream)?;
+    let card_headers = headers(&[("accept", "application/json")]);
+    let i = client
+        .send(Method::GET, target.card.clone(), card_headers, Vec::new())
+        .await
+        .map_err(|client::Refused::Budget(why)| why)?;
+    let sent = &client.sent[i];
+    if sent.status.is_none() {
+        return Err(format!(
+            "cannot reach the agent card at {}: {}",
+            target.card,
+            sent.failure.as_deref().unwrap_or("no answer")
+        ));
+    }
+    let (card_check, card) = card::judge_card(sent.status, &sent.answer, &sent.read, sent.n);
+    let mut interfaces = Vec::new();
+    let mut seen = Vec::new();
+    for i in card.iter().flat_map(|c| &c.interfaces) {
+        let Some(card) = &card else { break };
+        let name = format!("{} {}", i.binding, i.version.as_deref().unwrap_or("-"));
+        match card::plan(target, card, i) {
+            card::Plan::Skip(why) => interfaces.push(IfaceOut::skipped(name, &i.url, &why)),
+            card::Plan::Probe(iface) if seen.contains(&iface) => {
+                interfaces.push(IfaceOut::skipped(name, &i.url, "listed twice: probed once"));
+            }
+            card::Plan::Probe(iface) => {
+                seen.push(iface.clone());
+                let caps = flow::Caps {
+                    streaming: card.streaming == Some(true),
+                    push: card.push_notifications == Some(true),
+                };
+                let name = iface.name();
+                let (results, exchanges) =
+                    flow::probe(&mut client, iface, caps, &options.message).await;
+                interfaces.push(IfaceOut::probed(
+                    name,
+                    &i.url,
+                    results,
+                    &exchanges,
+                    &client.sent,
+                ));
+            }
+        }
+    }
+    Ok(ProbeReport::new(
+        target,
+        card_check,
+        interfaces,
+        &client.sent,
+        client.elapsed(),
+        client.limits(),
+    ))
+}
