@@ -43,6 +43,10 @@ pub(crate) enum Answer {
     },
     /// A 2xx event stream, its events in order.
     Stream(Vec<StreamEvent>),
+    /// A 4xx/5xx answer whose body names no A2A error.
+    HttpError {
+        status: u16,
+    },
     /// A 2xx answer of another A2A shape (e.g. a push config).
     Other {
         status: u16,
@@ -79,6 +83,7 @@ impl Answer {
                 Payload::Event(_) | Payload::TaskList(_) => Answer::Other { status },
             },
             Err(_) if success && !body.is_empty() && is_json(body) => Answer::Other { status },
+            Err(_) if (400..600).contains(&status) => Answer::HttpError { status },
             Err(m) => Answer::NotA2a(format!(
                 "HTTP {status} {}: {}",
                 if ct.is_empty() {
@@ -139,6 +144,9 @@ impl Answer {
                 ),
             },
             Answer::Other { status } => format!("an HTTP {status} answer that is no task"),
+            Answer::HttpError { status } => {
+                format!("HTTP {status} with no A2A error in its body")
+            }
             Answer::NotA2a(why) => format!("no A2A answer ({why})"),
             Answer::NoAnswer(why) => format!("no answer ({why})"),
         }
@@ -261,6 +269,10 @@ mod tests {
         assert!(matches!(&s, Answer::Stream(ev) if matches!(ev[0], StreamEvent::Status(_))));
         assert!(matches!(
             Answer::read(404, Some("text/html"), b"<html>"),
+            Answer::HttpError { status: 404 }
+        ));
+        assert!(matches!(
+            Answer::read(200, Some("text/html"), b"<html>"),
             Answer::NotA2a(_)
         ));
     }

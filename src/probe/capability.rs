@@ -100,9 +100,9 @@ impl Run<'_, '_> {
         let text = self.text.clone();
         let result = match self.call(Call::Stream { text: &text }, None).await {
             Err(why) => R::na(id, why, &[]),
-            Ok((n, a)) if a.error() == Some(A2aError::UnsupportedOperation) => R::pass(
+            Ok((n, a)) if self.refuses(&a, A2aError::UnsupportedOperation) => R::pass(
                 id,
-                "not declared, and a streamed send got UnsupportedOperationError",
+                format!("not declared, and a streamed send got {}", a.describe()),
                 &[n],
             ),
             Ok((n, a)) => R::fail(
@@ -130,9 +130,9 @@ impl Run<'_, '_> {
         let task = self.known_task.clone().unwrap_or_else(unknown_id);
         let result = match self.call(Call::PushConfig { id: &task }, None).await {
             Err(why) => R::na(id, why, &[]),
-            Ok((n, a)) if a.error() == Some(A2aError::PushNotificationNotSupported) => R::pass(
+            Ok((n, a)) if self.refuses(&a, A2aError::PushNotificationNotSupported) => R::pass(
                 id,
-                "not declared, and a push config got PushNotificationNotSupportedError",
+                format!("not declared, and a push config got {}", a.describe()),
                 &[n],
             ),
             Ok((n, a)) => R::fail(

@@ -99,6 +99,14 @@ impl Run<'_, '_> {
         self.iface.version == Version::V0_3
     }
 
+    /// Whether `a` refuses with `expected`: the error named; or, on 0.3
+    /// HTTP+JSON, whose specification names no error body (errors are
+    /// HTTP statuses there), any 4xx/5xx answer.
+    pub(crate) fn refuses(&self, a: &Answer, expected: A2aError) -> bool {
+        let rest03 = self.v03() && self.iface.binding == crate::a2a::model::Binding::Rest;
+        a.error() == Some(expected) || (rest03 && matches!(a, Answer::HttpError { .. }))
+    }
+
     fn elapsed_of(&self, n: usize) -> Duration {
         self.client
             .sent
@@ -310,10 +318,7 @@ impl Run<'_, '_> {
                 format!("the task ended before the cancel ({})", state_name(t.state)),
                 &[n],
             ),
-            Answer::Error {
-                error: A2aError::TaskNotCancelable,
-                ..
-            } => {
+            a if self.refuses(a, A2aError::TaskNotCancelable) => {
                 let got = self.call(Call::Get { id: &task.id }, None).await;
                 match got {
                     Ok((g, Answer::Task(t)))

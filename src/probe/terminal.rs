@@ -84,9 +84,9 @@ impl Run<'_, '_> {
         let result = match self.call(send, None).await {
             Err(why) => R::na(Id::TerminalRejectsMessage, why, &[]),
             Ok((n, a)) => match a.error() {
-                Some(A2aError::UnsupportedOperation) => R::pass(
+                _ if self.refuses(&a, A2aError::UnsupportedOperation) => R::pass(
                     Id::TerminalRejectsMessage,
-                    format!("a message to the {state} task got UnsupportedOperationError"),
+                    format!("a message to the {state} task got {}", a.describe()),
                     &[n],
                 ),
                 // 0.3 says a terminal task takes no message, not which error.
@@ -110,9 +110,9 @@ impl Run<'_, '_> {
         let cancel = self.call(Call::Cancel { id: &t.id }, None).await;
         self.results.push(match &cancel {
             Err(why) => R::na(Id::CancelTerminal, why, &[]),
-            Ok((n, a)) if a.error() == Some(A2aError::TaskNotCancelable) => R::pass(
+            Ok((n, a)) if self.refuses(a, A2aError::TaskNotCancelable) => R::pass(
                 Id::CancelTerminal,
-                format!("CancelTask on the {state} task got TaskNotCancelableError"),
+                format!("CancelTask on the {state} task got {}", a.describe()),
                 &[*n],
             ),
             Ok((n, a)) => R::fail(
@@ -161,14 +161,14 @@ impl Run<'_, '_> {
                 return;
             }
         };
-        let refused = answer.error() == Some(A2aError::TaskNotCancelable);
+        let refused = self.refuses(&answer, A2aError::TaskNotCancelable);
         let still = got
             .task()
             .is_some_and(|t| t.state == Some(TaskState::Completed));
         self.results.push(if refused && still {
             R::pass(
                 id,
-                "TaskNotCancelableError, and GetTask still says completed",
+                format!("{}, and GetTask still says completed", answer.describe()),
                 &[n, g],
             )
         } else {
@@ -233,7 +233,7 @@ impl Run<'_, '_> {
         let unknown = unknown_id();
         let result = match self.call(Call::Get { id: &unknown }, None).await {
             Err(why) => R::na(id, why, &[]),
-            Ok((n, a)) if a.error() == Some(A2aError::TaskNotFound) => {
+            Ok((n, a)) if self.refuses(&a, A2aError::TaskNotFound) => {
                 R::pass(id, format!("got {}", a.describe()), &[n])
             }
             Ok((n, a)) => R::fail(
