@@ -9,5 +9,6 @@ mod binary;
 mod check;
 mod config;
 mod hostile;
+mod probe;
 mod replicas;
 mod signals;
