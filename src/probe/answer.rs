@@ -53,8 +53,8 @@ pub(crate) enum Answer {
     },
     /// Not A2A at all (an HTML 404, a body that is no JSON): why.
     NotA2a(String),
-    /// No answer: a connection failure or the probe's time limit.
-    NoAnswer(String),
+    /// No answer (silence): a connection failure or the probe's time limit.
+    Silent(String),
 }
 
 impl Answer {
@@ -148,7 +148,7 @@ impl Answer {
                 format!("HTTP {status} with no A2A error in its body")
             }
             Answer::NotA2a(why) => format!("no A2A answer ({why})"),
-            Answer::NoAnswer(why) => format!("no answer ({why})"),
+            Answer::Silent(why) => format!("no answer ({why})"),
         }
     }
 }

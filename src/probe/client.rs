@@ -146,7 +146,7 @@ impl<'a> Client<'a> {
             cut: None,
             failure: None,
             elapsed: Duration::ZERO,
-            read: Answer::NoAnswer(String::new()),
+            read: Answer::Silent(String::new()),
             records: Vec::new(),
         };
         let mut req = Request::builder().method(method).uri(uri);
@@ -159,7 +159,7 @@ impl<'a> Client<'a> {
         }
         sent.elapsed = now.elapsed();
         sent.read = match &sent.failure {
-            Some(why) => Answer::NoAnswer(why.clone()),
+            Some(why) => Answer::Silent(why.clone()),
             None => Answer::read(
                 sent.status.unwrap_or(0),
                 sent.content_type.as_deref(),

