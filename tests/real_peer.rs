@@ -855,3 +855,6 @@ fn start_tap_on(
     }
     (proxy, listen)
 }
+
+#[path = "real_peer/probe.rs"]
+mod probe;
