@@ -33,9 +33,12 @@ impl Run<'_, '_> {
                 return None;
             }
         };
-        let engine: Vec<String> = self.client.sent[n - 1]
-            .records
-            .iter()
+        let engine: Vec<String> = self
+            .client
+            .sent
+            .get(n.wrapping_sub(1))
+            .into_iter()
+            .flat_map(|s| &s.records)
             .filter(|r| r.severity == "error")
             .map(|r| format!("{} ({})", r.kind, r.detail))
             .collect();
@@ -185,7 +188,9 @@ impl Run<'_, '_> {
         let mut problems = Vec::new();
         let mut at = Vec::new();
         for &n in &self.exchanges {
-            let sent = &self.client.sent[n - 1];
+            let Some(sent) = self.client.sent.get(n.wrapping_sub(1)) else {
+                continue;
+            };
             let (error, code, status) = match &sent.read {
                 Answer::Error {
                     error,

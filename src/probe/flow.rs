@@ -110,7 +110,7 @@ impl Run<'_, '_> {
     fn elapsed_of(&self, n: usize) -> Duration {
         self.client
             .sent
-            .get(n - 1)
+            .get(n.wrapping_sub(1))
             .map_or(Duration::ZERO, |s| s.elapsed)
     }
 

@@ -112,7 +112,7 @@ impl IfaceOut {
             checks: results.iter().map(|r| out(r, sent)).collect(),
             findings: exchanges
                 .iter()
-                .filter_map(|n| sent.get(n - 1))
+                .filter_map(|n| sent.get(n.wrapping_sub(1)))
                 .flat_map(|s| s.records.iter().cloned())
                 .collect(),
         }
@@ -187,7 +187,7 @@ fn out(r: &CheckResult, sent: &[Sent]) -> CheckOut {
         evidence: r
             .exchanges
             .iter()
-            .filter_map(|n| sent.get(n - 1))
+            .filter_map(|n| sent.get(n.wrapping_sub(1)))
             .map(evidence)
             .collect(),
     }

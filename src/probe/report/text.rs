@@ -6,18 +6,21 @@ use std::fmt::Write as _;
 use super::{CheckOut, ProbeReport};
 use crate::probe::checks::Verdict;
 use crate::report::audit::Record;
+use crate::report::log_safe as safe;
 
 pub(super) fn render(r: &ProbeReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "a2a-tap probe {} (card {})", r.url, r.card_url);
+    // Everything below may quote the agent: control characters are escaped,
+    // so no answer can rewrite the terminal or forge a line.
     check(&mut out, &r.card);
     findings(&mut out, &r.card_findings);
     for i in &r.interfaces {
         let contacted = if i.contacted { "" } else { " (not probed)" };
-        let _ = writeln!(out, "\n{} {}{contacted}", i.name, i.url);
+        let _ = writeln!(out, "\n{} {}{contacted}", safe(&i.name), safe(&i.url));
         if !i.contacted {
             if let Some(first) = i.checks.first() {
-                let _ = writeln!(out, "  every check {}", first.reason);
+                let _ = writeln!(out, "  every check {}", safe(&first.reason));
             }
             continue;
         }
@@ -49,11 +52,22 @@ pub(super) fn render(r: &ProbeReport) -> String {
 }
 
 fn check(out: &mut String, c: &CheckOut) {
-    let _ = writeln!(out, "  {:<5} {:<38} {}", c.verdict.label(), c.id, c.reason);
+    let _ = writeln!(
+        out,
+        "  {:<5} {:<38} {}",
+        c.verdict.label(),
+        c.id,
+        safe(&c.reason)
+    );
     if c.verdict == Verdict::Fail {
         for e in &c.evidence {
-            let _ = writeln!(out, "        #{} sent:     {}", e.exchange, e.request);
-            let _ = writeln!(out, "        #{} answered: {}", e.exchange, e.answer);
+            let _ = writeln!(
+                out,
+                "        #{} sent:     {}",
+                e.exchange,
+                safe(&e.request)
+            );
+            let _ = writeln!(out, "        #{} answered: {}", e.exchange, safe(&e.answer));
         }
     }
 }
@@ -70,7 +84,7 @@ fn findings(out: &mut String, records: &[Record]) {
             f.severity,
             f.kind,
             f.request_id.as_deref().unwrap_or("-"),
-            f.detail
+            safe(&f.detail)
         );
     }
 }

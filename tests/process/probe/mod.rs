@@ -325,3 +325,52 @@ async fn bad_usage_exits_2_and_an_unreachable_agent_3() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot reach the agent card"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hostile_answers_are_bounded_and_escaped() {
+    use crate::support::{full, upstream};
+    // A card, then answers naming a task whose id holds a terminal escape,
+    // and GetTask answers larger than the engine's body limit.
+    let port = std::sync::Arc::new(std::sync::OnceLock::<u16>::new());
+    let p = port.clone();
+    let addr = upstream(move |req: http::Request<hyper::body::Incoming>| {
+        let p = p.clone();
+        async move {
+            use http_body_util::BodyExt;
+            let path = req.uri().path().to_owned();
+            let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+            let text = if path.ends_with("agent-card.json") {
+                serde_json::json!({
+                    "name": "hostile", "version": "1", "capabilities": {},
+                    "supportedInterfaces": [{"url": format!("http://127.0.0.1:{}/", p.get().copied().unwrap_or(0)),
+                                             "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]
+                })
+                .to_string()
+            } else if String::from_utf8_lossy(&body).contains("GetTask") {
+                "x".repeat(6 << 20)
+            } else {
+                r#"{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"\u001b[2Jevil","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}}"#.to_owned()
+            };
+            http::Response::builder()
+                .header("content-type", "application/json")
+                .body(full(text))
+                .expect("response")
+        }
+    })
+    .await;
+    let _ = port.set(addr.port());
+    let started = std::time::Instant::now();
+    let out = run(vec!["probe".into(), format!("http://{addr}")]).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        !text.contains('\u{1b}'),
+        "a raw escape reached the report: {text}"
+    );
+    assert!(text.contains("\\u{1b}[2Jevil"), "{text}");
+    assert!(
+        text.contains("blocking-send-terminal-or-interrupted"),
+        "{text}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}
