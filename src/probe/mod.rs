@@ -154,6 +154,7 @@ async fn probe(target: &card::Target, options: &Options) -> Result<ProbeReport, 
                     results,
                     &exchanges,
                     &client.sent,
+                    options.settings.engine.evidence,
                 ));
             }
         }
@@ -165,5 +166,6 @@ async fn probe(target: &card::Target, options: &Options) -> Result<ProbeReport, 
         &client.sent,
         client.elapsed(),
         client.limits(),
+        options.settings.engine.evidence,
     ))
 }

@@ -13,6 +13,7 @@ use serde::Serialize;
 use super::card::Target;
 use super::checks::{CheckId, CheckResult, Verdict};
 use super::client::{Limits, Sent};
+use crate::engine::evidence::EvidencePolicy;
 use crate::report::audit::Record;
 
 /// Output format of `a2a-tap probe`.
@@ -25,10 +26,10 @@ pub enum Format {
     Sarif,
 }
 
-/// Largest request text kept as evidence.
-const REQUEST_EVIDENCE: usize = 400;
-/// Largest answer text kept as evidence.
-const ANSWER_EVIDENCE: usize = 600;
+/// Largest request or answer text the text report prints of evidence
+/// (the other formats keep what `[audit]` allows: `evidence_bytes`,
+/// `redact_parts`).
+pub(crate) const TEXT_EVIDENCE: usize = 600;
 
 /// One exchange as evidence.
 #[derive(Debug, Clone, Serialize)]
@@ -91,7 +92,7 @@ impl IfaceOut {
             contacted: false,
             checks: CheckResult::all_na(why)
                 .iter()
-                .map(|r| out(r, &[]))
+                .map(|r| out(r, &[], EvidencePolicy::default()))
                 .collect(),
             findings: Vec::new(),
         }
@@ -104,12 +105,13 @@ impl IfaceOut {
         results: Vec<CheckResult>,
         exchanges: &[usize],
         sent: &[Sent],
+        policy: EvidencePolicy,
     ) -> IfaceOut {
         IfaceOut {
             name,
             url: url.to_owned(),
             contacted: true,
-            checks: results.iter().map(|r| out(r, sent)).collect(),
+            checks: results.iter().map(|r| out(r, sent, policy)).collect(),
             findings: exchanges
                 .iter()
                 .filter_map(|n| sent.get(n.wrapping_sub(1)))
@@ -127,11 +129,12 @@ impl ProbeReport {
         sent: &[Sent],
         elapsed: Duration,
         limits: Limits,
+        policy: EvidencePolicy,
     ) -> ProbeReport {
         ProbeReport {
             url: target.given.to_string(),
             card_url: target.card.to_string(),
-            card: out(&card, sent),
+            card: out(&card, sent, policy),
             card_findings: sent.first().map(|s| s.records.clone()).unwrap_or_default(),
             interfaces,
             bounds: Bounds {
@@ -179,7 +182,7 @@ impl ProbeReport {
     }
 }
 
-fn out(r: &CheckResult, sent: &[Sent]) -> CheckOut {
+fn out(r: &CheckResult, sent: &[Sent], policy: EvidencePolicy) -> CheckOut {
     CheckOut {
         id: r.id.as_str(),
         verdict: r.verdict,
@@ -188,19 +191,22 @@ fn out(r: &CheckResult, sent: &[Sent]) -> CheckOut {
             .exchanges
             .iter()
             .filter_map(|n| sent.get(n.wrapping_sub(1)))
-            .map(evidence)
+            .map(|s| evidence(s, policy))
             .collect(),
     }
 }
 
-fn evidence(s: &Sent) -> Evidence {
+/// One exchange as evidence: the request as sent, the answer's status,
+/// content type and body as `[audit]` keeps evidence (cut to
+/// `evidence_bytes`, parts redacted with `redact_parts`).
+fn evidence(s: &Sent, policy: EvidencePolicy) -> Evidence {
     let mut request = format!("{} {}", s.method, s.uri);
     if let Some(v) = s.headers.get("a2a-version").and_then(|v| v.to_str().ok()) {
         request.push_str(&format!(" (A2A-Version: {v})"));
     }
     if !s.body.is_empty() {
         request.push(' ');
-        request.push_str(&String::from_utf8_lossy(&s.body));
+        request.push_str(&policy.prepare(&s.body));
     }
     let answer = match (s.status, &s.failure) {
         (Some(status), _) => {
@@ -210,7 +216,7 @@ fn evidence(s: &Sent) -> Evidence {
             );
             if !s.answer.is_empty() {
                 a.push(' ');
-                a.push_str(&String::from_utf8_lossy(&s.answer));
+                a.push_str(&policy.prepare(&s.answer));
             }
             if let Some(cut) = &s.cut {
                 a.push_str(&format!(" [the probe stopped reading: {cut}]"));
@@ -222,18 +228,22 @@ fn evidence(s: &Sent) -> Evidence {
     };
     Evidence {
         exchange: s.n,
-        request: abbreviate(&request, REQUEST_EVIDENCE),
-        answer: abbreviate(&answer, ANSWER_EVIDENCE),
+        request: flat(&request),
+        answer: flat(&answer),
     }
 }
 
-/// `text` cut to about `max` bytes on a character boundary, saying how
-/// much was left out; line ends become spaces.
-fn abbreviate(text: &str, max: usize) -> String {
-    let flat: String = text
-        .chars()
+/// Line ends as spaces (SSE bodies and pretty JSON on one line).
+fn flat(text: &str) -> String {
+    text.chars()
         .map(|c| if c == '\r' || c == '\n' { ' ' } else { c })
-        .collect();
+        .collect()
+}
+
+/// `text` cut to about `max` bytes on a character boundary, saying how
+/// much was left out.
+pub(crate) fn abbreviate(text: &str, max: usize) -> String {
+    let flat = flat(text);
     if flat.len() <= max {
         return flat;
     }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{CheckOut, ProbeReport};
+use super::{abbreviate, CheckOut, ProbeReport, TEXT_EVIDENCE};
 use crate::probe::checks::Verdict;
 use crate::report::audit::Record;
 use crate::report::log_safe as safe;
@@ -67,7 +67,12 @@ fn check(out: &mut String, c: &CheckOut) {
                 e.exchange,
                 safe(&e.request)
             );
-            let _ = writeln!(out, "        #{} answered: {}", e.exchange, safe(&e.answer));
+            let _ = writeln!(
+                out,
+                "        #{} answered: {}",
+                e.exchange,
+                safe(&abbreviate(&e.answer, TEXT_EVIDENCE))
+            );
         }
     }
 }

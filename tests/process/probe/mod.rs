@@ -284,10 +284,14 @@ async fn the_engine_judges_the_probes_own_traffic_under_the_config() {
         .filter_map(|f| f["kind"].as_str())
         .collect();
     assert!(kinds.contains(&"stream_start"), "{report:#}");
-    // ...unless [severity] turns that kind off, as for check and live.
+    let answer = &check(&report, "JSONRPC 1.0", "stream-starts-with-task")["evidence"][0]["answer"];
+    assert!(answer.to_string().contains("brief"), "{answer}");
+    // ...unless [severity] turns that kind off, as for check and live;
+    // and [audit] shapes the evidence.
     let dir = tempfile::tempdir().expect("tmp");
     let config = dir.path().join("a2a-tap.toml");
-    std::fs::write(&config, "[severity]\nstream_start = \"off\"\n").expect("write config");
+    let toml = "[severity]\nstream_start = \"off\"\n[audit]\nredact_parts = true\n";
+    std::fs::write(&config, toml).expect("write config");
     let path = config.display().to_string();
     let (code, report) = probe(Defect::StreamStartsWithStatus, &["--config", &path]).await;
     assert_eq!(code, Some(1), "the check still fails");
@@ -299,6 +303,9 @@ async fn the_engine_judges_the_probes_own_traffic_under_the_config() {
             .all(|f| f["kind"] != "stream_start"),
         "{report:#}"
     );
+    // [audit] redact_parts holds for the checks' evidence too.
+    let answer = &check(&report, "JSONRPC 1.0", "stream-starts-with-task")["evidence"][0]["answer"];
+    assert!(!answer.to_string().contains("brief"), "{answer}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
