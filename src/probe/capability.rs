@@ -130,9 +130,15 @@ impl Run<'_, '_> {
             ));
             return;
         }
-        let task = self.known_task.clone().unwrap_or_else(unknown_id);
+        let made = self.known_task.clone();
+        let task = made.clone().unwrap_or_else(unknown_id);
         let result = match self.call(Call::PushConfig { id: &task }, None).await {
             Err(why) => R::na(id, why, &[]),
+            Ok((n, a)) if made.is_none() && a.error() == Some(A2aError::TaskNotFound) => R::na(
+                id,
+                "the agent made no task, and a push config for an unknown one got TaskNotFoundError",
+                &[n],
+            ),
             Ok((n, a)) if self.refuses(&a, A2aError::PushNotificationNotSupported) => R::pass(
                 id,
                 format!("not declared, and a push config got {}", a.describe()),

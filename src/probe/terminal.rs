@@ -26,10 +26,11 @@ impl Run<'_, '_> {
             .filter(|t| t.state != Some(TaskState::Completed))
             .or_else(|| is(&first, TaskState::is_terminal))
             .or_else(|| completed.clone());
+        let of = |t: &Option<TaskInfo>| t.as_ref().map_or("no task", |t| state_name(t.state));
         let mut why_none = format!(
-            "no task reached a terminal state (the first send left it {}, the returnImmediately send {})",
-            first.as_ref().map_or("without a task", |t| state_name(t.state)),
-            running.as_ref().map_or("without a task", |t| state_name(t.state)),
+            "no task reached a terminal state (first send: {}; returnImmediately send: {})",
+            of(&first),
+            of(&running),
         );
         // An interrupted task is made terminal by canceling it.
         if terminal.is_none() {
