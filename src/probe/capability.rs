@@ -42,7 +42,20 @@ impl Run<'_, '_> {
             .filter(|r| r.severity == "error")
             .map(|r| format!("{} ({})", r.kind, r.detail))
             .collect();
+        let cut = self
+            .client
+            .sent
+            .get(n.wrapping_sub(1))
+            .is_some_and(|s| s.cut.is_some());
         let result = match &answer {
+            // 1.0 §3.1.2: the stream MUST close at a terminal state, and a
+            // Message stream right after its Message (an interrupted state
+            // may keep it open: server policy).
+            Answer::Stream(events) if cut && !self.v03() && closes_here(events) => R::fail(
+                id,
+                "the stream stayed open after its terminal state (or its Message); it MUST close there",
+                &[n],
+            ),
             Answer::Stream(events) => match events.first() {
                 None => R::fail(id, "the stream ended with no event", &[n]),
                 Some(StreamEvent::Message) if events.len() > 1 => R::fail(
@@ -244,6 +257,16 @@ impl Run<'_, '_> {
             R::fail(id, problems.join("; "), &at)
         });
     }
+}
+
+/// Whether a stream's last state is terminal, or it carried a Message.
+fn closes_here(events: &[StreamEvent]) -> bool {
+    let last_state = events.iter().rev().find_map(|e| match e {
+        StreamEvent::Task(t) | StreamEvent::Status(t) => t.state,
+        _ => None,
+    });
+    last_state.is_some_and(crate::a2a::model::TaskState::is_terminal)
+        || events.iter().any(|e| matches!(e, StreamEvent::Message))
 }
 
 /// Whether `code` is a JSON-RPC code the version's specification lists:

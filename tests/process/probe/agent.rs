@@ -14,7 +14,7 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde_json::{json, Value};
 
-use crate::support::{full, upstream, Body};
+use crate::support::{channel, full, upstream, Body};
 
 /// One broken rule (or none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +31,7 @@ pub enum Defect {
     SubscribeTerminalStreams,
     GetUnknownWrongError,
     StreamStartsWithStatus,
+    StreamStaysOpen,
     StreamingUndeclared,
     PushAccepted,
     VersionIgnored,
@@ -67,6 +68,8 @@ enum Out {
     Sent(Value),
     Error(Err),
     Stream(Vec<Value>),
+    /// A stream whose body stays open after its frames.
+    Held(Vec<Value>),
     Other(Value),
 }
 
@@ -258,10 +261,14 @@ impl Agent {
                    "artifact": {"artifactId": "a-1", "parts": [{"text": "brief"}]}}}),
             status("TASK_STATE_COMPLETED"),
         ];
-        if self.defect == Defect::StreamStartsWithStatus {
-            frames.remove(0);
+        match self.defect {
+            Defect::StreamStartsWithStatus => {
+                frames.remove(0);
+                Out::Stream(frames)
+            }
+            Defect::StreamStaysOpen => Out::Held(frames),
+            _ => Out::Stream(frames),
         }
-        Out::Stream(frames)
     }
 
     fn get(&self, id: &str) -> Out {
@@ -320,6 +327,7 @@ impl Agent {
             Out::Task(t) | Out::Other(t) => respond(200, "application/json", t.to_string()),
             Out::Sent(t) => respond(200, "application/json", json!({"task": t}).to_string()),
             Out::Stream(frames) => sse(frames.iter().map(Value::to_string)),
+            Out::Held(frames) => held(frames.iter().map(Value::to_string)),
             Out::Error(e) => {
                 let (_, mut status, reason) = e.codes();
                 if self.defect == Defect::RestWrongStatus && matches!(e, Err::NotFound) {
@@ -353,6 +361,7 @@ fn rpc_answer(id: &Value, out: Out) -> Response<Body> {
             envelope(json!({"task": t})).to_string(),
         ),
         Out::Stream(frames) => sse(frames.into_iter().map(|f| envelope(f).to_string())),
+        Out::Held(frames) => held(frames.into_iter().map(|f| envelope(f).to_string())),
         Out::Error(e) => {
             let (code, _, reason) = e.codes();
             let body =
@@ -365,6 +374,23 @@ fn rpc_answer(id: &Value, out: Out) -> Response<Body> {
 fn sse(frames: impl Iterator<Item = String>) -> Response<Body> {
     let body: String = frames.map(|f| format!("data: {f}\n\n")).collect();
     respond(200, "text/event-stream", body)
+}
+
+/// An SSE answer that sends `frames`, then holds the body open (until the
+/// caller hangs up, or a minute).
+fn held(frames: impl Iterator<Item = String>) -> Response<Body> {
+    let (mut tx, body) = channel();
+    let text: String = frames.map(|f| format!("data: {f}\n\n")).collect();
+    tokio::spawn(async move {
+        if tx.send_data(text.into()).await.is_ok() {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        }
+        drop(tx);
+    });
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(body)
+        .unwrap_or_else(|_| Response::new(full("")))
 }
 
 fn respond(status: u16, content_type: &str, body: String) -> Response<Body> {

@@ -196,6 +196,7 @@ const DEFECTS: &[(Defect, &str, &str, &[&str])] = &[
         "",
         BOTH,
     ),
+    (Defect::StreamStaysOpen, "stream-starts-with-task", "", BOTH),
     (
         Defect::StreamingUndeclared,
         "streaming-capability-honoured",
