@@ -92,6 +92,23 @@ async fn a_correct_agent_passes_every_applicable_check() {
         };
         assert_eq!(verdict, want, "{iface} {id}: {report:#}");
     }
+    // Every check, once, on each probed interface.
+    let known: Vec<&str> = a2a_tap::probe::CheckId::PER_INTERFACE
+        .iter()
+        .map(|c| c.as_str())
+        .collect();
+    for iface in BOTH {
+        let ids: Vec<String> = verdicts(&report)
+            .into_iter()
+            .filter(|v| v.0 == *iface)
+            .map(|v| v.1)
+            .collect();
+        let mut unique = ids.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!((ids.len(), unique.len()), (14, 14), "{iface}: {ids:?}");
+        assert!(ids.iter().all(|id| known.contains(&id.as_str())), "{ids:?}");
+    }
     let na = &check(&report, "JSONRPC 1.0", "follow-up-keeps-task-and-context")["reason"];
     assert!(
         na.as_str().unwrap_or("").contains("did not ask for input"),
