@@ -20,6 +20,9 @@ pub struct Interface {
     pub path: String,
     /// Its `protocolVersion` (1.0 per interface; 0.3 the card's), if given.
     pub version: Option<String>,
+    /// 1.0 `tenant`, when given and not empty: requests to the interface
+    /// name it (HTTP+JSON under `/{tenant}`, JSON-RPC in `params`).
+    pub tenant: Option<String>,
 }
 
 /// What the proxy keeps of the last agent card it saw.
@@ -74,6 +77,9 @@ impl CardInfo {
                         url: url.to_owned(),
                         path: url_path(url),
                         version: str_of(i, "protocolVersion").map(str::to_owned),
+                        tenant: str_of(i, "tenant")
+                            .filter(|t| !t.is_empty())
+                            .map(str::to_owned),
                     });
                 }
             }
@@ -88,6 +94,7 @@ impl CardInfo {
                     url: url.to_owned(),
                     path: url_path(url),
                     version: version.clone(),
+                    tenant: None,
                 });
             }
             let more = card.get("additionalInterfaces").and_then(Value::as_array);
@@ -98,6 +105,7 @@ impl CardInfo {
                         url: url.to_owned(),
                         path: url_path(url),
                         version: version.clone(),
+                        tenant: None,
                     });
                 }
             }

@@ -152,6 +152,7 @@ pub(crate) fn plan(target: &Target, card: &CardInfo, i: &Interface) -> Plan {
         binding,
         version,
         url,
+        tenant: i.tenant.clone(),
     })
 }
 

@@ -21,6 +21,8 @@ pub(crate) struct Iface {
     pub version: Version,
     /// Its URL as the card gives it.
     pub url: Uri,
+    /// The card's `tenant` for it (1.0), named in every request.
+    pub tenant: Option<String>,
 }
 
 /// What to ask.
@@ -90,7 +92,11 @@ impl Iface {
         ]);
         let (method, path, body) = match self.binding {
             Binding::JsonRpc => {
-                let (name, params) = self.rpc(call, msg_id);
+                let (name, mut params) = self.rpc(call, msg_id);
+                // 0.3 has no tenants.
+                if let (Some(t), false) = (&self.tenant, self.v03()) {
+                    params["tenant"] = json!(t);
+                }
                 let body =
                     json!({"jsonrpc": "2.0", "id": rpc_id, "method": name, "params": params});
                 (Method::POST, self.url.path().to_owned(), Some(body))
@@ -174,10 +180,10 @@ impl Iface {
 
     fn rest(&self, call: &Call<'_>, msg_id: &str) -> (Method, String, Option<Value>) {
         let base = self.url.path().trim_end_matches('/');
-        let p = if self.v03() {
-            format!("{base}/v1")
-        } else {
-            base.to_owned()
+        let p = match (&self.tenant, self.v03()) {
+            (_, true) => format!("{base}/v1"),
+            (Some(t), false) => format!("{base}/{}", segment(t)),
+            (None, false) => base.to_owned(),
         };
         // 0.3 HTTP+JSON is proto JSON: the message is `request`, its parts `content`.
         let body = |text: &str, task, ri: bool| {
@@ -270,6 +276,7 @@ mod tests {
             binding,
             version,
             url: url.parse().expect("url"),
+            tenant: None,
         }
     }
 
@@ -281,6 +288,18 @@ mod tests {
         let i = iface(Binding::Rest, Version::V0_3, "http://a:1/rest");
         let b = i.request(&Call::Cancel { id: "t" }, 1, "m", None);
         assert_eq!(b.uri.to_string(), "http://a:1/rest/v1/tasks/t:cancel");
+    }
+
+    #[test]
+    fn a_tenant_is_named_in_every_request() {
+        let mut i = iface(Binding::Rest, Version::V1_0, "http://a:1/rest");
+        i.tenant = Some("acme".into());
+        let b = i.request(&Call::Get { id: "t" }, 1, "m", None);
+        assert_eq!(b.uri.to_string(), "http://a:1/rest/acme/tasks/t");
+        i.binding = Binding::JsonRpc;
+        let b = i.request(&Call::Get { id: "t" }, 1, "m", None);
+        let body: Value = serde_json::from_slice(&b.body).expect("json");
+        assert_eq!(body["params"]["tenant"], "acme");
     }
 
     #[test]

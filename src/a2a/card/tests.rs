@@ -18,6 +18,17 @@ fn reads_a_1_0_card() {
     assert!(c.offers_rest_at("/rest/acme/tasks/t1"));
     assert!(!c.offers_rest_at("/restx/tasks/t1"));
     assert!(!c.offers_rest_at("/api/tasks/t1"));
+    assert_eq!(c.interfaces[0].tenant, None);
+}
+
+#[test]
+fn keeps_an_interface_tenant() {
+    let card = br#"{"supportedInterfaces":[
+        {"url":"http://a/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0","tenant":"acme"},
+        {"url":"http://a/","protocolBinding":"JSONRPC","protocolVersion":"1.0","tenant":""}]}"#;
+    let c = CardInfo::parse(card).unwrap();
+    assert_eq!(c.interfaces[0].tenant.as_deref(), Some("acme"));
+    assert_eq!(c.interfaces[1].tenant, None);
 }
 
 #[test]
