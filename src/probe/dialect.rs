@@ -65,6 +65,7 @@ impl Iface {
         let b = match self.binding {
             Binding::JsonRpc => "JSONRPC",
             Binding::Rest => "HTTP+JSON",
+            Binding::Grpc => "GRPC",
         };
         format!("{b} {}", self.version.as_str())
     }
