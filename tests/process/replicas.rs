@@ -272,3 +272,28 @@ async fn redis_down_costs_no_traffic_and_sharing_resumes() {
     assert_eq!(after[0]["task_id"], "t-5");
     assert_eq!(after[1]["task_id"], "t-6");
 }
+
+/// A replica that starts after the fact reads the stream from its start:
+/// a task completed through A before B existed is known to B's first
+/// request.
+#[tokio::test]
+async fn a_late_replica_knows_the_recent_past() {
+    let redis = RedisServer::start();
+    let up = Upstream::start().await;
+    let a = Process::start(up.addr, &shared(&redis.url()));
+    until(&a, "a2a_registry_up", &[], |v| v == 1.0).await;
+    get_task(&up, &a, 1, "t-7", "TASK_STATE_COMPLETED").await;
+    until(
+        &a,
+        "a2a_registry_facts_total",
+        &[("direction", "published")],
+        |v| v >= 1.0,
+    )
+    .await;
+    let b = Process::start(up.addr, &shared(&redis.url()));
+    heard_beyond(&b, 0.0).await;
+    get_task(&up, &b, 2, "t-7", "TASK_STATE_WORKING").await;
+    let on_b = settle(&up, &b).await;
+    assert_eq!(kinds(&on_b), ["terminal_exit"], "{on_b:#?}");
+    assert_eq!(on_b[0]["task_id"], "t-7");
+}
