@@ -133,7 +133,7 @@ impl Grpc {
         let decoded = decode_response(ex.version, ex.operation, msg);
         sink.read();
         scratch.clear();
-        let evidence = match &decoded {
+        match &decoded {
             Ok(d) => {
                 if let Payload::Event(e) = &d.payload {
                     if i.is_some() {
@@ -141,12 +141,16 @@ impl Grpc {
                     }
                 }
                 reducer.on_decoded(i, d, reg, now, scratch);
-                d.render()
             }
-            Err(m) => {
-                reducer.on_malformed(i, m, scratch);
-                format!("[{} bytes of protobuf: {}]", msg.len(), m.0)
-            }
+            Err(m) => reducer.on_malformed(i, m, scratch),
+        }
+        if scratch.is_empty() {
+            return;
+        }
+        // The message as evidence, rendered only for a finding.
+        let evidence = match &decoded {
+            Ok(d) => d.render(),
+            Err(m) => format!("[{} bytes of protobuf: {}]", msg.len(), m.0),
         };
         emit(scratch, i, &evidence, cfg, sink);
     }

@@ -106,9 +106,9 @@ impl Consuming {
         let mut facts = Vec::new();
         for (id, fields) in entries(reply)? {
             self.last_id = id;
-            match wire::read(&fields) {
-                Ok((replica, _)) if replica == self.replica => {}
-                Ok((_, some)) => facts.extend(some),
+            match wire::read(&fields, &self.replica) {
+                Ok(None) => {}
+                Ok(Some(some)) => facts.extend(some),
                 Err(why) => self
                     .health
                     .failed("decode", &format_args!("entry {}: {why}", self.last_id)),

@@ -125,7 +125,7 @@ impl Publishing {
         while !self.backlog.is_empty() {
             let n = self.backlog.len().min(PIPELINE);
             let mut pipe = redis::pipe();
-            let batch: Vec<Fact> = self.backlog.iter().take(n).cloned().collect();
+            let batch = &self.backlog.make_contiguous()[..n];
             for facts in batch.chunks(wire::PACK) {
                 pipe.cmd("XADD")
                     .arg(&self.settings.stream)

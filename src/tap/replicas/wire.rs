@@ -31,25 +31,43 @@ struct FactMsg {
     timestamp: Option<String>,
 }
 
-/// The `f` field of an entry holding `facts`.
+/// The `f` field of an entry holding `facts`, written straight from them
+/// (prost's wire helpers; the same bytes as the `Facts` message).
 pub(super) fn pack(facts: &[Fact]) -> Vec<u8> {
-    Facts {
-        facts: facts
-            .iter()
-            .map(|f| FactMsg {
-                task_id: f.task_id.to_string(),
-                context_id: f.context_id.as_deref().map(str::to_owned),
-                state: f.state.as_str().to_owned(),
-                timestamp: f.timestamp.as_deref().map(str::to_owned),
-            })
-            .collect(),
+    use prost::encoding::{encode_key, encode_varint, encoded_len_varint, WireType};
+    let field_len = |tag: u32, s: &str| {
+        prost::encoding::key_len(tag) + encoded_len_varint(s.len() as u64) + s.len()
+    };
+    let put = |tag: u32, s: &str, buf: &mut Vec<u8>| {
+        encode_key(tag, WireType::LengthDelimited, buf);
+        encode_varint(s.len() as u64, buf);
+        buf.extend_from_slice(s.as_bytes());
+    };
+    let mut buf = Vec::new();
+    for f in facts {
+        let state = f.state.as_str();
+        let len = field_len(1, &f.task_id)
+            + f.context_id.as_deref().map_or(0, |c| field_len(2, c))
+            + field_len(3, state)
+            + f.timestamp.as_deref().map_or(0, |t| field_len(4, t));
+        encode_key(1, WireType::LengthDelimited, &mut buf);
+        encode_varint(len as u64, &mut buf);
+        put(1, &f.task_id, &mut buf);
+        if let Some(c) = &f.context_id {
+            put(2, c, &mut buf);
+        }
+        put(3, state, &mut buf);
+        if let Some(t) = &f.timestamp {
+            put(4, t, &mut buf);
+        }
     }
-    .encode_to_vec()
+    buf
 }
 
-/// What an entry's fields say: the replica and its facts, or why the entry
-/// is not whole facts (then nothing of it is used).
-pub(super) fn read(fields: &[(Vec<u8>, Vec<u8>)]) -> Result<(String, Vec<Fact>), String> {
+/// What an entry's fields say: its facts (`None` when replica `own`
+/// wrote it), or why the entry is not whole facts (then nothing of it is
+/// used).
+pub(super) fn read(fields: &[(Vec<u8>, Vec<u8>)], own: &str) -> Result<Option<Vec<Fact>>, String> {
     let (mut v, mut r, mut f) = (None, None, None);
     for (name, value) in fields {
         let slot = match name.as_slice() {
@@ -71,8 +89,9 @@ pub(super) fn read(fields: &[(Vec<u8>, Vec<u8>)]) -> Result<(String, Vec<Fact>),
     let (Some(r), Some(f)) = (r, f) else {
         return Err("the replica or the facts are missing".to_string());
     };
-    let replica =
-        String::from_utf8(r.clone()).map_err(|_| "the replica is not UTF-8".to_string())?;
+    if r.as_slice() == own.as_bytes() {
+        return Ok(None); // this replica's own: not decoded
+    }
     let msg = Facts::decode(&f[..]).map_err(|e| format!("the facts do not decode: {e}"))?;
     let mut facts = Vec::with_capacity(msg.facts.len());
     for m in msg.facts {
@@ -88,7 +107,7 @@ pub(super) fn read(fields: &[(Vec<u8>, Vec<u8>)]) -> Result<(String, Vec<Fact>),
             timestamp: m.timestamp.map(Into::into),
         });
     }
-    Ok((replica, facts))
+    Ok(Some(facts))
 }
 
 #[cfg(test)]
@@ -120,8 +139,22 @@ mod tests {
                 timestamp: None,
             },
         ];
-        let (replica, back) = read(&entry(FORMAT, "r1", pack(&facts))).unwrap();
-        assert_eq!((replica.as_str(), back), ("r1", facts));
+        let bytes = pack(&facts);
+        let wire = Facts {
+            facts: facts
+                .iter()
+                .map(|f| FactMsg {
+                    task_id: f.task_id.to_string(),
+                    context_id: f.context_id.as_deref().map(str::to_owned),
+                    state: f.state.as_str().to_owned(),
+                    timestamp: f.timestamp.as_deref().map(str::to_owned),
+                })
+                .collect(),
+        };
+        assert_eq!(bytes, wire.encode_to_vec(), "the same bytes as the message");
+        let back = read(&entry(FORMAT, "r1", bytes.clone()), "r2").unwrap();
+        assert_eq!(back, Some(facts));
+        assert_eq!(read(&entry(FORMAT, "r1", bytes), "r1").unwrap(), None);
     }
 
     #[test]
@@ -137,16 +170,19 @@ mod tests {
             }
             .encode_to_vec()
         };
-        assert!(read(&entry(FORMAT, "a", one("working", "t"))).is_ok());
-        assert!(read(&entry("1", "a", one("working", "t"))).is_err());
-        assert!(read(&entry(FORMAT, "a", one("TASK_STATE_WORKING", "t"))).is_err());
-        assert!(read(&entry(FORMAT, "a", one("working", ""))).is_err());
+        assert!(read(&entry(FORMAT, "a", one("working", "t")), "b").is_ok());
+        assert!(read(&entry("1", "a", one("working", "t")), "b").is_err());
+        assert!(read(&entry(FORMAT, "a", one("TASK_STATE_WORKING", "t")), "b").is_err());
+        assert!(read(&entry(FORMAT, "a", one("working", "")), "b").is_err());
         let mut cut = one("working", "t");
         cut.truncate(cut.len() - 2);
-        assert!(read(&entry(FORMAT, "a", cut)).is_err(), "a half-read fact");
+        assert!(
+            read(&entry(FORMAT, "a", cut), "b").is_err(),
+            "a half-read fact"
+        );
         let mut twice = entry(FORMAT, "a", one("working", "t"));
         twice.push((b"r".to_vec(), b"b".to_vec()));
-        assert!(read(&twice).is_err());
-        assert!(read(&entry(FORMAT, "a", one("working", "t"))[..2]).is_err());
+        assert!(read(&twice, "b").is_err());
+        assert!(read(&entry(FORMAT, "a", one("working", "t"))[..2], "b").is_err());
     }
 }
