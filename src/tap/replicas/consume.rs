@@ -3,7 +3,7 @@
 //! recent past) and handed to the analysis thread as one message per read.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use prometheus::IntCounter;
 use redis::Value;
@@ -15,6 +15,8 @@ use crate::tap::worker::Msg;
 
 /// Entries read per round trip (each up to `wire::PACK` facts).
 const READ_COUNT: usize = 64;
+/// Shortest time between two reads that found facts.
+const PACE: Duration = Duration::from_millis(5);
 /// How long a read waits for new entries (and so how soon a stop is seen).
 const BLOCK: Duration = Duration::from_millis(500);
 
@@ -68,6 +70,7 @@ impl Consuming {
                     }
                 },
             };
+            let began = Instant::now();
             match self.read(c) {
                 Ok(facts) => {
                     self.health.answered();
@@ -78,6 +81,9 @@ impl Consuming {
                         let n = facts.len() as u64;
                         self.queue.send(Msg::Facts(facts));
                         self.received.inc_by(n);
+                        // Reads at most every PACE while facts keep coming:
+                        // a read per burst, not per entry.
+                        nap(PACE.saturating_sub(began.elapsed()), stop);
                     }
                 }
                 Err(e) => {

@@ -18,6 +18,10 @@ use crate::lifecycle::registry::Fact;
 const MAX_BACKLOG: usize = 65_536;
 /// Facts written per round trip (in entries of `wire::PACK`).
 const PIPELINE: usize = 4096;
+/// How long facts are gathered before they are written (a bound on the
+/// writes per second, and a part of the time a fact takes to reach the
+/// other replicas).
+const LINGER: Duration = Duration::from_millis(5);
 /// How often entries older than the TTL are trimmed.
 const TRIM_EVERY: Duration = Duration::from_secs(30);
 
@@ -59,7 +63,19 @@ impl Publishing {
         let mut trimmed = Instant::now();
         loop {
             match rx.recv_timeout(Duration::from_millis(100)) {
-                Ok(facts) => self.take(facts),
+                Ok(facts) => {
+                    self.take(facts);
+                    // Gather what follows for a moment: one write per
+                    // LINGER, not one per drain of the analysis thread.
+                    let until = Instant::now() + LINGER;
+                    while self.backlog.len() < PIPELINE {
+                        let left = until.saturating_duration_since(Instant::now());
+                        match rx.recv_timeout(left) {
+                            Ok(more) => self.take(more),
+                            Err(_) => break,
+                        }
+                    }
+                }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) if !stop.load(Ordering::Acquire) => {
                     nap(Duration::from_millis(100), stop);
