@@ -137,9 +137,22 @@ impl OpenSpan {
         }
         o.attr_str(9, "server.address", e.server_address);
         o.attr_int(9, "a2a_tap.request_id", int(self.request_id));
-        if self.binding == Binding::JsonRpc {
-            o.attr_str(9, "rpc.system", "jsonrpc");
-            o.attr_str(9, "rpc.method", self.operation);
+        match self.binding {
+            Binding::JsonRpc => {
+                o.attr_str(9, "rpc.system", "jsonrpc");
+                o.attr_str(9, "rpc.method", self.operation);
+            }
+            Binding::Grpc => {
+                let service = if self.version == "0.3" {
+                    "a2a.v1.A2AService"
+                } else {
+                    "lf.a2a.v1.A2AService"
+                };
+                o.attr_str(9, "rpc.system", "grpc");
+                o.attr_str(9, "rpc.service", service);
+                o.attr_str(9, "rpc.method", self.operation);
+            }
+            Binding::Rest => {}
         }
         if let Some(s) = e.http_status {
             o.attr_int(9, "http.response.status_code", i64::from(s));

@@ -428,3 +428,37 @@ async fn spans_of_exchanges_open_at_shutdown_are_flushed() {
     assert!(s.end_time_unix_nano >= s.start_time_unix_nano && s.end_time_unix_nano > 0);
     caller.abort();
 }
+
+/// A gRPC call's span: an RPC span in OpenTelemetry's terms (`rpc.system`
+/// grpc, the A2A service and method), `a2a.binding` grpc, its task.
+#[tokio::test]
+async fn a_grpc_call_is_an_rpc_span() {
+    use crate::support::grpc::{call, GrpcReply, GrpcUpstream};
+    use a2a_tap::a2a::grpc::proto;
+    let collector = Collector::start().await;
+    let up = GrpcUpstream::start().await;
+    let p = Proxy::start(up.addr, &collector.config()).await;
+    let task = proto::Task {
+        id: "t-g".into(),
+        context_id: "c".into(),
+        status: Some(proto::TaskStatus {
+            state: 3,
+            timestamp: None,
+        }),
+        artifacts: vec![],
+    };
+    up.push(GrpcReply::messages(&[task.encode_to_vec()]));
+    let req = proto::IdRequest { id: "t-g".into() }.encode_to_vec();
+    let got = call(p.listen, "/lf.a2a.v1.A2AService/GetTask", &req).await;
+    assert_eq!(got.trailers.expect("trailers")["grpc-status"], "0");
+    let spans = collector.wait(1).await;
+    assert_eq!(spans.len(), 1, "{spans:#?}");
+    let s = &spans[0].1;
+    assert_eq!(s.name, "GetTask");
+    assert_eq!(text(s, "a2a.binding"), "grpc");
+    assert_eq!(text(s, "rpc.system"), "grpc");
+    assert_eq!(text(s, "rpc.service"), "lf.a2a.v1.A2AService");
+    assert_eq!(text(s, "rpc.method"), "GetTask");
+    assert_eq!(text(s, "a2a.task.id"), "t-g");
+    assert_eq!(text(s, "a2a.task.state"), "completed");
+}
