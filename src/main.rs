@@ -63,21 +63,29 @@ fn check(args: CheckArgs) -> ExitCode {
         CheckFormat::Junit => a2a_tap::check::Format::Junit,
         CheckFormat::Sarif => a2a_tap::check::Format::Sarif,
     };
-    let settings = args
-        .config
-        .as_deref()
-        .map(Config::from_file)
-        .transpose()
-        .and_then(|c| a2a_tap::check::Settings::from_config(&c.unwrap_or_default()));
-    let settings = match settings {
+    let settings = match offline_settings(args.config.as_deref(), "check") {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("a2a-tap check: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let code = a2a_tap::check::run(format, &args.files, &settings);
     ExitCode::from(code as u8)
+}
+
+/// The `[severity]`, `[analysis]` and `[audit]` settings `check` and
+/// `probe` judge by, from `--config` (else the defaults); a bad file is
+/// exit 2, named under `command`.
+fn offline_settings(
+    config: Option<&std::path::Path>,
+    command: &str,
+) -> Result<a2a_tap::check::Settings, ExitCode> {
+    config
+        .map(Config::from_file)
+        .transpose()
+        .and_then(|c| a2a_tap::check::Settings::from_config(&c.unwrap_or_default()))
+        .map_err(|e| {
+            eprintln!("a2a-tap {command}: {e}");
+            ExitCode::from(2)
+        })
 }
 
 /// `a2a-tap probe`: the conformance checks against a live agent.
@@ -89,18 +97,9 @@ fn probe(args: ProbeArgs) -> ExitCode {
         ProbeFormat::Junit => Format::Junit,
         ProbeFormat::Sarif => Format::Sarif,
     };
-    let settings = args
-        .config
-        .as_deref()
-        .map(Config::from_file)
-        .transpose()
-        .and_then(|c| a2a_tap::check::Settings::from_config(&c.unwrap_or_default()));
-    let settings = match settings {
+    let settings = match offline_settings(args.config.as_deref(), "probe") {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("a2a-tap probe: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let options = a2a_tap::probe::Options {
         url: args.url,

@@ -10,6 +10,17 @@ use crate::a2a::model::{Decoded, EventKind, Operation, Payload};
 use crate::findings::Finding;
 use crate::lifecycle::{Millis, Reducer, Registry};
 
+/// What judging a message needs beside the body's own state: the
+/// exchange's reducer, the registry, the time, and where findings go.
+pub(super) struct Judging<'a, S> {
+    pub(super) reducer: &'a mut Reducer,
+    pub(super) reg: &'a mut Registry,
+    pub(super) now: Millis,
+    pub(super) cfg: &'a EngineConfig,
+    pub(super) scratch: &'a mut Vec<Finding>,
+    pub(super) sink: &'a mut S,
+}
+
 /// A gRPC body's state.
 pub(super) struct Grpc {
     /// Bytes of the message being gathered (its 5-byte prefix first).
@@ -40,17 +51,7 @@ impl Grpc {
     }
 
     /// A piece of the body: every message it completes is judged.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn push(
-        &mut self,
-        mut piece: &[u8],
-        reducer: &mut Reducer,
-        reg: &mut Registry,
-        now: Millis,
-        cfg: &EngineConfig,
-        scratch: &mut Vec<Finding>,
-        sink: &mut impl Sink,
-    ) {
+    pub(super) fn push<S: Sink>(&mut self, mut piece: &[u8], j: &mut Judging<'_, S>) {
         while !piece.is_empty() {
             if self.skipping > 0 {
                 let n = self.skipping.min(piece.len());
@@ -66,11 +67,11 @@ impl Grpc {
                     return;
                 }
                 let len = message_len(&self.buf);
-                if len > cfg.max_event_bytes {
+                if len > j.cfg.max_event_bytes {
                     // Not read: a gap, as an oversized SSE event is.
                     let i = self.next_index();
-                    reducer.on_skipped(i);
-                    sink.gap(SkipReason::EventTooLarge);
+                    j.reducer.on_skipped(i);
+                    j.sink.gap(SkipReason::EventTooLarge);
                     self.skipping = len;
                     self.buf.clear();
                     continue;
@@ -82,7 +83,7 @@ impl Grpc {
             piece = &piece[n..];
             if n == want {
                 let buf = std::mem::take(&mut self.buf);
-                self.message(&buf, reducer, reg, now, cfg, scratch, sink);
+                self.message(&buf, j);
                 self.buf = buf;
                 self.buf.clear();
             }
@@ -96,17 +97,7 @@ impl Grpc {
         self.streaming.then_some(i)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn message(
-        &mut self,
-        framed: &[u8],
-        reducer: &mut Reducer,
-        reg: &mut Registry,
-        now: Millis,
-        cfg: &EngineConfig,
-        scratch: &mut Vec<Finding>,
-        sink: &mut impl Sink,
-    ) {
+    fn message<S: Sink>(&mut self, framed: &[u8], j: &mut Judging<'_, S>) {
         let i = self.next_index();
         if !self.streaming && self.messages > 1 {
             return; // a unary answer is its first message
@@ -115,36 +106,36 @@ impl Grpc {
         let inflated;
         let msg = match framed[0] {
             0 => body,
-            1 if self.gzip => match crate::a2a::grpc::gunzip(body, cfg.max_event_bytes) {
+            1 if self.gzip => match crate::a2a::grpc::gunzip(body, j.cfg.max_event_bytes) {
                 Some(m) => {
                     inflated = m;
                     &inflated[..]
                 }
-                None => return self.unread(i, reducer, sink),
+                None => return self.unread(i, j),
             },
             // Compressed with an encoding the head did not name as gzip.
-            _ => return self.unread(i, reducer, sink),
+            _ => return self.unread(i, j),
         };
-        let ex = reducer.exchange();
+        let ex = j.reducer.exchange();
         if !modelled(ex.operation) {
             // A push config or an extended card: only its status is judged.
             return;
         }
         let decoded = decode_response(ex.version, ex.operation, msg);
-        sink.read();
-        scratch.clear();
+        j.sink.read();
+        j.scratch.clear();
         match &decoded {
             Ok(d) => {
                 if let Payload::Event(e) = &d.payload {
                     if i.is_some() {
-                        sink.event(e.kind());
+                        j.sink.event(e.kind());
                     }
                 }
-                reducer.on_decoded(i, d, reg, now, scratch);
+                j.reducer.on_decoded(i, d, j.reg, j.now, j.scratch);
             }
-            Err(m) => reducer.on_malformed(i, m, scratch),
+            Err(m) => j.reducer.on_malformed(i, m, j.scratch),
         }
-        if scratch.is_empty() {
+        if j.scratch.is_empty() {
             return;
         }
         // The message as evidence, rendered only for a finding.
@@ -152,28 +143,18 @@ impl Grpc {
             Ok(d) => d.render(),
             Err(m) => format!("[{} bytes of protobuf: {}]", msg.len(), m.0),
         };
-        emit(scratch, i, &evidence, cfg, sink);
+        j.emit(i, &evidence);
     }
 
     /// A message the engine cannot read: a gap.
-    fn unread(&mut self, i: Option<u64>, reducer: &mut Reducer, sink: &mut impl Sink) {
-        reducer.on_skipped(i);
-        sink.gap(SkipReason::ContentEncoding);
+    fn unread<S: Sink>(&mut self, i: Option<u64>, j: &mut Judging<'_, S>) {
+        j.reducer.on_skipped(i);
+        j.sink.gap(SkipReason::ContentEncoding);
     }
 
     /// The call's status: an error status is the answer's error (after a
     /// stream's last event; a unary call's only answer).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn status(
-        &mut self,
-        status: &GrpcStatus,
-        reducer: &mut Reducer,
-        reg: &mut Registry,
-        now: Millis,
-        cfg: &EngineConfig,
-        scratch: &mut Vec<Finding>,
-        sink: &mut impl Sink,
-    ) {
+    pub(super) fn status<S: Sink>(&mut self, status: &GrpcStatus, j: &mut Judging<'_, S>) {
         if status.code == crate::a2a::grpc::OK {
             return;
         }
@@ -183,17 +164,17 @@ impl Grpc {
             payload: Payload::Error(status.error_info()),
             dialect: None,
         };
-        sink.read();
+        j.sink.read();
         if i.is_some() {
-            sink.event(EventKind::Error);
+            j.sink.event(EventKind::Error);
         }
-        scratch.clear();
-        reducer.on_decoded(i, &d, reg, now, scratch);
+        j.scratch.clear();
+        j.reducer.on_decoded(i, &d, j.reg, j.now, j.scratch);
         let evidence = format!(
             "grpc-status: {} ({:?} in its ErrorInfo)",
             status.code, status.error
         );
-        emit(scratch, i, &evidence, cfg, sink);
+        j.emit(i, &evidence);
     }
 }
 
@@ -214,17 +195,14 @@ fn message_len(prefix: &[u8]) -> usize {
     u32::from_be_bytes([prefix[1], prefix[2], prefix[3], prefix[4]]) as usize
 }
 
-fn emit(
-    scratch: &mut Vec<Finding>,
-    i: Option<u64>,
-    evidence: &str,
-    cfg: &EngineConfig,
-    sink: &mut impl Sink,
-) {
-    for mut f in scratch.drain(..) {
-        if f.event_index == i && f.evidence.is_none() {
-            f.evidence = Some(cfg.evidence.prepare(evidence.as_bytes()));
+impl<S: Sink> Judging<'_, S> {
+    /// The findings gathered in `scratch`, message `i`'s evidence attached.
+    fn emit(&mut self, i: Option<u64>, evidence: &str) {
+        for mut f in self.scratch.drain(..) {
+            if f.event_index == i && f.evidence.is_none() {
+                f.evidence = Some(self.cfg.evidence.prepare(evidence.as_bytes()));
+            }
+            self.sink.finding(f);
         }
-        sink.finding(f);
     }
 }

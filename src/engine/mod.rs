@@ -295,7 +295,15 @@ impl ExchangeEngine {
                 r
             }
             Body::Grpc(g) => {
-                g.push(piece, reducer, reg, now, cfg, scratch, sink);
+                let mut j = grpc::Judging {
+                    reducer,
+                    reg,
+                    now,
+                    cfg,
+                    scratch,
+                    sink,
+                };
+                g.push(piece, &mut j);
                 Ok(())
             }
             Body::Waiting | Body::Ignored | Body::Skipped(_) => Ok(()),
@@ -315,15 +323,15 @@ impl ExchangeEngine {
         sink: &mut impl Sink,
     ) {
         if let Body::Grpc(g) = &mut self.body {
-            g.status(
-                status,
-                &mut self.reducer,
+            let mut j = grpc::Judging {
+                reducer: &mut self.reducer,
                 reg,
                 now,
-                &self.cfg,
-                &mut self.scratch,
+                cfg: &self.cfg,
+                scratch: &mut self.scratch,
                 sink,
-            );
+            };
+            g.status(status, &mut j);
         }
     }
 
