@@ -10,15 +10,7 @@ use super::{display, errors};
 use crate::report::audit::Record;
 use crate::report::{junit, sarif};
 
-/// Output format of `a2a-tap check`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Format {
-    #[default]
-    Text,
-    Json,
-    Junit,
-    Sarif,
-}
+pub use crate::report::Format;
 
 /// Accumulates per-file results and prints them.
 pub(crate) struct Report {

@@ -10,3 +10,14 @@ pub mod sarif;
 
 pub use log_safe::log_safe;
 pub use metrics::Metrics;
+
+/// The report formats of `a2a-tap check` and `a2a-tap probe`: text for
+/// people, JSON, JUnit XML and SARIF 2.1.0 for CI systems.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    #[default]
+    Text,
+    Json,
+    Junit,
+    Sarif,
+}

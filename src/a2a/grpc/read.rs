@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::proto;
 use crate::a2a::model::{
     ArtifactUpdate, Decoded, Event, Malformed, MessageEvent, Operation, Payload, StateValue,
-    Status, StatusUpdate, TaskSnapshot, TaskState, Version,
+    Status, StatusUpdate, TaskSnapshot, Version,
 };
 
 /// A response message of `op` in `version`, decoded. `Err` when it is not
@@ -138,21 +138,13 @@ fn status(s: Option<proto::TaskStatus>) -> Status<'static> {
     }
 }
 
-/// The enum's number (the same in 1.0 and 0.3).
+/// The enum's number (the same in 1.0 and 0.3), as the JSON reader takes
+/// a state sent as a number.
 fn state(n: i32) -> StateValue {
-    use TaskState::*;
-    StateValue::Known(match n {
-        0 => return StateValue::Unspecified("TASK_STATE_UNSPECIFIED".to_owned()),
-        1 => Submitted,
-        2 => Working,
-        3 => Completed,
-        4 => Failed,
-        5 => Canceled,
-        6 => InputRequired,
-        7 => Rejected,
-        8 => AuthRequired,
-        other => return StateValue::Undefined(format!("TaskState {other}")),
-    })
+    match u64::try_from(n) {
+        Ok(n) => crate::a2a::spelling::state_from_number(n),
+        Err(_) => StateValue::Undefined(n.to_string()),
+    }
 }
 
 /// A `google.protobuf.Timestamp` as RFC 3339 (UTC, nanoseconds when set);
@@ -217,7 +209,9 @@ fn status_json(s: &Status) -> Value {
         StateValue::Known(k) => {
             Value::String(format!("TASK_STATE_{}", k.as_str().to_ascii_uppercase()))
         }
-        StateValue::Unspecified(t) | StateValue::Undefined(t) => Value::String(t.clone()),
+        StateValue::Unspecified(_) => Value::String("TASK_STATE_UNSPECIFIED".to_owned()),
+        // proto3 JSON writes an enum number it has no name for as the number.
+        StateValue::Undefined(t) => t.parse::<i64>().map_or_else(|_| json!(t), |n| json!(n)),
     };
     let mut v = json!({"state": state});
     if let Some(ts) = &s.timestamp {

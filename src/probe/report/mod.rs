@@ -16,15 +16,7 @@ use super::client::{Limits, Sent};
 use crate::engine::evidence::EvidencePolicy;
 use crate::report::audit::Record;
 
-/// Output format of `a2a-tap probe`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Format {
-    #[default]
-    Text,
-    Json,
-    Junit,
-    Sarif,
-}
+pub use crate::report::Format;
 
 /// Largest request or answer text the text report prints of evidence
 /// (the other formats keep what `[audit]` allows: `evidence_bytes`,
