@@ -181,6 +181,14 @@ pub struct AnalysisSection {
     /// Bytes queued for, or held by, analysis across all exchanges; beyond it the exchange that crosses it is left unjudged and counted.
     #[serde(deserialize_with = "size_usize")]
     pub queue_bytes: usize,
+    /// Ids (task, context, message, artifact) longer than this are kept as their SHA-256 and repeated cut.
+    #[serde(deserialize_with = "size_usize")]
+    pub max_id_bytes: usize,
+    /// Plain bytes one compressed answer may inflate to for analysis; past it the exchange is left unjudged.
+    #[serde(deserialize_with = "size_usize")]
+    pub max_inflated_bytes: usize,
+    /// Plain bytes per compressed byte an answer may inflate to (past its first MiB).
+    pub max_inflate_ratio: u64,
 }
 
 /// `[stall]`: per-state limits for `stalled_task`; each may be `"off"`.
@@ -300,7 +308,7 @@ impl Config {
         if self.log.access_log.is_empty() {
             invalid("log.access_log", "must be a path or `-` for stdout");
         }
-        let positive: [(&str, u64); 13] = [
+        let positive: [(&str, u64); 16] = [
             ("proxy.max_request_body", self.proxy.max_request_body),
             ("proxy.max_connections", self.proxy.max_connections as u64),
             (
@@ -325,6 +333,15 @@ impl Config {
                 self.analysis.max_event_bytes as u64,
             ),
             ("analysis.queue_bytes", self.analysis.queue_bytes as u64),
+            ("analysis.max_id_bytes", self.analysis.max_id_bytes as u64),
+            (
+                "analysis.max_inflated_bytes",
+                self.analysis.max_inflated_bytes as u64,
+            ),
+            (
+                "analysis.max_inflate_ratio",
+                self.analysis.max_inflate_ratio,
+            ),
             ("registry.max_tasks", self.registry.max_tasks as u64),
             (
                 "proxy.upstream_header_timeout",

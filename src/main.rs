@@ -12,6 +12,7 @@ use a2a_tap::cli::{
     CheckArgs, CheckFormat, Cli, Command, ConfigCommand, ProbeArgs, ProbeFormat, ServeArgs,
 };
 use a2a_tap::config::{Config, ConfigError, Level, LogFormat};
+use a2a_tap::report::log_queue::{Admit, Drain, LogQueue};
 use a2a_tap::report::Metrics;
 use a2a_tap::server;
 use tokio::signal::unix::{signal, Signal, SignalKind};
@@ -140,14 +141,10 @@ fn serve(args: &ServeArgs) -> ExitCode {
 }
 
 /// Serves until SIGTERM/SIGINT, then drains (see `App::shutdown`).
-async fn run(
-    config: &Config,
-    log_dropped: tracing_appender::non_blocking::ErrorCounter,
-) -> ExitCode {
-    let metrics = match Metrics::new().and_then(|m| {
-        m.count_log_drops(move || log_dropped.dropped_lines() as u64)
-            .map(|()| m)
-    }) {
+async fn run(config: &Config, log_dropped: LogDrops) -> ExitCode {
+    let metrics = match Metrics::new()
+        .and_then(|m| m.count_log_drops(move || log_dropped.total()).map(|()| m))
+    {
         Ok(m) => Arc::new(m),
         Err(e) => {
             eprintln!("a2a-tap: cannot set up metrics: {e}");
@@ -241,30 +238,39 @@ fn load_config(args: &ServeArgs) -> Result<Config, ConfigError> {
     }
 }
 
-/// Log lines queued for stderr at most; past them lines are dropped and
-/// counted rather than making a serving thread wait for a stuck reader.
+/// Log lines queued for stderr at most, and their bytes; past either,
+/// lines are dropped and counted rather than making a serving thread wait
+/// for a stuck reader.
 const LOG_QUEUE_LINES: usize = 8192;
+const LOG_QUEUE_BYTES: usize = 8 << 20;
 
 /// Starts logging to stderr through a bounded non-blocking writer; the
 /// guard flushes what is queued when dropped, the counter counts drops.
-fn init_tracing(
-    config: &Config,
-) -> (
-    tracing_appender::non_blocking::WorkerGuard,
-    tracing_appender::non_blocking::ErrorCounter,
-) {
+fn init_tracing(config: &Config) -> (tracing_appender::non_blocking::WorkerGuard, LogDrops) {
     use tracing_subscriber::EnvFilter;
     // Both were checked by `load_config`.
     let filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(&config.log.level.0))
         .unwrap_or_else(|_| EnvFilter::new("info"));
     use std::io::IsTerminal;
+    let queue = LogQueue::new(LOG_QUEUE_LINES, LOG_QUEUE_BYTES);
+    // The appender's own bound is above the queue's: the queue decides.
     let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
         .lossy(true)
-        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .buffered_lines_limit(LOG_QUEUE_LINES * 2)
         .thread_name("a2a-tap-log")
-        .finish(std::io::stderr());
-    let dropped = writer.error_counter();
+        .finish(Drain {
+            inner: std::io::stderr(),
+            queue: queue.clone(),
+        });
+    let drops = LogDrops {
+        queue: queue.clone(),
+        appender: writer.error_counter(),
+    };
+    let writer = Admit {
+        inner: writer,
+        queue,
+    };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(std::io::stderr().is_terminal())
@@ -275,5 +281,18 @@ fn init_tracing(
         LogFormat::Json => builder.json().flatten_event(true).init(),
         LogFormat::Text => builder.init(),
     }
-    (guard, dropped)
+    (guard, drops)
+}
+
+/// Log lines dropped: by the queue's bounds, and (never, while its bound
+/// is above the queue's) by the appender.
+struct LogDrops {
+    queue: Arc<LogQueue>,
+    appender: tracing_appender::non_blocking::ErrorCounter,
+}
+
+impl LogDrops {
+    fn total(&self) -> u64 {
+        self.queue.dropped() + self.appender.dropped_lines() as u64
+    }
 }

@@ -74,7 +74,7 @@ impl Settings {
         Ok(Settings {
             engine: crate::tap::engine_config(config),
             registry: crate::tap::registry_config(config),
-            pipeline: Pipeline::new(config.policy()?),
+            pipeline: Pipeline::new(config.policy()?, config.analysis.max_id_bytes),
         })
     }
 }

@@ -59,6 +59,9 @@ impl Default for AnalysisSection {
             max_request_bytes: MIB,
             max_event_bytes: MIB,
             queue_bytes: 64 * MIB,
+            max_id_bytes: crate::lifecycle::DEFAULT_MAX_ID_BYTES,
+            max_inflated_bytes: 64 * MIB,
+            max_inflate_ratio: 100,
         }
     }
 }
@@ -81,6 +84,7 @@ impl Default for TracingSection {
             service_name: None,
             sample_ratio: None,
             queue_spans: 4096,
+            queue_bytes: 16 * MIB,
             batch_spans: 512,
             batch_delay: HumanDuration::secs(1),
             export_timeout: HumanDuration::secs(10),

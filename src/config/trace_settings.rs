@@ -25,6 +25,9 @@ pub struct TracingSection {
     pub sample_ratio: Option<f64>,
     /// Spans waiting for export, at most; more are dropped and counted.
     pub queue_spans: usize,
+    /// Bytes of encoded spans waiting for export, at most; more are dropped and counted.
+    #[serde(deserialize_with = "super::values::size_usize")]
+    pub queue_bytes: usize,
     /// Spans per export request, at most.
     pub batch_spans: usize,
     /// Waiting spans are exported at least this often.
@@ -98,6 +101,7 @@ impl Config {
             .unwrap_or_else(|| "a2a-tap".to_string());
         for (key, n) in [
             ("tracing.queue_spans", t.queue_spans),
+            ("tracing.queue_bytes", t.queue_bytes),
             ("tracing.batch_spans", t.batch_spans),
         ] {
             if n == 0 {
@@ -117,6 +121,7 @@ impl Config {
                 url: uri,
                 service_name,
                 queue_spans: t.queue_spans,
+                queue_bytes: t.queue_bytes,
                 batch_spans: t.batch_spans,
                 batch_delay: t.batch_delay.0,
                 timeout: t.export_timeout.0,

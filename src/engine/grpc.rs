@@ -4,6 +4,7 @@
 //! judges each message as a stream event; a unary call judges its one
 //! message as the body. The call's status (trailers) is judged last.
 
+use super::inflate::{Budget, InflateError};
 use super::{EngineConfig, Sink, SkipReason};
 use crate::a2a::grpc::{decode_response, GrpcStatus, Render};
 use crate::a2a::model::{Decoded, EventKind, Operation, Payload};
@@ -33,16 +34,22 @@ pub(super) struct Grpc {
     pub(super) streaming: bool,
     /// `grpc-encoding: gzip`.
     gzip: bool,
+    /// What the call's gzip messages may still inflate to.
+    budget: Budget,
+    /// The budget ran out: the rest of the call is not read.
+    over_budget: bool,
 }
 
 impl Grpc {
-    pub(super) fn new(streaming: bool, gzip: bool) -> Grpc {
+    pub(super) fn new(streaming: bool, gzip: bool, budget: Budget) -> Grpc {
         Grpc {
             buf: Vec::new(),
             skipping: 0,
             messages: 0,
             streaming,
             gzip,
+            budget,
+            over_budget: false,
         }
     }
 
@@ -50,9 +57,17 @@ impl Grpc {
         self.buf.capacity()
     }
 
-    /// A piece of the body: every message it completes is judged.
-    pub(super) fn push<S: Sink>(&mut self, mut piece: &[u8], j: &mut Judging<'_, S>) {
+    /// A piece of the body: every message it completes is judged. An error
+    /// once the call's gzip messages inflated past their budget.
+    pub(super) fn push<S: Sink>(
+        &mut self,
+        mut piece: &[u8],
+        j: &mut Judging<'_, S>,
+    ) -> Result<(), InflateError> {
         while !piece.is_empty() {
+            if self.over_budget {
+                return Err(InflateError::OverBudget);
+            }
             if self.skipping > 0 {
                 let n = self.skipping.min(piece.len());
                 self.skipping -= n;
@@ -64,7 +79,7 @@ impl Grpc {
                 self.buf.extend_from_slice(&piece[..n]);
                 piece = &piece[n..];
                 if self.buf.len() < 5 {
-                    return;
+                    return Ok(());
                 }
                 let len = message_len(&self.buf);
                 if len > j.cfg.max_event_bytes {
@@ -88,6 +103,10 @@ impl Grpc {
                 self.buf.clear();
             }
         }
+        if self.over_budget {
+            return Err(InflateError::OverBudget);
+        }
+        Ok(())
     }
 
     /// The index a stream event takes (`None` for a unary answer).
@@ -106,20 +125,39 @@ impl Grpc {
         let inflated;
         let msg = match framed[0] {
             0 => body,
-            1 if self.gzip => match crate::a2a::grpc::gunzip(body, j.cfg.max_event_bytes) {
-                Some(m) => {
-                    inflated = m;
-                    &inflated[..]
+            1 if self.gzip => {
+                let room = self.budget.room(body.len());
+                let limit = j.cfg.max_event_bytes.min(room);
+                let taken = crate::a2a::grpc::gunzip(body, limit)
+                    .filter(|m| self.budget.take(body.len(), m.len()).is_ok());
+                match taken {
+                    Some(m) => {
+                        inflated = m;
+                        &inflated[..]
+                    }
+                    // Past the call's budget (or corrupt near it): nothing
+                    // more of this call is read.
+                    None if room < j.cfg.max_event_bytes => {
+                        self.over_budget = true;
+                        return;
+                    }
+                    None => return self.unread(i, j, SkipReason::ContentEncoding),
                 }
-                None => return self.unread(i, j),
-            },
+            }
             // Compressed with an encoding the head did not name as gzip.
-            _ => return self.unread(i, j),
+            _ => return self.unread(i, j, SkipReason::ContentEncoding),
         };
         let ex = j.reducer.exchange();
         if !modelled(ex.operation) {
             // A push config or an extended card: only its status is judged.
             return;
+        }
+        if crate::a2a::grpc::repeats::over(
+            ex.operation,
+            msg,
+            crate::a2a::grpc::repeats::MAX_REPEATED,
+        ) {
+            return self.unread(i, j, SkipReason::InflatedTooLarge);
         }
         let decoded = decode_response(ex.version, ex.operation, msg);
         j.sink.read();
@@ -147,9 +185,9 @@ impl Grpc {
     }
 
     /// A message the engine cannot read: a gap.
-    fn unread<S: Sink>(&mut self, i: Option<u64>, j: &mut Judging<'_, S>) {
+    fn unread<S: Sink>(&mut self, i: Option<u64>, j: &mut Judging<'_, S>, why: SkipReason) {
         j.reducer.on_skipped(i);
-        j.sink.gap(SkipReason::ContentEncoding);
+        j.sink.gap(why);
     }
 
     /// The call's status: an error status is the answer's error (after a

@@ -1,5 +1,7 @@
 //! Undoes a response's `Content-Encoding` for analysis only: the caller
-//! always gets the original bytes.
+//! always gets the original bytes. What an exchange may inflate is budgeted
+//! (`Budget`): a compression bomb costs the analysis thread a bounded
+//! amount of work per wire byte and per exchange, whatever its ratio.
 
 use std::io::Write;
 
@@ -42,9 +44,71 @@ impl Write for Capped {
     }
 }
 
-/// A `Content-Encoding` the engine cannot undo, or a corrupt body.
+/// Why inflating stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InflateError;
+pub enum InflateError {
+    /// A `Content-Encoding` the engine cannot undo, or a corrupt body.
+    Corrupt,
+    /// The exchange inflated past its `Budget`.
+    OverBudget,
+}
+
+/// Plain bytes an exchange may inflate before the ratio bound applies (a
+/// short body of repeated text may well inflate 100:1 and more).
+const RATIO_GRACE: u64 = 1 << 20;
+
+/// What one exchange may inflate: at most `max_bytes` plain bytes in all,
+/// and (past the first MiB) at most `max_ratio` plain bytes per compressed
+/// byte, so the analysis CPU an exchange costs is bounded per wire byte and
+/// in all (`analysis.max_inflated_bytes`, `analysis.max_inflate_ratio`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    pub max_bytes: u64,
+    pub max_ratio: u64,
+    /// Compressed bytes taken so far.
+    wire: u64,
+    /// Plain bytes they gave.
+    plain: u64,
+}
+
+impl Budget {
+    /// A fresh budget (nothing inflated yet).
+    pub fn new(max_bytes: u64, max_ratio: u64) -> Budget {
+        Budget {
+            max_bytes,
+            max_ratio,
+            wire: 0,
+            plain: 0,
+        }
+    }
+
+    /// Counts `wire` compressed bytes that gave `plain` bytes; an error once
+    /// the exchange is over its budget.
+    pub fn take(&mut self, wire: usize, plain: usize) -> Result<(), InflateError> {
+        self.wire = self.wire.saturating_add(wire as u64);
+        self.plain = self.plain.saturating_add(plain as u64);
+        let by_ratio = RATIO_GRACE.saturating_add(self.wire.saturating_mul(self.max_ratio));
+        if self.plain > self.max_bytes || self.plain > by_ratio {
+            return Err(InflateError::OverBudget);
+        }
+        Ok(())
+    }
+
+    /// Plain bytes the next `wire` compressed bytes may give at most.
+    pub fn room(&self, wire: usize) -> usize {
+        let wire = self.wire.saturating_add(wire as u64);
+        let by_ratio = RATIO_GRACE.saturating_add(wire.saturating_mul(self.max_ratio));
+        let left = self.max_bytes.min(by_ratio).saturating_sub(self.plain);
+        usize::try_from(left).unwrap_or(usize::MAX)
+    }
+}
+
+impl Default for Budget {
+    /// 64 MiB, 100:1.
+    fn default() -> Self {
+        Budget::new(64 << 20, 100)
+    }
+}
 
 /// A `Content-Encoding` as far as the engine goes: one it can undo, or not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,7 +151,7 @@ impl Inflate {
             Encoding::Brotli => {
                 Inflate::Brotli(Box::new(DecompressorWriter::new(Capped::default(), 4096)))
             }
-            Encoding::Unsupported => return Err(InflateError),
+            Encoding::Unsupported => return Err(InflateError::Corrupt),
         })
     }
 
@@ -97,46 +161,57 @@ impl Inflate {
     }
 
     /// Feeds compressed bytes; calls `out` with whatever plain bytes result.
-    pub fn push(&mut self, piece: &[u8], out: &mut impl FnMut(&[u8])) -> Result<(), InflateError> {
+    /// Stops, with an error, at a corrupt byte or once the exchange is over
+    /// `budget` (checked after every small step, so a bomb is stopped
+    /// within one step of its limit).
+    pub fn push(
+        &mut self,
+        piece: &[u8],
+        budget: &mut Budget,
+        out: &mut impl FnMut(&[u8]),
+    ) -> Result<(), InflateError> {
         if self.is_identity() {
             out(piece);
             return Ok(());
         }
         for step in piece.chunks(STEP_INPUT) {
-            self.step(step, out)?;
+            let plain = self.step(step, out)?;
+            budget.take(step.len(), plain)?;
         }
         Ok(())
     }
 
-    fn step(&mut self, piece: &[u8], out: &mut impl FnMut(&[u8])) -> Result<(), InflateError> {
+    /// One step; the plain bytes it gave.
+    fn step(&mut self, piece: &[u8], out: &mut impl FnMut(&[u8])) -> Result<usize, InflateError> {
         let plain = match self {
             Inflate::Identity => {
                 out(piece);
-                return Ok(());
+                return Ok(piece.len());
             }
             // flate2's writers keep what they inflated in their own buffer
             // until the next write; the flush hands it over now, so a frame
             // is judged as it passes, and the last one at all.
             Inflate::Gzip(d) => {
-                d.write_all(piece).map_err(|_| InflateError)?;
-                d.flush().map_err(|_| InflateError)?;
+                d.write_all(piece).map_err(|_| InflateError::Corrupt)?;
+                d.flush().map_err(|_| InflateError::Corrupt)?;
                 d.get_mut()
             }
             Inflate::Deflate(d) => {
-                d.write_all(piece).map_err(|_| InflateError)?;
-                d.flush().map_err(|_| InflateError)?;
+                d.write_all(piece).map_err(|_| InflateError::Corrupt)?;
+                d.flush().map_err(|_| InflateError::Corrupt)?;
                 d.get_mut()
             }
             Inflate::Brotli(d) => {
-                d.write_all(piece).map_err(|_| InflateError)?;
+                d.write_all(piece).map_err(|_| InflateError::Corrupt)?;
                 d.get_mut()
             }
         };
-        if !plain.0.is_empty() {
+        let n = plain.0.len();
+        if n > 0 {
             out(&plain.0);
             plain.0.clear();
         }
-        Ok(())
+        Ok(n)
     }
 }
 

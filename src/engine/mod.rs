@@ -27,6 +27,10 @@ pub struct EngineConfig {
     pub max_body_bytes: usize,
     /// Largest SSE event; larger becomes one `malformed_event`.
     pub max_event_bytes: usize,
+    /// Ids longer than this are kept as their digest and shown cut.
+    pub max_id_bytes: usize,
+    /// What one exchange may inflate (`Content-Encoding`, gRPC gzip).
+    pub inflate: inflate::Budget,
     pub evidence: EvidencePolicy,
 }
 
@@ -35,6 +39,8 @@ impl Default for EngineConfig {
         EngineConfig {
             max_body_bytes: 4 << 20,
             max_event_bytes: 1 << 20,
+            max_id_bytes: crate::lifecycle::DEFAULT_MAX_ID_BYTES,
+            inflate: inflate::Budget::default(),
             evidence: EvidencePolicy::default(),
         }
     }
@@ -78,16 +84,21 @@ pub enum SkipReason {
     ContentEncoding,
     /// Analysis fell behind and bytes were not seen.
     Overload,
+    /// A compressed answer inflated past its budget
+    /// (`analysis.max_inflated_bytes`, `analysis.max_inflate_ratio`), or a
+    /// gRPC message repeated a field more than judging reads.
+    InflatedTooLarge,
 }
 
 impl SkipReason {
     /// Every reason, for pre-registering label values.
-    pub const ALL: [SkipReason; 5] = [
+    pub const ALL: [SkipReason; 6] = [
         SkipReason::BodyTooLarge,
         SkipReason::RequestTooLarge,
         SkipReason::EventTooLarge,
         SkipReason::ContentEncoding,
         SkipReason::Overload,
+        SkipReason::InflatedTooLarge,
     ];
 
     /// The metric label.
@@ -98,6 +109,7 @@ impl SkipReason {
             SkipReason::EventTooLarge => "event_too_large",
             SkipReason::ContentEncoding => "content_encoding",
             SkipReason::Overload => "overload",
+            SkipReason::InflatedTooLarge => "inflated_too_large",
         }
     }
 }
@@ -128,6 +140,8 @@ pub struct ExchangeEngine {
     reducer: Reducer,
     body: Body,
     inflate: Inflate,
+    /// What is left of the exchange's inflate budget.
+    budget: inflate::Budget,
     cfg: EngineConfig,
     scratch: Vec<Finding>,
 }
@@ -136,9 +150,10 @@ impl ExchangeEngine {
     /// Starts judging an exchange whose request was stamped `seq`.
     pub fn new(exchange: Exchange, seq: Seq, cfg: EngineConfig) -> ExchangeEngine {
         ExchangeEngine {
-            reducer: Reducer::new(exchange, seq),
+            reducer: Reducer::with_max_id(exchange, seq, cfg.max_id_bytes),
             body: Body::Waiting,
             inflate: Inflate::Identity,
+            budget: cfg.inflate,
             cfg,
             scratch: Vec::new(),
         }
@@ -220,7 +235,11 @@ impl ExchangeEngine {
             self.reducer
                 .on_response_head(head.status, ok && op.streams());
             self.body = if ok && judged(op) {
-                Body::Grpc(Box::new(grpc::Grpc::new(op.streams(), gzip)))
+                Body::Grpc(Box::new(grpc::Grpc::new(
+                    op.streams(),
+                    gzip,
+                    self.cfg.inflate,
+                )))
             } else {
                 Body::Ignored
             };
@@ -265,11 +284,12 @@ impl ExchangeEngine {
             reducer,
             body,
             inflate,
+            budget,
             cfg,
             scratch,
         } = self;
         let result = match body {
-            Body::Stream(stream) => inflate.push(piece, &mut |plain| {
+            Body::Stream(stream) => inflate.push(piece, budget, &mut |plain| {
                 let Stream {
                     framer,
                     index,
@@ -282,7 +302,7 @@ impl ExchangeEngine {
             Body::Whole { buf } => {
                 let limit = cfg.max_body_bytes;
                 let mut over = false;
-                let r = inflate.push(piece, &mut |plain| {
+                let r = inflate.push(piece, budget, &mut |plain| {
                     if buf.len() + plain.len() > limit {
                         over = true;
                     } else if !over {
@@ -303,13 +323,18 @@ impl ExchangeEngine {
                     scratch,
                     sink,
                 };
-                g.push(piece, &mut j);
-                Ok(())
+                g.push(piece, &mut j)
             }
             Body::Waiting | Body::Ignored | Body::Skipped(_) => Ok(()),
         };
-        if result.is_err() {
-            self.body = Body::Skipped(SkipReason::ContentEncoding);
+        match result {
+            Ok(()) => {}
+            Err(inflate::InflateError::Corrupt) => {
+                self.body = Body::Skipped(SkipReason::ContentEncoding);
+            }
+            Err(inflate::InflateError::OverBudget) => {
+                self.body = Body::Skipped(SkipReason::InflatedTooLarge);
+            }
         }
     }
 

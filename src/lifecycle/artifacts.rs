@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 
+use super::short::ShortStr;
+
 /// Most artifacts tracked per stream; past it the tracker stops judging
 /// (a hostile upstream cannot grow it without bound).
 pub(crate) const MAX_ARTIFACTS: usize = 4096;
@@ -36,18 +38,37 @@ pub(crate) enum Update {
 const LISTED: usize = 8;
 
 /// The artifacts of one stream: the first `LISTED` in a list, the rest in a
-/// map (ids come from peers: hashed with std's keyed hasher).
-#[derive(Debug, Default)]
+/// map (ids come from peers: hashed with std's keyed hasher). An id over
+/// `max_id` bytes is kept as its digest, so the tracker holds at most
+/// `MAX_ARTIFACTS` × (`max_id` + ~100) bytes whatever the agent sends.
+#[derive(Debug)]
 pub(crate) struct Artifacts {
-    list: Vec<(Box<str>, ArtifactState)>,
-    map: HashMap<Box<str>, ArtifactState>,
+    list: Vec<(ShortStr, ArtifactState)>,
+    map: HashMap<ShortStr, ArtifactState>,
     /// More than `MAX_ARTIFACTS` ids came: findings are no longer certain.
     overflowed: bool,
+    max_id: usize,
+}
+
+impl Default for Artifacts {
+    fn default() -> Self {
+        Artifacts::new(super::short::DEFAULT_MAX_ID_BYTES)
+    }
 }
 
 // === impl Artifacts ===
 
 impl Artifacts {
+    /// An empty tracker keeping ids over `max_id` bytes as their digest.
+    pub(crate) fn new(max_id: usize) -> Artifacts {
+        Artifacts {
+            list: Vec::new(),
+            map: HashMap::new(),
+            overflowed: false,
+            max_id,
+        }
+    }
+
     /// True when the tracker gave up (too many artifacts).
     pub(crate) fn overflowed(&self) -> bool {
         self.overflowed
@@ -56,20 +77,16 @@ impl Artifacts {
     /// The state of `id`, if tracked.
     #[cfg(test)]
     pub(crate) fn state(&self, id: &str) -> Option<ArtifactState> {
-        let list = self
-            .list
-            .iter()
-            .find(|(k, _)| **k == *id)
-            .map(|(_, st)| *st);
-        list.or_else(|| self.map.get(id).copied())
+        let list = self.list.iter().find(|(k, _)| k.is(id)).map(|(_, st)| *st);
+        list.or_else(|| self.map.get(&ShortStr::bounded(id, self.max_id)).copied())
     }
 
     /// Where `id` stands, to be changed in place.
     fn get_mut(&mut self, id: &str) -> Option<&mut ArtifactState> {
-        match self.list.iter_mut().find(|(k, _)| **k == *id) {
+        match self.list.iter_mut().find(|(k, _)| k.is(id)) {
             Some((_, st)) => Some(st),
             None if self.map.is_empty() => None,
-            None => self.map.get_mut(id),
+            None => self.map.get_mut(&ShortStr::bounded(id, self.max_id)),
         }
     }
 
@@ -115,7 +132,7 @@ impl Artifacts {
         for (id, st) in listed.chain(self.map.iter_mut()) {
             if *st == ArtifactState::Open {
                 *st = ArtifactState::Abandoned;
-                out.push(id);
+                out.push(id.as_str());
             }
         }
         out.sort_unstable();
@@ -124,11 +141,11 @@ impl Artifacts {
 
     fn add(&mut self, id: &str, st: ArtifactState) {
         if self.list.len() < LISTED {
-            self.list.push((id.into(), st));
+            self.list.push((ShortStr::bounded(id, self.max_id), st));
         } else if self.list.len() + self.map.len() >= MAX_ARTIFACTS {
             self.overflowed = true;
         } else {
-            self.map.insert(id.into(), st);
+            self.map.insert(ShortStr::bounded(id, self.max_id), st);
         }
     }
 }

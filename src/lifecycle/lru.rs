@@ -43,12 +43,20 @@ pub(crate) struct Lru<V> {
     free: Vec<u32>,
     head: u32,
     tail: u32,
+    /// Keys longer than this are kept as their digest (`ShortStr::bounded`).
+    max_key: usize,
 }
 
 // === impl Lru ===
 
 impl<V> Lru<V> {
+    #[cfg(test)]
     pub(crate) fn new() -> Lru<V> {
+        Lru::with_max_key(usize::MAX)
+    }
+
+    /// An empty map keeping keys over `max_key` bytes as their digest.
+    pub(crate) fn with_max_key(max_key: usize) -> Lru<V> {
         Lru {
             index: HashTable::new(),
             hasher: RandomState::new(),
@@ -56,6 +64,7 @@ impl<V> Lru<V> {
             free: Vec::new(),
             head: NIL,
             tail: NIL,
+            max_key,
         }
     }
 
@@ -115,7 +124,7 @@ impl<V> Lru<V> {
     pub(crate) fn insert(&mut self, key: &str, at: Vacant, value: V) -> bool {
         let Vacant(hash) = at;
         let slot = Slot {
-            key: ShortStr::new(key),
+            key: ShortStr::bounded(key, self.max_key),
             hash,
             prev: NIL,
             next: NIL,

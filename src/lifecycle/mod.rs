@@ -25,6 +25,7 @@ pub mod timestamp;
 
 pub use reducer::{End, Outcome, Reducer};
 pub use registry::{Observation, Registry, RegistryConfig, StallLimits, Verdict};
+pub use short::{cut, cut_owned, DEFAULT_MAX_ID_BYTES};
 
 /// Milliseconds on the driver's monotonic clock.
 pub type Millis = u64;

@@ -85,6 +85,8 @@ pub struct Reducer {
     /// else the first one a response names. Stored once, in place.
     pub(super) task_id: Option<ShortStr>,
     pub(super) context_id: Option<ShortStr>,
+    /// Ids over this many bytes are kept as their digest.
+    pub(super) max_id: usize,
     /// Last known state on this response.
     pub(super) state: Option<TaskState>,
     /// The first terminal state the stream reached.
@@ -122,13 +124,22 @@ pub struct Reducer {
 // === impl Reducer ===
 
 impl Reducer {
-    /// A reducer for `exchange`, whose request was stamped `seq`.
+    /// A reducer for `exchange`, whose request was stamped `seq`, keeping
+    /// ids up to the default `analysis.max_id_bytes` whole.
     pub fn new(exchange: Exchange, seq: Seq) -> Reducer {
+        Reducer::with_max_id(exchange, seq, super::short::DEFAULT_MAX_ID_BYTES)
+    }
+
+    /// A reducer keeping ids longer than `max_id` bytes as their digest.
+    pub fn with_max_id(exchange: Exchange, seq: Seq, max_id: usize) -> Reducer {
         // The task the request names (a follow-up send's `taskId` too):
         // the answer must be about it.
         let task_id = match exchange.operation {
             Operation::ListTasks | Operation::GetExtendedAgentCard => None,
-            _ => exchange.task_id.as_deref().map(ShortStr::new),
+            _ => exchange
+                .task_id
+                .as_deref()
+                .map(|t| ShortStr::bounded(t, max_id)),
         };
         Reducer {
             exchange,
@@ -137,6 +148,7 @@ impl Reducer {
             body: Body::Unknown,
             task_id,
             context_id: None,
+            max_id,
             state: None,
             terminal: None,
             final_seen: false,
@@ -152,7 +164,7 @@ impl Reducer {
             terminal_final: false,
             watching: false,
             accept_checked: false,
-            artifacts: Artifacts::default(),
+            artifacts: Artifacts::new(max_id),
             ended: None,
         }
     }

@@ -54,7 +54,10 @@ pub enum Verdict {
 /// (+ the task id in place 48, hash 8, list links 8), with the hash index
 /// entry (+4, +1 control byte), a task costs 181 bytes, up to ~360 right
 /// after the slab and index have doubled, and no allocation of its own
-/// while its ids are at most 46 bytes (test `entry_is_small`).
+/// while its ids are at most 46 bytes (test `entry_is_small`). Each id
+/// longer than that adds one allocation of at most `max_id_bytes` + 64
+/// bytes (an id over `max_id_bytes` is kept as its cut text and digest), so
+/// a task costs at most ~360 + 2 × (`max_id_bytes` + 80) bytes.
 #[derive(Debug)]
 struct Entry {
     /// Set while `state` is terminal: the registry clock when it was seen.
@@ -91,6 +94,8 @@ pub struct Registry {
     /// While shared with other replicas: the facts recorded since they
     /// were last taken (`take_facts`).
     outbox: Option<Vec<Fact>>,
+    /// Ids over `max_id_bytes` kept as their digest (task and context ids).
+    long_ids: u64,
 }
 
 fn idx(s: TaskState) -> usize {
@@ -103,13 +108,14 @@ impl Registry {
     /// An empty registry.
     pub fn new(cfg: RegistryConfig) -> Registry {
         Registry {
+            tasks: Lru::with_max_key(cfg.max_id_bytes),
             cfg,
-            tasks: Lru::new(),
             clock: 0,
             by_state: [0; 8],
             evicted: 0,
             transitions: [[0; 8]; 9],
             outbox: None,
+            long_ids: 0,
         }
     }
 
@@ -140,6 +146,13 @@ impl Registry {
     /// Tracked tasks per state, indexed like `TaskState::ALL`.
     pub fn tracked_by_state(&self) -> [usize; 8] {
         self.by_state
+    }
+
+    /// Drains the count of ids over `max_id_bytes` the registry kept as
+    /// their digest (a task's id when first tracked, a context id when
+    /// recorded) since the last call.
+    pub fn take_long_ids(&mut self) -> u64 {
+        std::mem::take(&mut self.long_ids)
     }
 
     /// Tasks evicted because `max_tasks` was reached.
@@ -210,18 +223,21 @@ impl Registry {
     ) -> Verdict {
         let stamp = o.timestamp.and_then(timestamp::parse);
         let Registry {
+            cfg,
             tasks,
             clock,
             by_state,
             transitions,
             outbox,
+            long_ids,
             ..
         } = self;
+        let max_id = cfg.max_id_bytes;
         let e = match tasks.touch(o.task_id) {
             Ok(e) => e,
             Err(at) => {
                 if self.insert(o, at, stamp, now, true) {
-                    note(&mut self.outbox, o);
+                    note(&mut self.outbox, o, self.cfg.max_id_bytes);
                 }
                 return Verdict::Recorded;
             }
@@ -230,13 +246,15 @@ impl Registry {
         let mut moved_context = false;
         if let Some(ctx) = o.context_id {
             if !e.context_id.as_ref().is_some_and(|known| known.is(ctx)) {
-                *ctx_was = e.context_id.replace(ShortStr::new(ctx));
+                let kept = ShortStr::bounded(ctx, max_id);
+                *long_ids += u64::from(kept.is_long());
+                *ctx_was = e.context_id.replace(kept);
                 moved_context = true;
             }
         }
         if e.state == o.state {
             if moved_context {
-                note(outbox, o);
+                note(outbox, o, max_id);
             }
             let untouched = stamp.is_some() && stamp == e.status_at;
             let sat = now.saturating_sub(e.entered);
@@ -275,7 +293,7 @@ impl Registry {
         e.stall_reported = false;
         e.status_at = stamp;
         e.terminal_seq = o.state.is_terminal().then_some(Seq(*clock + 1));
-        note(outbox, o);
+        note(outbox, o, max_id);
         verdict
     }
 
@@ -298,10 +316,14 @@ impl Registry {
             self.evicted += 1;
         }
         let terminal_seq = o.state.is_terminal().then_some(Seq(self.clock + 1));
+        let max_id = self.cfg.max_id_bytes;
+        let context_id = o.context_id.map(|c| ShortStr::bounded(c, max_id));
+        self.long_ids += u64::from(context_id.as_ref().is_some_and(ShortStr::is_long));
+        self.long_ids += u64::from(o.task_id.len() > max_id);
         let entry = Entry {
             terminal_seq,
             status_at: stamp,
-            context_id: o.context_id.map(ShortStr::new),
+            context_id,
             entered: now,
             last_seen: now,
             state: o.state,

@@ -1,21 +1,72 @@
 //! An id kept where it is used: up to `INLINE` bytes are stored in place,
-//! longer ones in a box. The registry holds one task id and one context id
-//! per task; ids are short (UUIDs are 36 bytes), so a task costs no
-//! allocation of its own, and comparing a key reads the slot that holds it
-//! rather than a second, cold, heap block.
+//! longer ones in a box, and ids over the operator's limit
+//! (`analysis.max_id_bytes`) as their first bytes and a SHA-256 of the
+//! whole. Ids come from peers and may be of any length; what is kept of one
+//! is bounded whatever it is. Two ids compare equal exactly when they are
+//! equal (a long one by its digest, which a peer cannot aim a collision at),
+//! so no finding rests on a cut id. UUIDs are 36 bytes: a task costs no
+//! allocation of its own, and comparing a key reads the slot that holds it.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// Longest id stored in place: a UUID with a short prefix (`task-…`).
 const INLINE: usize = 46;
 
+/// The default of `analysis.max_id_bytes`: ids longer than this are kept
+/// as a digest and shown cut.
+pub const DEFAULT_MAX_ID_BYTES: usize = 256;
+
 /// A string of any length, stored in place when short.
 pub(crate) enum ShortStr {
-    Inline { len: u8, bytes: [u8; INLINE] },
+    Inline {
+        len: u8,
+        bytes: [u8; INLINE],
+    },
     Boxed(Box<str>),
+    /// An id over the limit: shown cut, compared by its digest.
+    Long(Box<Long>),
+}
+
+/// What is kept of an id over the limit.
+pub(crate) struct Long {
+    /// Its first bytes, with the cut marked (`cut`).
+    shown: Box<str>,
+    len: usize,
+    digest: [u8; 32],
+}
+
+fn sha256(s: &str) -> [u8; 32] {
+    let d = ring::digest::digest(&ring::digest::SHA256, s.as_bytes());
+    let mut out = [0; 32];
+    out.copy_from_slice(d.as_ref());
+    out
+}
+
+/// `s` cut to at most `max` bytes at a character boundary, the cut marked
+/// with how many bytes were left out: how ids and details are repeated in
+/// records, log lines, spans and facts.
+pub fn cut(s: &str, max: usize) -> Cow<'_, str> {
+    if s.len() <= max {
+        return Cow::Borrowed(s);
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}…(+{} bytes)", &s[..end], s.len() - end))
+}
+
+/// `cut` of an owned string: no copy when it fits.
+pub fn cut_owned(s: String, max: usize) -> String {
+    match cut(&s, max) {
+        Cow::Borrowed(_) => s,
+        Cow::Owned(c) => c,
+    }
 }
 
 impl ShortStr {
+    /// `s` whole, whatever its length (ids the proxy itself bounds).
     pub(crate) fn new(s: &str) -> ShortStr {
         match s.len() {
             len @ 0..=INLINE => {
@@ -31,25 +82,42 @@ impl ShortStr {
         }
     }
 
-    /// The text's bytes (cheaper to compare than `as_str`, which checks
-    /// them again).
-    pub(crate) fn as_bytes(&self) -> &[u8] {
-        match self {
-            ShortStr::Inline { len, bytes } => &bytes[..usize::from(*len)],
-            ShortStr::Boxed(s) => s.as_bytes(),
+    /// `s` when it is at most `max` bytes; else its digest, shown cut.
+    pub(crate) fn bounded(s: &str, max: usize) -> ShortStr {
+        if s.len() <= max {
+            return ShortStr::new(s);
         }
+        ShortStr::Long(Box::new(Long {
+            shown: cut(s, max).into(),
+            len: s.len(),
+            digest: sha256(s),
+        }))
     }
 
+    /// Whether the id was over the limit (kept as a digest).
+    pub(crate) fn is_long(&self) -> bool {
+        matches!(self, ShortStr::Long(_))
+    }
+
+    /// The id as shown: whole, or cut when it is over the limit.
     pub(crate) fn as_str(&self) -> &str {
         match self {
             // Copied from a `str` whole, so always valid UTF-8.
-            ShortStr::Inline { .. } => std::str::from_utf8(self.as_bytes()).unwrap_or_default(),
+            ShortStr::Inline { len, bytes } => {
+                std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default()
+            }
             ShortStr::Boxed(s) => s,
+            ShortStr::Long(l) => &l.shown,
         }
     }
 
+    /// Whether this is the id `s` (exactly, at any length).
     pub(crate) fn is(&self, s: &str) -> bool {
-        self.as_bytes() == s.as_bytes()
+        match self {
+            ShortStr::Inline { len, bytes } => &bytes[..usize::from(*len)] == s.as_bytes(),
+            ShortStr::Boxed(b) => **b == *s,
+            ShortStr::Long(l) => l.len == s.len() && l.digest == sha256(s),
+        }
     }
 }
 
@@ -61,11 +129,24 @@ impl fmt::Debug for ShortStr {
 
 impl PartialEq for ShortStr {
     fn eq(&self, other: &ShortStr) -> bool {
-        self.as_bytes() == other.as_bytes()
+        match (self, other) {
+            (ShortStr::Long(a), ShortStr::Long(b)) => a.len == b.len && a.digest == b.digest,
+            (ShortStr::Long(_), _) | (_, ShortStr::Long(_)) => false,
+            _ => self.as_str() == other.as_str(),
+        }
     }
 }
 
 impl Eq for ShortStr {}
+
+impl std::hash::Hash for ShortStr {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match self {
+            ShortStr::Long(l) => l.digest.hash(state),
+            _ => self.as_str().hash(state),
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -78,7 +159,6 @@ mod tests {
         for s in cases {
             let id = ShortStr::new(s);
             assert_eq!(id.as_str(), s);
-            assert_eq!(id.as_bytes(), s.as_bytes());
             assert!(id.is(s));
             assert!(!id.is(&format!("{s}!")));
             assert_eq!(id, ShortStr::new(s));
@@ -97,5 +177,37 @@ mod tests {
         let id = ShortStr::new(&s);
         assert!(matches!(id, ShortStr::Boxed(_)));
         assert_eq!(id.as_str(), s);
+    }
+
+    #[test]
+    fn ids_over_the_limit_are_kept_bounded_and_compared_exactly() {
+        let long = "é".repeat(300_000); // 600,000 bytes
+        let id = ShortStr::bounded(&long, 256);
+        assert!(id.is_long());
+        assert!(id.as_str().len() < 300, "shown cut: {}", id.as_str().len());
+        assert!(id.as_str().ends_with("…(+599744 bytes)"), "{}", id.as_str());
+        assert!(id.is(&long));
+        let mut other = long.clone();
+        other.push('x');
+        assert!(!id.is(&other));
+        // Same first bytes, same length, one byte differing at the end.
+        let twin = format!("{}ê", "é".repeat(299_999));
+        assert!(!id.is(&twin));
+        assert_ne!(id, ShortStr::bounded(&twin, 256));
+        assert_eq!(id, ShortStr::bounded(&long, 256));
+        // The shown text of a long id is never taken for the id.
+        assert!(!id.is(id.as_str()));
+        assert_ne!(ShortStr::bounded(id.as_str(), 4096), id);
+        // At the limit an id is kept whole.
+        let edge = "a".repeat(256);
+        assert!(!ShortStr::bounded(&edge, 256).is_long());
+    }
+
+    #[test]
+    fn cut_marks_what_it_left_out() {
+        assert_eq!(cut("abc", 3), "abc");
+        assert_eq!(cut("abcd", 3), "abc…(+1 bytes)");
+        assert_eq!(cut("aé", 2), "a…(+2 bytes)");
+        assert_eq!(cut_owned("abcd".into(), 10), "abcd");
     }
 }

@@ -58,6 +58,9 @@ pub struct Metrics {
     pub access_lines_dropped_total: IntCounter,
     /// `a2a_analysis_skipped_total{upstream,reason}`.
     pub analysis_skipped_total: IntCounterVec,
+    /// `a2a_ids_over_limit_total{upstream}`: task and context ids over
+    /// `analysis.max_id_bytes` the registry kept as their digest.
+    pub ids_over_limit_total: IntCounterVec,
     /// `a2a_trace_spans_dropped_total`: spans lost to a full export queue
     /// or a failed export.
     pub trace_spans_dropped_total: IntCounter,
@@ -185,6 +188,11 @@ impl Metrics {
                 "a2a_analysis_skipped_total",
                 "Traffic forwarded but not analysed, by reason.",
                 &["upstream", "reason"],
+            )?,
+            ids_over_limit_total: counter(
+                "a2a_ids_over_limit_total",
+                "Task and context ids over analysis.max_id_bytes, kept as their digest and repeated cut.",
+                &["upstream"],
             )?,
             trace_spans_dropped_total: {
                 let c = IntCounter::new(

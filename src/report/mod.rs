@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod junit;
+pub mod log_queue;
 mod log_safe;
 pub mod metrics;
 pub mod pipeline;

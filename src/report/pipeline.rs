@@ -1,22 +1,36 @@
 //! The one way a finding becomes a record, live and offline: the
-//! operator's severity policy (a kind lowered, raised or off), then the
-//! audit record with the exchange it came from. The live proxy then logs
-//! it, counts it and queues it for the audit log; `check` prints it.
+//! operator's severity policy (a kind lowered, raised or off), ids and
+//! detail cut to size, then the audit record with the exchange it came
+//! from. The live proxy then logs it, counts it, puts it on the span and
+//! queues it for the audit log; `check` prints it.
 
 use crate::findings::{Finding, Kind, Policy, Severity};
+use crate::lifecycle::cut_owned;
 
 use super::audit::{Origin, Record};
 
+/// Longest `detail` repeated: a sentence, with the ids it names (each cut
+/// to `analysis.max_id_bytes`).
+pub const DETAIL_BYTES: usize = 1024;
+
 /// Finding → policy → record.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Pipeline {
     policy: Policy,
+    /// Ids longer than this are repeated cut (`analysis.max_id_bytes`).
+    max_id: usize,
+}
+
+impl Default for Pipeline {
+    fn default() -> Self {
+        Pipeline::new(Policy::default(), crate::lifecycle::DEFAULT_MAX_ID_BYTES)
+    }
 }
 
 impl Pipeline {
-    /// A pipeline applying `policy`.
-    pub fn new(policy: Policy) -> Pipeline {
-        Pipeline { policy }
+    /// A pipeline applying `policy`, cutting ids over `max_id` bytes.
+    pub fn new(policy: Policy, max_id: usize) -> Pipeline {
+        Pipeline { policy, max_id }
     }
 
     /// The record of `finding` about `origin`, stamped now; `None` when the
@@ -25,10 +39,17 @@ impl Pipeline {
         Some(Record::new(self.keep(finding)?, origin))
     }
 
-    /// `finding` at the severity the policy gives its kind; `None` when
-    /// the policy turns the kind off.
+    /// `finding` at the severity the policy gives its kind, its ids and
+    /// detail cut to size (whatever an agent sent, a record is bounded);
+    /// `None` when the policy turns the kind off.
     pub fn keep(&self, finding: Finding) -> Option<Finding> {
-        self.policy.apply(finding)
+        let mut f = self.policy.apply(finding)?;
+        let max = self.max_id;
+        f.task_id = f.task_id.map(|s| cut_owned(s, max));
+        f.context_id = f.context_id.map(|s| cut_owned(s, max));
+        f.artifact_id = f.artifact_id.map(|s| cut_owned(s, max));
+        f.detail = cut_owned(f.detail, DETAIL_BYTES);
+        Some(f)
     }
 }
 
@@ -98,7 +119,7 @@ mod tests {
         let mut policy = Policy::default();
         policy.set(Kind::StreamStart, Some(Severity::Warning));
         policy.set(Kind::StalledTask, None);
-        let p = Pipeline::new(policy);
+        let p = Pipeline::new(policy, 256);
         let origin = Origin::default();
         let r = p
             .record(Finding::new(Kind::StreamStart, "d"), &origin)
@@ -111,5 +132,19 @@ mod tests {
             .record(Finding::new(Kind::TerminalExit, "d"), &origin)
             .unwrap();
         assert_eq!(r.severity, "error");
+    }
+
+    #[test]
+    fn ids_and_details_are_cut_whatever_their_length() {
+        let p = Pipeline::new(Policy::default(), 8);
+        let mut f = Finding::new(Kind::TerminalExit, "d".repeat(1 << 20));
+        f.task_id = Some("t".repeat(1 << 20));
+        f.context_id = Some("short".into());
+        f.artifact_id = Some("a".repeat(9));
+        let f = p.keep(f).unwrap();
+        assert_eq!(f.task_id.as_deref(), Some("tttttttt…(+1048568 bytes)"));
+        assert_eq!(f.context_id.as_deref(), Some("short"));
+        assert_eq!(f.artifact_id.as_deref(), Some("aaaaaaaa…(+1 bytes)"));
+        assert!(f.detail.len() < DETAIL_BYTES + 32, "{}", f.detail.len());
     }
 }

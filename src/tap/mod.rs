@@ -31,6 +31,11 @@ pub fn engine_config(config: &Config) -> EngineConfig {
     EngineConfig {
         max_body_bytes: config.analysis.max_body_bytes,
         max_event_bytes: config.analysis.max_event_bytes,
+        max_id_bytes: config.analysis.max_id_bytes,
+        inflate: crate::engine::inflate::Budget::new(
+            config.analysis.max_inflated_bytes as u64,
+            config.analysis.max_inflate_ratio,
+        ),
         evidence: EvidencePolicy {
             max_bytes: config.audit.evidence_bytes,
             redact_parts: config.audit.redact_parts,
@@ -53,6 +58,7 @@ pub fn registry_config(config: &Config) -> RegistryConfig {
             input_required: stall(config.stall.input_required),
             auth_required: stall(config.stall.auth_required),
         },
+        max_id_bytes: config.analysis.max_id_bytes,
     }
 }
 

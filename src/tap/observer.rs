@@ -83,24 +83,24 @@ impl Tap {
             }
             None => (None, None),
         };
-        let worker =
-            Worker::new(
-                registry,
-                cfg.engine,
-                cfg.policy,
-                cfg.upstream.clone(),
-                metrics.clone(),
-                audit,
-                cfg.queue_bytes,
-            )
-            .with_base_path(&cfg.upstream_base_path)
-            .with_clock(cfg.clock.clone())
-            .with_access(cfg.access.clone())
-            .with_bypass_check(cfg.card_base.is_none(), cfg.public_authority.clone())
-            .with_tracer(cfg.trace.take().map(|t| {
-                super::worker::tracer::Tracer::new(t.spans, t.sample_ratio, t.server_address)
-            }))
-            .with_publisher(publisher);
+        let worker = Worker::new(
+            registry,
+            cfg.engine,
+            cfg.policy,
+            cfg.upstream.clone(),
+            metrics.clone(),
+            audit,
+            cfg.queue_bytes,
+        )
+        .with_base_path(&cfg.upstream_base_path)
+        .with_clock(cfg.clock.clone())
+        .with_access(cfg.access.clone())
+        .with_bypass_check(cfg.card_base.is_none(), cfg.public_authority.clone())
+        .with_tracer(cfg.trace.take().map(|t| {
+            super::worker::tracer::Tracer::new(t.spans, t.sample_ratio, t.server_address)
+                .with_max_id(cfg.engine.max_id_bytes)
+        }))
+        .with_publisher(publisher);
         let thread = std::thread::Builder::new()
             .name("a2a-tap-analysis".into())
             .spawn(move || worker.run(rx))?;

@@ -16,6 +16,7 @@ pub(crate) struct AnalysisSeries {
     /// `[kind][severity]`.
     violations: Vec<[IntCounter; 2]>,
     skipped: [IntCounter; SkipReason::ALL.len()],
+    long_ids: IntCounter,
     tracked: Vec<IntGauge>,
     durations: Vec<Histogram>,
     /// `[binding][event]`.
@@ -40,6 +41,7 @@ impl AnalysisSeries {
                 m.analysis_skipped_total
                     .with_label_values(&[upstream, r.as_str()])
             }),
+            long_ids: m.ids_over_limit_total.with_label_values(&[upstream]),
             tracked: TaskState::ALL
                 .iter()
                 .map(|s| m.tasks_tracked.with_label_values(&[upstream, s.as_str()]))
@@ -67,6 +69,11 @@ impl AnalysisSeries {
 
     pub(crate) fn skipped(&self, reason: SkipReason) -> &IntCounter {
         &self.skipped[position(&SkipReason::ALL, reason)]
+    }
+
+    /// `a2a_ids_over_limit_total` of the upstream.
+    pub(crate) fn long_ids(&self) -> &IntCounter {
+        &self.long_ids
     }
 
     /// Gauges in `TaskState::ALL` order.

@@ -5,7 +5,9 @@
 //! counted in `a2a_trace_spans_dropped_total`, and failures are logged at
 //! most once every ten seconds.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -25,6 +27,8 @@ pub struct ExportConfig {
     pub service_name: String,
     /// Spans waiting for export, at most.
     pub queue_spans: usize,
+    /// Bytes of encoded spans waiting for export, at most.
+    pub queue_bytes: usize,
     /// Spans per request, at most.
     pub batch_spans: usize,
     /// A batch goes out at least this often while spans wait.
@@ -37,6 +41,10 @@ pub struct ExportConfig {
 /// span would wake the exporter for each).
 pub struct Spans {
     tx: SyncSender<Batch>,
+    /// Bytes handed over and not yet exported (the exporter takes them
+    /// off), bounded by `queue_bytes`.
+    queued: Arc<AtomicUsize>,
+    queue_bytes: usize,
     dropped: prometheus::IntCounter,
     pending: Batch,
     /// One span's encoding, reused.
@@ -45,6 +53,10 @@ pub struct Spans {
     delay: Duration,
     since: Instant,
 }
+
+/// A batch is handed over once it holds this many bytes, whatever its
+/// count of spans.
+const BATCH_BYTES: usize = 1 << 20;
 
 /// Encoded spans: `ScopeSpans.spans` fields, one after another.
 #[derive(Debug, Default)]
@@ -63,7 +75,7 @@ impl Spans {
         span.encode(ended, &mut self.scratch);
         Out(&mut self.pending.bytes).bytes(2, &self.scratch);
         self.pending.spans += 1;
-        if self.pending.spans >= self.batch {
+        if self.pending.spans >= self.batch || self.pending.bytes.len() >= BATCH_BYTES {
             self.hand_over();
         }
     }
@@ -75,12 +87,20 @@ impl Spans {
         }
     }
 
-    /// Hands the batch over; a full queue drops it (counted).
+    /// Hands the batch over; a full queue (by batches or by bytes) drops
+    /// it (counted).
     fn hand_over(&mut self) {
         let batch = std::mem::take(&mut self.pending);
         let n = batch.spans as u64;
+        let size = batch.bytes.len();
+        if self.queued.load(Ordering::Acquire).saturating_add(size) > self.queue_bytes {
+            self.dropped.inc_by(n);
+            return;
+        }
+        self.queued.fetch_add(size, Ordering::AcqRel);
         if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = self.tx.try_send(batch)
         {
+            self.queued.fetch_sub(size, Ordering::AcqRel);
             self.dropped.inc_by(n);
         }
     }
@@ -111,8 +131,12 @@ impl Exporter {
         let batches = (cfg.queue_spans / cfg.batch_spans.max(1)).max(1);
         let (tx, rx) = mpsc::sync_channel(batches);
         let counter = dropped.clone();
+        let queued = Arc::new(AtomicUsize::new(0));
+        let exported = queued.clone();
         let spans = Spans {
             tx,
+            queued,
+            queue_bytes: cfg.queue_bytes,
             dropped,
             pending: Batch::default(),
             scratch: Vec::new(),
@@ -122,7 +146,7 @@ impl Exporter {
         };
         let thread = std::thread::Builder::new()
             .name("a2a-tap-traces".into())
-            .spawn(move || run(cfg, rx, &counter))?;
+            .spawn(move || run(cfg, rx, &counter, &exported))?;
         Ok((
             spans,
             Exporter {
@@ -150,7 +174,12 @@ impl Exporter {
     }
 }
 
-fn run(cfg: ExportConfig, rx: Receiver<Batch>, dropped: &prometheus::IntCounter) {
+fn run(
+    cfg: ExportConfig,
+    rx: Receiver<Batch>,
+    dropped: &prometheus::IntCounter,
+    queued: &AtomicUsize,
+) {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -159,6 +188,7 @@ fn run(cfg: ExportConfig, rx: Receiver<Batch>, dropped: &prometheus::IntCounter)
         Err(e) => {
             tracing::error!(error = %e, "span export cannot start: spans are dropped");
             for batch in rx {
+                queued.fetch_sub(batch.bytes.len(), Ordering::AcqRel);
                 dropped.inc_by(batch.spans as u64);
             }
             return;
@@ -169,6 +199,7 @@ fn run(cfg: ExportConfig, rx: Receiver<Batch>, dropped: &prometheus::IntCounter)
         Err(e) => {
             tracing::error!(error = %e, "span export cannot start: spans are dropped");
             for batch in rx {
+                queued.fetch_sub(batch.bytes.len(), Ordering::AcqRel);
                 dropped.inc_by(batch.spans as u64);
             }
             return;
@@ -200,6 +231,8 @@ fn run(cfg: ExportConfig, rx: Receiver<Batch>, dropped: &prometheus::IntCounter)
             }
         }
         let n = batch.spans as u64;
+        // Off the queue's byte count: what is sent now is held once, here.
+        queued.fetch_sub(batch.bytes.len(), Ordering::AcqRel);
         let body = Bytes::from(request(&resource, &scope, &batch.bytes));
         let sent = runtime.block_on(post(&client, &cfg, body));
         if let Err(why) = sent {

@@ -52,6 +52,9 @@ pub struct Begun<'a> {
     pub http_method: Option<http::Method>,
     pub path: Option<Box<str>>,
     pub request_id: u64,
+    /// Ids longer than this are cut (`analysis.max_id_bytes`); a path to
+    /// four times it.
+    pub max_id: usize,
 }
 
 /// What the response showed, at the exchange's end.
@@ -81,10 +84,20 @@ impl OpenSpan {
             trace_state: b.trace_state,
             operation: b.exchange.operation.as_str(),
             version: b.exchange.version.as_str(),
-            message_id: b.exchange.message_id.as_deref().map(Into::into),
+            message_id: b
+                .exchange
+                .message_id
+                .as_deref()
+                .map(|m| crate::lifecycle::cut(m, b.max_id).into()),
             binding: b.exchange.binding,
             http_method: b.http_method,
-            path: b.path,
+            path: b.path.map(|p| {
+                let max = b.max_id.saturating_mul(4);
+                match crate::lifecycle::cut(&p, max) {
+                    std::borrow::Cow::Borrowed(_) => p,
+                    std::borrow::Cow::Owned(c) => c.into(),
+                }
+            }),
             request_id: b.request_id,
             start_unix_nanos: b.start_unix_nanos,
             events: Vec::new(),

@@ -180,6 +180,7 @@ proptest! {
             max_tasks: 2,
             ttl: 300_000,
             stall: StallLimits { submitted: Some(1_000), working: Some(5_000), input_required: None, auth_required: Some(0) },
+            ..RegistryConfig::default()
         });
         let mut now = 0u64;
         let mut live: Vec<Reducer> = Vec::new();

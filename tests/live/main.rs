@@ -9,6 +9,7 @@ mod support;
 mod access;
 mod audit;
 mod bindings;
+mod bounds;
 mod card;
 mod grpc;
 mod hostile;

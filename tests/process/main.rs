@@ -6,6 +6,7 @@
 mod support;
 
 mod binary;
+mod bounds;
 mod check;
 mod config;
 mod hostile;

@@ -7,6 +7,7 @@
 #![allow(dead_code, unused_imports, async_fn_in_trait)]
 
 pub mod a2a;
+pub mod bomb;
 pub mod grpc;
 pub mod process;
 pub mod proxied;

@@ -7,6 +7,7 @@
 
 pub mod proto;
 mod read;
+pub mod repeats;
 mod status;
 
 pub(crate) use read::gunzip;

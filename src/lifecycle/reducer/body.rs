@@ -113,8 +113,11 @@ impl Reducer {
         let Event::Task(t) = ev else {
             return;
         };
-        self.task_id = Some(ShortStr::new(&t.id));
-        self.context_id = t.context_id.as_deref().map(ShortStr::new);
+        self.task_id = Some(ShortStr::bounded(&t.id, self.max_id));
+        self.context_id = t
+            .context_id
+            .as_deref()
+            .map(|c| ShortStr::bounded(c, self.max_id));
         let Some(s) = self.snapshot_status(t, reg, now, out) else {
             return;
         };

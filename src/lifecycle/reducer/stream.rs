@@ -100,7 +100,7 @@ impl Reducer {
                     return;
                 }
                 Some(_) => {}
-                None => self.task_id = Some(ShortStr::new(t)),
+                None => self.task_id = Some(ShortStr::bounded(t, self.max_id)),
             }
         }
         self.check_accepted(ev.task_id(), ix, reg, out);
@@ -232,7 +232,7 @@ impl Reducer {
                     Some(i),
                     detail,
                 ));
-                self.context_id = Some(ShortStr::new(c));
+                self.context_id = Some(ShortStr::bounded(c, self.max_id));
             }
             Some(_) => {}
             None => {
@@ -243,7 +243,7 @@ impl Reducer {
                         self.check_request_context(t, c, Some(i), out);
                     }
                 }
-                self.context_id = Some(ShortStr::new(c));
+                self.context_id = Some(ShortStr::bounded(c, self.max_id));
             }
         }
     }

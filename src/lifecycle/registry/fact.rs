@@ -62,7 +62,7 @@ impl Registry {
         e.last_seen = e.last_seen.max(now);
         if let Some(ctx) = o.context_id {
             if !e.context_id.as_ref().is_some_and(|known| known.is(ctx)) {
-                e.context_id = Some(ShortStr::new(ctx));
+                e.context_id = Some(ShortStr::bounded(ctx, self.cfg.max_id_bytes));
             }
         }
         let stale = matches!((stamp, e.status_at), (Some(new), Some(known)) if new < known);
@@ -83,14 +83,29 @@ impl Registry {
     }
 }
 
-/// Keeps `o` as a fact for the other replicas, when shared.
-pub(super) fn note(outbox: &mut Option<Vec<Fact>>, o: &Observation<'_>) {
-    if let Some(out) = outbox {
-        out.push(Fact {
-            task_id: o.task_id.into(),
-            context_id: o.context_id.map(Into::into),
-            state: o.state,
-            timestamp: o.timestamp.map(Into::into),
-        });
+/// Longest `status.timestamp` shared (an RFC 3339 stamp with nanoseconds
+/// and an offset is 35 bytes): a longer one is no timestamp.
+const MAX_TIMESTAMP_BYTES: usize = 64;
+
+/// Keeps `o` as a fact for the other replicas, when shared. A task whose id
+/// is over `max_id` is not shared (another replica could only hold it cut,
+/// which is not the id); a context id over it is left out; a timestamp
+/// longer than any real one too. So a fact is bounded however long the ids
+/// an agent sends.
+pub(super) fn note(outbox: &mut Option<Vec<Fact>>, o: &Observation<'_>, max_id: usize) {
+    let Some(out) = outbox else {
+        return;
+    };
+    if o.task_id.len() > max_id {
+        return;
     }
+    out.push(Fact {
+        task_id: o.task_id.into(),
+        context_id: o.context_id.filter(|c| c.len() <= max_id).map(Into::into),
+        state: o.state,
+        timestamp: o
+            .timestamp
+            .filter(|t| t.len() <= MAX_TIMESTAMP_BYTES)
+            .map(Into::into),
+    });
 }

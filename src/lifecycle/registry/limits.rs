@@ -47,15 +47,19 @@ pub struct RegistryConfig {
     /// A task not observed for this long is forgotten by `tick`. 0 disables.
     pub ttl: Millis,
     pub stall: StallLimits,
+    /// Ids longer than this are kept as their digest, shown cut, and not
+    /// shared with other replicas (`analysis.max_id_bytes`).
+    pub max_id_bytes: usize,
 }
 
 impl Default for RegistryConfig {
-    /// 100 000 tasks, 1 h TTL, default stall limits.
+    /// 100 000 tasks, 1 h TTL, default stall limits, 256-byte ids.
     fn default() -> Self {
         RegistryConfig {
             max_tasks: 100_000,
             ttl: 3_600_000,
             stall: StallLimits::default(),
+            max_id_bytes: crate::lifecycle::short::DEFAULT_MAX_ID_BYTES,
         }
     }
 }

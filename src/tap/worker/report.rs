@@ -119,6 +119,7 @@ impl Worker {
     /// Registry gauges and transition counts, once a tick (they are
     /// scraped, not alerted on to the millisecond).
     pub(super) fn sync_registry_metrics(&mut self) {
+        self.series.long_ids().inc_by(self.registry.take_long_ids());
         let by_state = self.registry.tracked_by_state();
         for (gauge, n) in self.series.tracked().iter().zip(by_state) {
             gauge.set(i64::try_from(n).unwrap_or(i64::MAX));

@@ -34,7 +34,7 @@ impl Worker {
         Worker {
             registry,
             engine_cfg,
-            pipeline: Pipeline::new(policy),
+            pipeline: Pipeline::new(policy, engine_cfg.max_id_bytes),
             upstream,
             metrics,
             audit,

@@ -18,6 +18,8 @@ pub(crate) struct Tracer {
     server_address: String,
     /// A moment on both clocks, to put `Instant`s on the wall clock.
     base: (Instant, u64),
+    /// Ids and paths are put on spans cut to this (`analysis.max_id_bytes`).
+    max_id: usize,
 }
 
 impl Tracer {
@@ -30,7 +32,14 @@ impl Tracer {
             spans,
             server_address,
             base: (Instant::now(), wall),
+            max_id: crate::lifecycle::DEFAULT_MAX_ID_BYTES,
         }
+    }
+
+    /// Cuts ids on spans to `max_id` bytes.
+    pub(crate) fn with_max_id(mut self, max_id: usize) -> Tracer {
+        self.max_id = max_id;
+        self
     }
 
     /// `at` as nanoseconds since the Unix epoch.
@@ -73,6 +82,7 @@ impl Tracer {
             http_method: caller.http_method.take(),
             path: caller.path.take(),
             request_id: id,
+            max_id: self.max_id,
         })))
     }
 
