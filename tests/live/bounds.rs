@@ -71,6 +71,7 @@ async fn a_gzip_bomb_stream_does_not_delay_the_next_exchanges_judging() {
     )
     .await;
     let late = time_to_record(&p, "unspecified_state", Instant::now()).await;
+    eprintln!("the exchange after the SSE bomb was judged {late:?} after its answer");
     assert!(late < WITHIN, "judged {late:?} after its answer");
     let m = p
         .wait_metrics("the bomb counted", |m| {
@@ -154,6 +155,7 @@ async fn grpc_messages_of_a_million_fields_do_not_delay_the_next_call() {
     .encode_to_vec();
     call(p.listen, "/lf.a2a.v1.A2AService/GetTask", &get).await;
     let late = time_to_record(&p, "unspecified_state", Instant::now()).await;
+    eprintln!("the call after the gRPC bomb was judged {late:?} after its answer");
     assert!(late < WITHIN, "judged {late:?} after its answer");
     p.wait_metrics("the budget counted", |m| {
         sample(
