@@ -61,6 +61,10 @@ struct Content {
     text: Option<String>,
     #[serde(default)]
     encoding: Option<String>,
+    /// The body's length in bytes (HAR 1.2: required; some exporters
+    /// write it without the text they did not keep).
+    #[serde(default)]
+    size: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -120,7 +124,9 @@ fn recorded(
         mime_type: None,
         text: None,
         encoding: None,
+        size: None,
     });
+    let unrecorded = !kept(&content);
     let text = content.text.unwrap_or_default();
     let body = if content.encoding.as_deref() == Some("base64") {
         base64_decode(&text).ok_or_else(|| format!("{}: response text is not base64", entry()))?
@@ -142,10 +148,23 @@ fn recorded(
         at: None,
         started: None,
         assumed: false,
+        unrecorded,
         end: crate::lifecycle::End::Upstream,
         label: format!("{label}#{index}"),
         upstream,
     }))
+}
+
+/// Whether the entry kept the response body. HAR 1.2 leaves `text` out
+/// when the body was not captured (exporters do for streamed or large
+/// answers); some write it empty beside the `size` they saw. Only a text
+/// that is there, or empty with `size` 0, is what the agent answered.
+fn kept(content: &Content) -> bool {
+    match (&content.text, content.size) {
+        (Some(text), _) if !text.is_empty() => true,
+        (Some(_), Some(size)) => size == 0.0,
+        _ => false,
+    }
 }
 
 fn header_map(headers: &[Header]) -> http::HeaderMap {

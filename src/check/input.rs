@@ -80,6 +80,7 @@ fn stream(body: Vec<u8>, label: String) -> Recorded {
         at: None,
         started: None,
         assumed: true,
+        unrecorded: false,
         end: crate::lifecycle::End::Upstream,
         upstream: label.clone(),
         label,

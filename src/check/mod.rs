@@ -37,6 +37,10 @@ pub(crate) struct Recorded {
     /// The request is assumed (a bare `.sse`/`.jsonl`): with nothing read,
     /// there is no evidence of an exchange at all.
     pub assumed: bool,
+    /// The recording did not keep the response body (a HAR entry without
+    /// `content.text`): a gap, not judged and never a finding, only said
+    /// in the report. A body recorded as empty is judged as empty.
+    pub unrecorded: bool,
     /// Where it came from, for the report (`file`, `file#entry`).
     pub label: String,
     pub upstream: String,
@@ -92,16 +96,26 @@ pub fn run(format: Format, files: &[PathBuf], settings: &Settings) -> i32 {
                 if judged.read == 0 && (judged.records.is_empty() || judged.assumed) {
                     // A clean report of nothing would pass a CI gate on an
                     // empty or wrong file.
-                    let why = match judged.gaps {
-                        0 => "no SSE event, JSON answer or A2A exchange in it".to_string(),
-                        n => format!("its {n} event(s) are all over the [analysis] limits"),
+                    let why = match (judged.unrecorded.len(), judged.gaps) {
+                        (0, 0) => "no SSE event, JSON answer or A2A exchange in it".to_string(),
+                        (0, n) => format!("its {n} event(s) are all over the [analysis] limits"),
+                        (n, _) => {
+                            format!("the recording kept the body of none of its {n} A2A answer(s)")
+                        }
                     };
                     eprintln!("a2a-tap check: {}: nothing was read ({why})", display(path));
                     out.unreadable(path, &format!("nothing was read ({why})"));
                     failed = true;
                     continue;
                 }
-                out.file(path, &judged.records);
+                if !judged.unrecorded.is_empty() {
+                    eprintln!(
+                        "a2a-tap check: {}: {}",
+                        display(path),
+                        report::unrecorded(&judged.unrecorded)
+                    );
+                }
+                out.file(path, &judged.records, &judged.unrecorded);
             }
             Err(e) => {
                 eprintln!("a2a-tap check: {e}");
@@ -139,6 +153,9 @@ pub(crate) struct Checked {
     pub gaps: usize,
     /// Every exchange's request was assumed.
     pub assumed: bool,
+    /// The exchanges whose answer the recording did not keep (their
+    /// labels): not judged.
+    pub unrecorded: Vec<String>,
 }
 
 impl Sink for Judged {
@@ -167,7 +184,14 @@ pub(crate) fn judge_all(
     let assumed = exchanges.iter().all(|r| r.assumed);
     let mut judge = Judge::new(registry, settings);
     let mut records = Vec::new();
+    let mut unrecorded = Vec::new();
     for rec in exchanges {
+        if rec.unrecorded {
+            // What the answer said is unknown: judging its empty stand-in
+            // would accuse the agent of the recorder's omission.
+            unrecorded.push(rec.label);
+            continue;
+        }
         records.extend(judge.judge(rec));
     }
     Checked {
@@ -175,6 +199,7 @@ pub(crate) fn judge_all(
         read: judge.read,
         gaps: judge.gaps,
         assumed,
+        unrecorded,
     }
 }
 

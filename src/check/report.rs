@@ -36,8 +36,9 @@ impl Report {
         }
     }
 
-    /// Prints one file's findings.
-    pub(crate) fn file(&mut self, path: &Path, records: &[Record]) {
+    /// Prints one file's findings, and which of its answers were not
+    /// judged because the recording did not keep them (`unrecorded`).
+    pub(crate) fn file(&mut self, path: &Path, records: &[Record], unrecorded: &[String]) {
         self.files += 1;
         self.findings += records.len();
         self.errors += errors(records);
@@ -46,9 +47,14 @@ impl Report {
         // A closed stdout (a pipe to `head`) is not worth a panic.
         let _ = match self.format {
             Format::Json => write_json(&mut out, records),
-            Format::Text => write_text(&mut out, path, records),
+            Format::Text => write_text(&mut out, path, records, unrecorded),
             Format::Junit => {
-                self.cases.push(case_of(path, records));
+                let mut case = case_of(path, records);
+                if !unrecorded.is_empty() {
+                    let note = unrecorded_note(unrecorded);
+                    case.out = [case.out, note].join("\n").trim().to_owned();
+                }
+                self.cases.push(case);
                 Ok(())
             }
             Format::Sarif => {
@@ -105,10 +111,38 @@ fn write_json(out: &mut impl Write, records: &[Record]) -> std::io::Result<()> {
     Ok(())
 }
 
-fn write_text(out: &mut impl Write, path: &Path, records: &[Record]) -> std::io::Result<()> {
+/// The sentence that says which answers were not judged because the
+/// recording did not keep their body.
+pub(crate) fn unrecorded(labels: &[String]) -> String {
+    format!(
+        "{} answer(s) not judged: the recording did not keep their body ({})",
+        labels.len(),
+        labels.join(", ")
+    )
+}
+
+fn unrecorded_note(labels: &[String]) -> String {
+    format!("note: {}", unrecorded(labels))
+}
+
+fn write_text(
+    out: &mut impl Write,
+    path: &Path,
+    records: &[Record],
+    unrecorded: &[String],
+) -> std::io::Result<()> {
     if records.is_empty() {
-        return writeln!(out, "{}: clean", display(path));
+        writeln!(out, "{}: clean", display(path))?;
+    } else {
+        write_findings(out, path, records)?;
     }
+    if !unrecorded.is_empty() {
+        writeln!(out, "  {}", unrecorded_note(unrecorded))?;
+    }
+    Ok(())
+}
+
+fn write_findings(out: &mut impl Write, path: &Path, records: &[Record]) -> std::io::Result<()> {
     writeln!(out, "{}: {} finding(s)", display(path), records.len())?;
     for r in records {
         let at = match (&r.request_id, r.event_index) {

@@ -118,6 +118,7 @@ impl SideExchange {
             at: None,
             started: None,
             assumed: false,
+            unrecorded: false,
             end: crate::lifecycle::End::Upstream,
             upstream: label.clone(),
             label,

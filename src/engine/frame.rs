@@ -3,7 +3,7 @@
 
 use super::{EngineConfig, Sink, SkipReason};
 use crate::a2a::last_frame::LastFrame;
-use crate::a2a::model::{Decoded, EventKind, Exchange, Payload};
+use crate::a2a::model::{Binding, Decoded, EventKind, Exchange, Malformed, Payload};
 use crate::findings::{Finding, Kind};
 use crate::lifecycle::{Millis, Reducer, Registry};
 use crate::sse::{Frame, Framer};
@@ -35,6 +35,9 @@ pub(super) fn on_frame(
         Frame::Event(ev) => {
             sink.read();
             last.decode(ev.data, |decoded| match decoded {
+                Ok(d) if not_a_response(reducer.exchange(), d) => {
+                    reducer.on_malformed(Some(i), &bare_frame(d), scratch)
+                }
                 Ok(d) => {
                     if let Some(k) = event_kind(d) {
                         sink.event(k);
@@ -60,6 +63,28 @@ pub(super) fn on_frame(
         }
         sink.finding(f);
     }
+}
+
+/// Whether a frame on a JSON-RPC stream is not a JSON-RPC response: every
+/// SSE event's data there is one (JSON-RPC 2.0 §5: `jsonrpc`, `id`, and
+/// `result` or `error`; A2A 0.3 §7: "each event's data is a
+/// `JSONRPCResponse`"; 1.0 §9, the JSON-RPC binding). A bare A2A object
+/// there (a Task, a StreamResponse) is no answer a JSON-RPC client reads:
+/// `malformed_event`, not an event. HTTP+JSON streams carry bare objects.
+fn not_a_response(exchange: &Exchange, d: &Decoded) -> bool {
+    exchange.binding == Binding::JsonRpc && d.rpc_id.is_none()
+}
+
+/// Why a frame that `not_a_response` is malformed, saying what it held.
+fn bare_frame(d: &Decoded) -> Malformed {
+    let what = match &d.payload {
+        Payload::Event(e) => e.label(),
+        Payload::Error(_) => "error",
+        Payload::TaskList(_) => "ListTasks result",
+    };
+    Malformed(format!(
+        "a bare {what} object, not a JSON-RPC response (no `jsonrpc`, `id` or `result`)"
+    ))
 }
 
 /// On an exchange only its path says is A2A, drops the findings that

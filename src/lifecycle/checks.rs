@@ -6,7 +6,8 @@ use super::reducer::Reducer;
 use super::registry::{secs, Observation, Registry, Verdict};
 use super::Millis;
 use crate::a2a::model::{
-    Binding, Decoded, ErrorInfo, Operation, Payload, RpcId, StateValue, Status, TaskState, Version,
+    Binding, Decoded, ErrorInfo, Event, Operation, Payload, RpcId, StateValue, Status, TaskState,
+    Version,
 };
 use crate::findings::{Finding, Kind};
 
@@ -103,14 +104,16 @@ impl Reducer {
         Some(state)
     }
 
-    /// `terminal_task_accepted`, judged once, on the first success answer.
+    /// `terminal_task_accepted`, judged once, on the first success answer
+    /// (`answer`, its first event).
     pub(super) fn check_accepted(
         &mut self,
-        answer_task: Option<&str>,
+        answer: &Event,
         ix: Option<u64>,
         reg: &Registry,
         out: &mut Vec<Finding>,
     ) {
+        let answer_task = answer.task_id();
         if std::mem::replace(&mut self.accept_checked, true)
             || !(200..300).contains(&self.http_status)
         {
@@ -136,12 +139,30 @@ impl Reducer {
             return;
         }
         if let Some(was) = reg.terminal_before(t, self.seq) {
+            if self.repeated_cancel(was, answer) {
+                return;
+            }
             let detail = format!(
                 "expected {op} on task {t}, already {was}, to be refused; the upstream accepted it"
             );
             let ctx = self.context_id().or(reg.context_of(t));
             out.push(make(Kind::TerminalTaskAccepted, Some(t), ctx, ix, detail));
         }
+    }
+
+    /// A 1.0 CancelTask of a task already seen CANCELED, answered with the
+    /// task still CANCELED: legal, "Cancel Task operations are idempotent -
+    /// multiple cancellation requests have the same effect" (1.0 §3.3.1).
+    /// A cancel of a task that completed, failed or was rejected stays
+    /// refused (§3.1.5: TaskNotCancelableError), and so does any cancel of
+    /// a terminal task in 0.3, which states no idempotency and lists
+    /// `canceled` among the states TaskNotCancelableError answers (0.3
+    /// §8.2).
+    fn repeated_cancel(&self, was: TaskState, answer: &Event) -> bool {
+        self.exchange.operation == Operation::CancelTask
+            && self.exchange.version == Version::V1_0
+            && was == TaskState::Canceled
+            && matches!(answer, Event::Task(t) if t.status.state == StateValue::Known(TaskState::Canceled))
     }
 
     /// `jsonrpc_id_mismatch` for JSON-RPC exchanges with a request id. A
@@ -154,7 +175,9 @@ impl Reducer {
         let (Some(want), Some(got)) = (&self.exchange.rpc_id, &d.rpc_id) else {
             return;
         };
-        if same_rpc_id(want, got) {
+        // Numbers are in their normal form (`spelling::number_id`): equal
+        // text is an equal value, exactly, at any length.
+        if want == got {
             return;
         }
         let unreadable = matches!(
@@ -179,24 +202,6 @@ impl Reducer {
     /// A finding about this exchange's task.
     pub(super) fn finding(&self, kind: Kind, ix: Option<u64>, detail: String) -> Finding {
         make(kind, self.task_id(), self.context_id(), ix, detail)
-    }
-}
-
-/// Whether two JSON-RPC ids are the same JSON value: numbers by value
-/// (`1`, `1.0` and `1e0` are one number), strings by text, and a number
-/// never equals a string (`1` is not `"1"`). Numbers compare as f64: two
-/// spellings of one number always agree, and only ids beyond f64's
-/// precision could be taken for each other (a miss, never a false alarm).
-fn same_rpc_id(a: &RpcId, b: &RpcId) -> bool {
-    match (a, b) {
-        (RpcId::Number(x), RpcId::Number(y)) => {
-            x == y
-                || matches!(
-                    (x.parse::<f64>(), y.parse::<f64>()),
-                    (Ok(x), Ok(y)) if x == y
-                )
-        }
-        _ => a == b,
     }
 }
 

@@ -283,6 +283,7 @@ impl<'a> Client<'a> {
             at: Some(millis),
             started: None,
             assumed: false,
+            unrecorded: false,
             label: format!("#{}", sent.n),
             upstream: self.upstream.clone(),
             end: if sent.cut.is_some() {

@@ -99,8 +99,10 @@ fn jsonrpc_envelope_1_0_stream_responses() {
     );
 }
 
+/// Ids come in their normal form (`spelling::number_id`): one text per
+/// value, exact at any length, so equal text is an equal id.
 #[test]
-fn rpc_ids_keep_their_form() {
+fn rpc_ids_take_their_normal_form() {
     let id = |s: &str| ok(s).rpc_id.map(RpcId::into_owned);
     let r = r#""result":{"message":{"messageId":"m"}}"#;
     assert_eq!(
@@ -115,9 +117,24 @@ fn rpc_ids_keep_their_form() {
         id(&format!(r#"{{"jsonrpc":"2.0","id":-7,{r}}}"#)),
         Some(RpcId::Number("-7".into()))
     );
+    for same in ["1", "1.0", "1e0", "10E-1"] {
+        assert_eq!(
+            id(&format!(r#"{{"jsonrpc":"2.0","id":{same},{r}}}"#)),
+            Some(RpcId::Number("1".into())),
+            "{same}"
+        );
+    }
+    for exact in ["9007199254740993", "123456789012345678901234567890"] {
+        assert_eq!(
+            id(&format!(r#"{{"jsonrpc":"2.0","id":{exact},{r}}}"#)),
+            Some(RpcId::Number(exact.into()))
+        );
+    }
     assert_eq!(
-        id(&format!(r#"{{"jsonrpc":"2.0","id":1.0,{r}}}"#)),
-        Some(RpcId::Number("1.0".into()))
+        id(&format!(
+            r#"{{"jsonrpc":"2.0","id":9007199254740993.0,{r}}}"#
+        )),
+        Some(RpcId::Number("9007199254740993".into()))
     );
     assert_eq!(
         id(&format!(r#"{{"jsonrpc":"2.0","id":"1",{r}}}"#)),

@@ -715,16 +715,18 @@ async fn terminal_task_accepted() {
 }
 
 /// The causal order through the running proxy: a cancel that reached the
-/// upstream while the stream that cancels its task was still held open may
-/// be answered with the canceled task; the same answer to a cancel sent
-/// after the stream passed is a terminal task accepting work.
+/// upstream while the stream that completes its task was still held open
+/// may be answered with the completed task; the same answer to a cancel
+/// sent after the stream passed is a terminal task accepting work. (A
+/// repeated cancel of a task already canceled, answered canceled, is legal
+/// in 1.0: §3.3.1, `trust::a_repeated_cancel_is_idempotent_in_1_0`.)
 #[tokio::test]
 async fn terminal_task_accepted_only_after_the_terminal_frame_passed() {
     let (up, p) = setup("").await;
-    let canceled = |id: i64| {
+    let answer = |id: i64| {
         Reply::json(
             200,
-            &rpc(json!(id), task("t-r", "c", "TASK_STATE_CANCELED")),
+            &rpc(json!(id), task("t-r", "c", "TASK_STATE_COMPLETED")),
         )
     };
     let cancel_req = |id: i64| request(json!(id), "CancelTask", json!({"id": "t-r"}));
@@ -732,13 +734,13 @@ async fn terminal_task_accepted_only_after_the_terminal_frame_passed() {
         let listen = p.listen;
         tokio::spawn(async move { crate::support::request_to(listen, "POST", "/", V1, &req).await })
     };
-    // The stream: its first frame (working) passes, the canceled one is
+    // The stream: its first frame (working) passes, the completed one is
     // held back.
     let mut stream = Reply::sse(&frames(
         1,
         &[
             task("t-r", "c", "TASK_STATE_WORKING"),
-            status("t-r", "c", "TASK_STATE_CANCELED"),
+            status("t-r", "c", "TASK_STATE_COMPLETED"),
         ],
     ));
     let stream_hold = Hold::after(1);
@@ -748,8 +750,8 @@ async fn terminal_task_accepted_only_after_the_terminal_frame_passed() {
     let streaming = call(stream_req(1));
     up.wait_taken().await;
     // Look-alike: the cancel reaches the upstream (it began at the proxy)
-    // before the canceled frame passes; its answer waits for it.
-    let mut racing = canceled(2);
+    // before the completed frame passes; its answer waits for it.
+    let mut racing = answer(2);
     let racing_hold = Hold::after(0);
     racing.hold = Some(racing_hold.clone());
     let racing_want = racing.bytes();
@@ -763,7 +765,7 @@ async fn terminal_task_accepted_only_after_the_terminal_frame_passed() {
     let (_, _, got) = cancelling.await.expect("cancel caller");
     assert_eq!(got, racing_want);
     // Provoked: the same answer to a cancel sent once the stream had ended.
-    exchange(&up, &p, cancel_req(3), canceled(3)).await;
+    exchange(&up, &p, cancel_req(3), answer(3)).await;
     settle_expecting(
         &up,
         &p,

@@ -707,3 +707,265 @@ async fn answers_about_another_task_and_empty_streams() {
     )
     .await;
 }
+
+const RPC03: &str = "/";
+
+/// A 0.3 JSON-RPC request body (no `A2A-Version`: 0.3).
+fn request03(id: Value, method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+/// An older draft's Task (`sessionId`, `{"type":"text"}` parts, no
+/// `kind`) carrying a `message` member, as agents outside the two SDKs
+/// answer.
+fn draft_task(id: &str, state: &str) -> Value {
+    json!({"id": id, "sessionId": "s-1", "status": {"state": state},
+        "message": {"role": "agent", "parts": [{"type": "text", "text": "done"}]},
+        "artifacts": [{"parts": [{"type": "text", "text": "x"}]}]})
+}
+
+/// Issue 35, class 1: a foreign object is read for what it is, not as a
+/// 1.0 StreamResponse wrapper because one of its members is named like
+/// one. Legal: a 0.3 `tasks/get` answered with an older draft's Task that
+/// carries a `message` (no `version_mismatch`, no `malformed_event`), and
+/// the same task's terminal state is registered from it. Twins in the same
+/// shape: a `tasks/cancel` of that completed task answered with it
+/// `canceled` (`terminal_task_accepted`, and the flip `terminal_exit`);
+/// and an object whose wrapper key sits beside members no shape has,
+/// whose `malformed_event` detail names what was seen.
+#[tokio::test]
+async fn foreign_objects_are_not_read_as_wrappers() {
+    let (up, p) = setup("").await;
+    let get = request03(json!(1), "tasks/get", json!({"id": "t-old"}));
+    let done = rpc(json!(1), draft_task("t-old", "completed"));
+    pass(&up, &p, RPC03, &[], &get, Reply::json(200, &done)).await;
+    // Twins.
+    let cancel = request03(json!(2), "tasks/cancel", json!({"id": "t-old"}));
+    let canceled = rpc(json!(2), draft_task("t-old", "canceled"));
+    pass(&up, &p, RPC03, &[], &cancel, Reply::json(200, &canceled)).await;
+    let get = request(json!(3), "GetTask", json!({"id": "t-new"}));
+    let odd =
+        json!({"message": {"role": "ROLE_AGENT", "parts": [{"text": "hi"}]}, "sessionId": "s-1"});
+    exchange(&up, &p, get, Reply::json(200, &rpc(json!(3), odd))).await;
+    let cancel03 = ("jsonrpc", "0.3", "CancelTask");
+    let recs = settle_to(
+        &up,
+        &p,
+        &[
+            seen(
+                "terminal_task_accepted",
+                "error",
+                Some("t-old"),
+                None,
+                cancel03,
+            ),
+            seen("terminal_exit", "error", Some("t-old"), None, cancel03),
+            seen(
+                "malformed_event",
+                "error",
+                Some("t-new"),
+                None,
+                ("jsonrpc", "1.0", "GetTask"),
+            ),
+        ],
+    )
+    .await;
+    let detail = recs[2]["detail"].as_str().unwrap_or("");
+    assert!(
+        detail.contains("`message`") && detail.contains("2 member(s)"),
+        "{detail}"
+    );
+}
+
+/// Issue 35, class 2: every frame of a JSON-RPC stream is a JSON-RPC
+/// response. Legal: a 0.3 `tasks/resubscribe` stream of `kind` Tasks in
+/// JSON-RPC envelopes; and bare StreamResponses on an HTTP+JSON subscribe
+/// stream, where they belong. Twins: the same Tasks as bare frames on the
+/// JSON-RPC stream, and 1.0 bare StreamResponses on a JSON-RPC
+/// `SubscribeToTask`: `malformed_event` (once per stream, folded), the
+/// detail saying a bare object came, and no event counted for them.
+#[tokio::test]
+async fn frames_on_a_jsonrpc_stream_are_responses() {
+    let (up, p) = setup("").await;
+    let task03 = |state: &str| json!({"kind": "task", "id": "t-1", "contextId": "c", "status": {"state": state}});
+    let resub = |id: i64| request03(json!(id), "tasks/resubscribe", json!({"id": "t-1"}));
+    let enveloped: Vec<String> = ["working", "completed"]
+        .iter()
+        .map(|s| rpc(json!(1), task03(s)))
+        .collect();
+    pass(&up, &p, RPC03, &[], &resub(1), Reply::sse(&enveloped)).await;
+    let sub_rest = Reply::sse(&[
+        task("t-2", "c", "TASK_STATE_WORKING").to_string(),
+        status("t-2", "c", "TASK_STATE_COMPLETED").to_string(),
+    ]);
+    call(&up, &p, "GET", "/tasks/t-2:subscribe", V1, "", sub_rest).await;
+    // Twins.
+    let bare: Vec<String> = ["working", "completed"]
+        .iter()
+        .map(|s| task03(s).to_string())
+        .collect();
+    pass(&up, &p, RPC03, &[], &resub(2), Reply::sse(&bare)).await;
+    let sub = request(json!(3), "SubscribeToTask", json!({"id": "t-3"}));
+    let bare10 = Reply::sse(&[
+        task("t-3", "c", "TASK_STATE_WORKING").to_string(),
+        status("t-3", "c", "TASK_STATE_COMPLETED").to_string(),
+    ]);
+    exchange(&up, &p, sub, bare10).await;
+    let recs = settle_to(
+        &up,
+        &p,
+        &[
+            seen(
+                "malformed_event",
+                "error",
+                Some("t-1"),
+                Some(0),
+                ("jsonrpc", "0.3", "SubscribeToTask"),
+            ),
+            seen(
+                "malformed_event",
+                "error",
+                Some("t-3"),
+                Some(0),
+                ("jsonrpc", "1.0", "SubscribeToTask"),
+            ),
+        ],
+    )
+    .await;
+    for r in &recs {
+        let detail = r["detail"].as_str().unwrap_or("");
+        assert!(detail.contains("not a JSON-RPC response"), "{detail}");
+        assert_eq!(r["occurrences"], 2, "{r}");
+    }
+    assert!(recs[0]["detail"]
+        .as_str()
+        .is_some_and(|d| d.contains("bare task object")));
+    // The two enveloped Tasks are the JSON-RPC stream's only events.
+    let labels = [("binding", "jsonrpc"), ("event", "task")];
+    let scrape = p.metrics().await;
+    let counted = crate::support::sample(&scrape, "a2a_stream_events_total", &labels);
+    assert_eq!(counted, Some(2.0), "bare frames are no events");
+}
+
+/// Issue 35, class 4: JSON-RPC ids compare exactly, at any length. Legal:
+/// `9007199254740993` (beyond an f64's integers) and a 30-digit id
+/// answered with themselves, and `9007199254740993.0` (the same value).
+/// Twins: `9007199254740992` and the 30-digit id one less, which an f64
+/// takes for the request's.
+#[tokio::test]
+async fn jsonrpc_ids_compare_exactly_at_any_length() {
+    let (up, p) = setup("").await;
+    let big = "9007199254740993";
+    let long = "123456789012345678901234567890";
+    let body = |id: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{}}}"#,
+            rest_task("t-1", "c", "TASK_STATE_WORKING")
+        )
+    };
+    let get = |id: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"GetTask","params":{{"id":"t-1"}}}}"#)
+    };
+    for (asked, answered) in [(big, big), (big, "9007199254740993.0"), (long, long)] {
+        exchange(&up, &p, get(asked), Reply::json(200, &body(answered))).await;
+    }
+    for (asked, answered) in [
+        (big, "9007199254740992"),
+        (long, "123456789012345678901234567889"),
+    ] {
+        exchange(&up, &p, get(asked), Reply::json(200, &body(answered))).await;
+    }
+    let get10 = ("jsonrpc", "1.0", "GetTask");
+    let recs = settle_to(
+        &up,
+        &p,
+        &[
+            seen("jsonrpc_id_mismatch", "error", Some("t-1"), None, get10),
+            seen("jsonrpc_id_mismatch", "error", Some("t-1"), None, get10),
+        ],
+    )
+    .await;
+    let detail = recs[0]["detail"].as_str().unwrap_or("");
+    assert!(
+        detail.contains(big) && detail.contains("9007199254740992"),
+        "{detail}"
+    );
+}
+
+/// Issue 35, class 5: cancel is idempotent in 1.0 (§3.3.1 "Cancel Task
+/// operations are idempotent - multiple cancellation requests have the
+/// same effect"). Legal: a CancelTask of a task seen CANCELED answered
+/// with it still CANCELED. Twins in the same shape: a CancelTask of a task
+/// seen COMPLETED answered with success (§3.1.5: TaskNotCancelable), and
+/// the 0.3 re-cancel of a canceled task (0.3 states no idempotency and
+/// lists `canceled` among the states TaskNotCancelableError answers, §8.2).
+#[tokio::test]
+async fn a_repeated_cancel_is_idempotent_in_1_0() {
+    let (up, p) = setup("").await;
+    let ask = |id: i64, method: &str, task: &str, state: &str| {
+        let req = request(json!(id), method, json!({"id": task}));
+        let answer = rpc(
+            json!(id),
+            serde_json::from_str::<Value>(&rest_task(task, "c", state)).unwrap_or_default(),
+        );
+        (req, Reply::json(200, &answer))
+    };
+    for (id, method, task, state) in [
+        (1, "GetTask", "t-1", "TASK_STATE_CANCELED"),
+        (2, "CancelTask", "t-1", "TASK_STATE_CANCELED"),
+        (3, "GetTask", "t-2", "TASK_STATE_COMPLETED"),
+    ] {
+        let (req, reply) = ask(id, method, task, state);
+        exchange(&up, &p, req, reply).await;
+    }
+    // Twins.
+    let (req, reply) = ask(4, "CancelTask", "t-2", "TASK_STATE_COMPLETED");
+    exchange(&up, &p, req, reply).await;
+    let task03 = |id: i64, state: &str| {
+        rpc(
+            json!(id),
+            json!({"kind": "task", "id": "t-3", "contextId": "c", "status": {"state": state}}),
+        )
+    };
+    let get = request03(json!(5), "tasks/get", json!({"id": "t-3"}));
+    pass(
+        &up,
+        &p,
+        RPC03,
+        &[],
+        &get,
+        Reply::json(200, &task03(5, "canceled")),
+    )
+    .await;
+    let cancel = request03(json!(6), "tasks/cancel", json!({"id": "t-3"}));
+    pass(
+        &up,
+        &p,
+        RPC03,
+        &[],
+        &cancel,
+        Reply::json(200, &task03(6, "canceled")),
+    )
+    .await;
+    settle_to(
+        &up,
+        &p,
+        &[
+            seen(
+                "terminal_task_accepted",
+                "error",
+                Some("t-2"),
+                None,
+                ("jsonrpc", "1.0", "CancelTask"),
+            ),
+            seen(
+                "terminal_task_accepted",
+                "error",
+                Some("t-3"),
+                None,
+                ("jsonrpc", "0.3", "CancelTask"),
+            ),
+        ],
+    )
+    .await;
+}

@@ -329,3 +329,116 @@ fn repeats_on_one_recorded_exchange_fold() {
         assert_eq!(r["event_index"], 1, "{r}");
     }
 }
+
+/// One HAR entry: `request` (method, url, JSON-RPC body or none), and the
+/// response's status, content type and `content` object as recorded.
+fn har_entry(method: &str, url: &str, body: Option<&str>, ctype: &str, content: Value) -> Value {
+    let mut request = serde_json::json!({"method": method, "url": url,
+        "headers": [{"name": "A2A-Version", "value": "1.0"}]});
+    if let Some(b) = body {
+        request["postData"] = serde_json::json!({"mimeType": "application/json", "text": b});
+    }
+    serde_json::json!({"request": request, "response": {"status": 200,
+        "headers": [{"name": "content-type", "value": ctype}], "content": content}})
+}
+
+/// Issue 35, class 3: a HAR entry whose body the recording did not keep
+/// (no `content.text`, or an empty one beside a non-zero `size`, as
+/// exporters leave streamed or large answers) is a gap: not judged, said
+/// in the report, never a finding. Legal: such a card and such a stream
+/// beside a recorded clean answer (exit 0, the gap named). Twins in the
+/// same shape: the card and the stream recorded as empty (`size` 0, empty
+/// `text`): `invalid_agent_card` and `stream_start`. A HAR whose every
+/// answer went unrecorded read nothing: exit 2, never clean.
+#[test]
+fn unrecorded_bodies_are_gaps_not_findings() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let card = |content: Value| {
+        har_entry(
+            "GET",
+            "http://agent/.well-known/agent-card.json",
+            None,
+            "application/json",
+            content,
+        )
+    };
+    let stream_req = r#"{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}}"#;
+    let stream = |content: Value| {
+        har_entry(
+            "POST",
+            "http://agent/a2a",
+            Some(stream_req),
+            "text/event-stream",
+            content,
+        )
+    };
+    let get_req = r#"{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"t-1"}}"#;
+    let get_body = r#"{"jsonrpc":"2.0","id":2,"result":{"id":"t-1","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}"#;
+    let get = har_entry(
+        "POST",
+        "http://agent/a2a",
+        Some(get_req),
+        "application/json",
+        serde_json::json!({"size": get_body.len(), "mimeType": "application/json", "text": get_body}),
+    );
+    let write = |name: &str, entries: Vec<Value>| {
+        let path = dir.path().join(name);
+        let har = serde_json::json!({"log": {"version": "1.2", "entries": entries}});
+        std::fs::write(&path, har.to_string()).expect("write");
+        path
+    };
+    let unkept = write(
+        "unkept.har",
+        vec![
+            card(serde_json::json!({"size": 812, "mimeType": "application/json"})),
+            stream(serde_json::json!({"size": 2048, "mimeType": "text/event-stream", "text": ""})),
+            get.clone(),
+        ],
+    );
+    let out = check(&[], std::slice::from_ref(&unkept));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}{err}");
+    assert!(text.contains("unkept.har: clean"), "{text}");
+    for said in [&text, &err] {
+        assert!(
+            said.contains("2 answer(s) not judged") && said.contains("#0, ") && said.contains("#1"),
+            "{said}"
+        );
+    }
+    let json = check(&["--format", "json"], &[unkept]);
+    assert_eq!(records(&json), Vec::<Value>::new());
+
+    let empty = write(
+        "empty.har",
+        vec![
+            card(serde_json::json!({"size": 0, "mimeType": "application/json", "text": ""})),
+            stream(serde_json::json!({"size": 0, "mimeType": "text/event-stream", "text": ""})),
+            get,
+        ],
+    );
+    let out = check(&["--format", "json"], &[empty]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        kinds(&records(&out)),
+        [
+            ("invalid_agent_card".to_owned(), "warning".to_owned()),
+            ("stream_start".to_owned(), "error".to_owned()),
+        ]
+    );
+
+    let none = write(
+        "none.har",
+        vec![
+            card(serde_json::json!({"size": 812, "mimeType": "application/json"})),
+            stream(serde_json::json!({"size": 2048, "mimeType": "text/event-stream"})),
+        ],
+    );
+    let out = check(&[], &[none]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("nothing was read") && err.contains("none of its 2 A2A answer(s)"),
+        "{err}"
+    );
+}

@@ -2,6 +2,7 @@
 //! of the module docs), and each kind's required members.
 
 use super::obj::{Obj, StatusField};
+use super::wire::MEMBERS;
 use crate::a2a::json::JStr;
 use crate::a2a::model::{
     ArtifactUpdate, Event, Malformed, MessageEvent, Payload, RpcId, Status, StatusUpdate,
@@ -12,18 +13,20 @@ pub(super) fn bad(reason: impl Into<String>) -> Malformed {
     Malformed(reason.into())
 }
 
-/// Rules 1–6 of the module docs. Members are taken out of `o`.
 /// The dialect an object says it is written in: 0.3 by its `kind`, 1.0 by
-/// a StreamResponse wrapper.
+/// being a StreamResponse wrapper (a wrapper key beside other members says
+/// nothing: older drafts' Tasks carry a `message`).
 pub(super) fn dialect(o: &Obj<'_>) -> Option<crate::a2a::model::Version> {
     use crate::a2a::model::Version;
-    match (o.kind.is_some(), o.wrappers > 0) {
+    match (o.kind.is_some(), o.is_wrapper()) {
         (true, _) => Some(Version::V0_3),
         (false, true) => Some(Version::V1_0),
         (false, false) => None,
     }
 }
 
+/// Rules 1–7 of the module docs, decided on the whole object. Members are
+/// taken out of `o`.
 pub(super) fn payload<'a>(o: &mut Obj<'a>) -> Result<Payload<'a>, Malformed> {
     if let Some(kind) = o.kind {
         let event = match kind.value().as_ref() {
@@ -35,13 +38,17 @@ pub(super) fn payload<'a>(o: &mut Obj<'a>) -> Result<Payload<'a>, Malformed> {
         };
         return Ok(Payload::Event(event));
     }
-    if o.wrappers > 1 {
-        return Err(bad(
-            "StreamResponse with more than one of task, message, statusUpdate, artifactUpdate",
-        ));
+    if o.is_wrapper() && o.wrappers > 1 {
+        return Err(bad(format!(
+            "a StreamResponse with {} where the oneof allows one",
+            names(o.names & WRAPPERS)
+        )));
     }
-    let event = if let Some(wrapped) = o.wrapper.take() {
-        return wrapped.map(Payload::Event);
+    let event = if o.is_wrapper() {
+        match o.wrapper.take() {
+            Some(wrapped) => return wrapped.map(Payload::Event),
+            None => return Err(bad("a StreamResponse wrapper without its payload")),
+        }
     } else if let Some(tasks) = o.tasks.take() {
         return Ok(Payload::TaskList(tasks?));
     } else if o.task_id.is_some() && matches!(o.status, Some(StatusField::Status(_))) {
@@ -57,9 +64,42 @@ pub(super) fn payload<'a>(o: &mut Obj<'a>) -> Result<Payload<'a>, Malformed> {
         // are empty ListTasks pages.
         return Ok(Payload::TaskList(Vec::new()));
     } else {
-        return Err(bad("no known A2A shape"));
+        return Err(unknown_shape(o));
     };
     Ok(Payload::Event(event))
+}
+
+/// The bits of `Obj::names` of the four StreamResponse wrapper keys.
+const WRAPPERS: u32 = 0b1111 << 5;
+
+/// What an object that fits no shape held: the member names the shapes
+/// use that it sent (a closed list, so the detail stays short), and how
+/// many members it had in all.
+fn unknown_shape(o: &Obj<'_>) -> Malformed {
+    let n = o.members;
+    let held = match o.names {
+        0 => "none of the members A2A shapes use".to_owned(),
+        bits => names(bits),
+    };
+    let wrapper = if o.names & WRAPPERS != 0 {
+        "; a 1.0 StreamResponse wrapper has no member beside its payload"
+    } else {
+        ""
+    };
+    bad(format!(
+        "no known A2A shape: an object of {n} member(s) with {held}{wrapper}"
+    ))
+}
+
+/// The member names of `bits` (bit i: `MEMBERS[i]`), quoted.
+fn names(bits: u32) -> String {
+    let list: Vec<String> = MEMBERS
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| bits & (1 << i) != 0)
+        .map(|(_, m)| format!("`{m}`"))
+        .collect();
+    list.join(", ")
 }
 
 fn text(s: Option<JStr<'_>>) -> Option<Text<'_>> {

@@ -5,8 +5,11 @@
 //! Shape rules, first match wins, for the top object (no `jsonrpc`/`result`)
 //! or the envelope's `result`:
 //! 1. `kind` (0.3): `task` | `message` | `status-update` | `artifact-update`;
-//! 2. exactly one 1.0 wrapper: `task` | `message` | `statusUpdate` |
-//!    `artifactUpdate` (two or more is malformed);
+//! 2. a 1.0 StreamResponse wrapper: an object whose one member is `task` |
+//!    `message` | `statusUpdate` | `artifactUpdate` (only wrapper keys, two
+//!    or more, is malformed); a wrapper key beside other members is not a
+//!    wrapper (older drafts' Tasks carry a `message`): the other rules read
+//!    the object;
 //! 3. `tasks` array: a ListTasks result;
 //! 4. `taskId` + `status`: a status update; `taskId` + `artifact`: an
 //!    artifact update (the `kind`-less objects of real-world dumps);
@@ -73,11 +76,21 @@ fn utf8(data: &[u8]) -> Result<&str, Malformed> {
 /// Decodes the text at `cur`, adding the artifact updates built to
 /// `updates`.
 fn decode_text<'a>(cur: &mut Cursor<'a>, updates: &mut Updates) -> Result<Decoded<'a>, Malformed> {
-    if cur.peek() != Ok(Kind::Object) {
-        return Err(match cur.skip_value().and_then(|()| cur.end()) {
-            Ok(()) => bad("JSON value is not an object"),
-            Err(Stop) => json_error(cur.take_error()),
-        });
+    match cur.peek() {
+        Ok(Kind::Object) => {}
+        peeked => {
+            let what = match peeked {
+                Ok(Kind::Array) => "an array",
+                Ok(Kind::String) => "a string",
+                Ok(Kind::Number) => "a number",
+                Ok(Kind::Bool) => "a boolean",
+                _ => "null",
+            };
+            return Err(match cur.skip_value().and_then(|()| cur.end()) {
+                Ok(()) => bad(format!("the JSON value is {what}, not an object")),
+                Err(Stop) => json_error(cur.take_error()),
+            });
+        }
     }
     let mut top = Obj::default();
     if read_obj(cur, &mut top).and_then(|()| cur.end()) == Err(Stop) {

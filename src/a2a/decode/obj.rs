@@ -54,8 +54,23 @@ pub(crate) struct Obj<'a> {
     /// A ListTasks result's `nextPageToken`, `pageSize` or `totalSize`
     /// (proto3 JSON omits `tasks` when the page is empty).
     pub page: bool,
-    /// How many members the object has, read or skipped.
+    /// How many members the object has, read or skipped (`null` ones not
+    /// counted: they are absent).
     pub members: u32,
+    /// Which of the member names the decoder reads were sent (bit i:
+    /// `wire::MEMBERS[i]`), to say what a malformed object held.
+    pub names: u32,
+}
+
+impl Obj<'_> {
+    /// Whether the object is a 1.0 StreamResponse wrapper: its members are
+    /// wrapper keys and nothing else (proto3 JSON of a `oneof`: exactly one
+    /// is set; two or more is a malformed wrapper). A wrapper key beside
+    /// other members is a member of another shape (an older draft's Task
+    /// with a `message`), not a wrapper.
+    pub(crate) fn is_wrapper(&self) -> bool {
+        self.wrappers > 0 && self.members == u32::from(self.wrappers)
+    }
 }
 
 /// Where the `true`/`false` literals of an artifact update's `append` and

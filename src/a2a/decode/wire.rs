@@ -3,8 +3,6 @@
 //! id, and the state spellings. Parts, metadata and history are skipped by
 //! the cursor, never built; nested objects are converted as they are read.
 
-use std::borrow::Cow;
-
 use super::convert;
 use super::obj::{Obj, StatusField, Updates};
 use crate::a2a::errors;
@@ -13,10 +11,11 @@ use crate::a2a::json::members::{
 };
 use crate::a2a::json::{Cursor, JStr, Kind, Result};
 use crate::a2a::model::{Event, Malformed, RpcId, StateValue, Status, TaskSnapshot, Text};
-use crate::a2a::spelling::{rpc_id, state_from_number, state_from_str};
+use crate::a2a::spelling::{number_id, state_from_number, state_from_str};
 
-/// The members of `Obj`, in the order of the bits that catch duplicates.
-const MEMBERS: [&str; 28] = [
+/// The members of `Obj`, in the order of the bits that catch duplicates
+/// (and of `Obj::names`).
+pub(super) const MEMBERS: [&str; 28] = [
     "jsonrpc",
     "id",
     "result",
@@ -90,7 +89,8 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
     let mut seen = Seen(0);
     let mut first = true;
     while let Some(key) = cur.next_key(&mut first) {
-        o.members += 1;
+        // A member sent as `null` counts as absent, here too.
+        o.members += u32::from(cur.peek()? != Kind::Null);
         // A member name is matched as sent; an escaped one (never one of
         // the names, as sent) is matched by its value.
         let found = match member(key.as_sent()) {
@@ -156,6 +156,7 @@ pub(crate) fn read_obj<'a>(cur: &mut Cursor<'a>, o: &mut Obj<'a>) -> Result<()> 
             }
         }
     }
+    o.names = seen.0;
     cur.check()
 }
 
@@ -183,24 +184,17 @@ fn object<'a, T>(
     }
 }
 
-/// An `id` value: `null`, a string, or a number, normalised exactly as the
-/// request's id is (`rpc_id`), so the two compare equal.
+/// An `id` value: `null`, a string, or a number in its normal form
+/// (`number_id`), the same for the request's id and the answer's, so the
+/// two compare equal exactly when they are the same JSON value.
 pub(crate) fn rpc_id_value<'a>(cur: &mut Cursor<'a>, m: &'static str) -> Result<RpcId<'a>> {
     match cur.peek()? {
         Kind::Null => cur.null().map(|()| RpcId::Null),
         Kind::String => Ok(RpcId::String(cur.string_value()?)),
-        Kind::Number => {
-            let raw = cur.number()?;
-            // A plain integer below 10^19 is its own normal form.
-            if raw.len() < 20 && raw.bytes().all(|b| b.is_ascii_digit()) {
-                return Ok(RpcId::Number(Cow::Borrowed(raw)));
-            }
-            let mut de = serde_json::Deserializer::from_str(raw);
-            match rpc_id(&mut de) {
-                Ok(Some(id)) => Ok(id),
-                _ => cur.type_error(m, "a JSON-RPC id"),
-            }
-        }
+        Kind::Number => match number_id(cur.number()?) {
+            Some(n) => Ok(RpcId::Number(n)),
+            None => cur.type_error(m, "a JSON-RPC id"),
+        },
         _ => cur.type_error(m, "a JSON-RPC id (string, number or null)"),
     }
 }

@@ -18,10 +18,10 @@ fn kind_chunk(text: &str, append: bool, last: bool) -> Vec<u8> {
     .into_bytes()
 }
 
-/// An `append` beside the update, not in it.
+/// An `append` on the envelope, beside the update, not in it.
 fn outer_flag(text: &str, append: bool) -> Vec<u8> {
     format!(
-        r#"{{"jsonrpc":"2.0","id":1,"result":{{"append":{append},"artifactUpdate":{{"taskId":"t-1","artifact":{{"artifactId":"a-1","parts":[{{"text":"{text}"}}]}}}}}}}}"#
+        r#"{{"jsonrpc":"2.0","id":1,"append":{append},"result":{{"artifactUpdate":{{"taskId":"t-1","artifact":{{"artifactId":"a-1","parts":[{{"text":"{text}"}}]}}}}}}}}"#
     )
     .into_bytes()
 }

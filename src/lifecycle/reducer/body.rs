@@ -109,7 +109,7 @@ impl Reducer {
                 return;
             }
         }
-        self.check_accepted(ev.task_id(), None, reg, out);
+        self.check_accepted(ev, None, reg, out);
         let Event::Task(t) = ev else {
             return;
         };

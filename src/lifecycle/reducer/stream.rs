@@ -103,7 +103,7 @@ impl Reducer {
                 None => self.task_id = Some(ShortStr::bounded(t, self.max_id)),
             }
         }
-        self.check_accepted(ev.task_id(), ix, reg, out);
+        self.check_accepted(ev, ix, reg, out);
         if let Some(term) = self.terminal {
             self.after_terminal(i, term, ev, reg, now, out);
             return;
