@@ -1,10 +1,13 @@
 //! Real peers: the official A2A SDKs' agents and clients (Python `a2a-sdk`
 //! 1.3.0 and 0.3.26, JavaScript `@a2a-js/sdk` 1.3.0 and 0.3.14), straight
-//! and through a2a-tap; and grpcio's gRPC server and client.
+//! and through a2a-tap; grpcio's gRPC server and client; and two servers
+//! with protocol layers of their own, the official Rust SDK and fasta2a
+//! (real_peer/wire_peers.rs).
 //!
-//! Needs `.venv/` and `.venv-03/` from `scripts/setup-python.sh` and
-//! tests/peers/js from `scripts/setup-node.sh` (never skipped: without them
-//! the tests fail and say so). Self-contained helpers: child processes are killed
+//! Needs `.venv/` and `.venv-03/` (and the fasta2a venv) from
+//! `scripts/setup-python.sh`, tests/peers/js from `scripts/setup-node.sh`
+//! and the Rust agent from `scripts/setup-rust-agent.sh` (never skipped:
+//! without them the tests fail and say so). Self-contained helpers: child processes are killed
 //! when their guard drops, every wait is bounded, ports come from 127.0.0.1:0.
 
 use std::collections::BTreeMap;

@@ -241,7 +241,12 @@ class JsonRpc(Binding):
 
     async def call(self, method: str, params: Any) -> tuple[Any, Any]:
         response = await self.http.post(self.url, json=self.envelope(method, params), headers=HEADERS)
-        body = response.json()
+        try:
+            body = response.json()
+        except ValueError:
+            return None, {"http": response.status_code}
+        if not isinstance(body, dict):
+            return None, {"http": response.status_code, "body": "not an object"}
         if "error" in body:
             return None, {"code": body["error"].get("code")}
         return body.get("result"), None

@@ -16,6 +16,8 @@
 //! `scripts/setup-rust-agent.sh` (`real-peers/rust-agent`), both under
 //! `${CARGO_TARGET_DIR:-target}`; without them the tests fail and say so.
 
+use std::panic;
+
 use super::*;
 
 /// `${CARGO_TARGET_DIR:-target}/real-peers`, as the setup scripts place it
@@ -213,35 +215,65 @@ fn fasta2a_direct_and_through_proxy() {
     );
 }
 
+/// What the Rust SDK's agent must have played, beyond `assert_played`.
+fn rust_played(outcomes: &Value) {
+    assert_played("rust-sdk", &[JSONRPC, REST], outcomes);
+    for key in [JSONRPC, REST] {
+        let o = &outcomes[key];
+        assert_eq!(o["direct"]["events"][0]["type"], "message", "{o:#}");
+        assert_eq!(o["echo-unary"]["state"], "TASK_STATE_COMPLETED", "{o:#}");
+        // The SDK refuses to cancel a completed task (TaskNotCancelable)
+        // and answers a re-cancel of a canceled one with the task
+        // (idempotent, §3.3.1).
+        assert!(
+            o["errors"]["cancelCompletedTask"]["error"].is_object(),
+            "{o:#}"
+        );
+        assert_eq!(o["long"]["cancelAgain"]["state"], "TASK_STATE_CANCELED");
+    }
+}
+
 /// The Rust SDK (`a2a-server-lf` 0.5.3), JSON-RPC and HTTP+JSON 1.0.
 #[test]
 fn rust_sdk_direct_and_through_proxy() {
     let (agent, client) = (rust_agent(), wire_python());
     let dir = repo();
-    let (_scratch, audit) = direct_and_through(
-        "rust-sdk-0.5.3",
-        ((agent.as_path(), dir.as_path()), &[]),
-        (
-            (client.as_path(), dir.as_path()),
-            &["tests/peers/wire_client.py"],
-        ),
-        &|outcomes| {
-            assert_played("rust-sdk", &[JSONRPC, REST], outcomes);
-            for key in [JSONRPC, REST] {
-                let o = &outcomes[key];
-                assert_eq!(o["direct"]["events"][0]["type"], "message", "{o:#}");
-                assert_eq!(o["echo-unary"]["state"], "TASK_STATE_COMPLETED", "{o:#}");
-                // The SDK refuses to cancel a completed task
-                // (TaskNotCancelable) and answers a re-cancel of a canceled
-                // one with the task (idempotent, §3.3.1).
-                assert!(
-                    o["errors"]["cancelCompletedTask"]["error"].is_object(),
-                    "{o:#}"
-                );
-                assert_eq!(o["long"]["cancelAgain"]["state"], "TASK_STATE_CANCELED");
+    let play = || {
+        direct_and_through(
+            "rust-sdk-0.5.3",
+            ((agent.as_path(), dir.as_path()), &[]),
+            (
+                (client.as_path(), dir.as_path()),
+                &["tests/peers/wire_client.py"],
+            ),
+            &rust_played,
+        )
+    };
+    // The SDK's server (axum 0.8 on hyper 1) now and then drops a kept-alive
+    // connection as a request arrives on it, direct too: in about one run in
+    // ten the wire client gets "Server disconnected without sending a
+    // response" (direct) or a2a-tap's 502 "upstream reset" (through it).
+    // Such a run, and only such a run, is played once more; the findings
+    // are judged on the run that went through.
+    let (_scratch, audit) = match panic::catch_unwind(panic::AssertUnwindSafe(play)) {
+        Ok(run) => run,
+        Err(payload) => {
+            let text = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied())
+                .unwrap_or_default();
+            let bad_gateway = ["\"status\": 502", "\"http\": 502"];
+            let dropped = text.contains("Server disconnected without sending a response")
+                || (text.contains("different outcomes")
+                    && bad_gateway.iter().any(|b| text.contains(b)));
+            if !dropped {
+                panic::resume_unwind(payload);
             }
-        },
-    );
+            eprintln!("rust-sdk: the agent dropped a connection; playing once more");
+            play()
+        }
+    };
     let mut expected = Vec::new();
     let mut known_false = Vec::new();
     for binding in ["jsonrpc", "rest"] {
