@@ -4,6 +4,9 @@
 # requirements file:
 #   .venv/     tests/peers/requirements.txt       (a2a-sdk 1.3.0: 1.0, and 0.3 by its compat layer)
 #   .venv-03/  tests/peers/py03/requirements.txt  (a2a-sdk 0.3.26: the 0.3 line natively)
+# and, under "${CARGO_TARGET_DIR:-target}" (beside the build it serves, so a
+# clean of the target dir takes it too), the venv of the wire-level peers:
+#   real-peers/fasta2a-venv/  tests/peers/fasta2a/requirements.txt  (fasta2a 2.1.1, httpx)
 # Idempotent: a venv that already holds exactly its requirements (a stamp with
 # the requirements' hash) and imports is left alone at once. Fails loudly otherwise.
 set -euo pipefail
@@ -13,8 +16,8 @@ python="${PYTHON:-python3}"
 
 die() { echo "setup-python: $*" >&2; exit 1; }
 
-sdk_version() {  # sdk_version VENV_PYTHON: the installed a2a-sdk version
-    "$1" -c 'from importlib.metadata import version; print(version("a2a-sdk"))'
+sdk_version() {  # sdk_version VENV_PYTHON [PACKAGE]: the installed version of PACKAGE (a2a-sdk)
+    "$1" -c "from importlib.metadata import version; print(version('${2:-a2a-sdk}'))"
 }
 
 python_checked=""
@@ -26,13 +29,15 @@ check_python() {  # once, and only when something has to be installed
     python_checked=1
 }
 
-# setup_venv NAME REQUIREMENTS IMPORTS
-#   NAME          venv folder at the repo root (.venv, .venv-03)
+# setup_venv NAME REQUIREMENTS IMPORTS [PACKAGE]
+#   NAME          venv folder, relative to the repo root (.venv, .venv-03) or absolute
 #   REQUIREMENTS  pinned requirements file, relative to the repo root
 #   IMPORTS       Python statement that must run in the finished venv
+#   PACKAGE       the package whose version is reported (default a2a-sdk)
 setup_venv() {
-    local name="$1" req_rel="$2" imports="$3"
-    local venv="$root/$name"
+    local name="$1" req_rel="$2" imports="$3" package="${4:-a2a-sdk}"
+    local venv
+    case "$name" in /*) venv="$name" ;; *) venv="$root/$name" ;; esac
     local req="$root/$req_rel"
     local stamp="$venv/.a2a-tap-requirements.sha256"
     local want
@@ -42,13 +47,14 @@ setup_venv() {
 
     if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] \
         && "$venv/bin/python" -c "$imports" 2>/dev/null; then
-        echo "setup-python: $name up to date (a2a-sdk $(sdk_version "$venv/bin/python"))"
+        echo "setup-python: $name up to date ($package $(sdk_version "$venv/bin/python" "$package"))"
         return 0
     fi
 
     check_python
     if [ ! -x "$venv/bin/python" ]; then
         echo "setup-python: creating $venv"
+        mkdir -p "$(dirname "$venv")"
         "$python" -m venv "$venv" || die "python3 -m venv failed (on Debian: apt-get install python3-venv)"
     fi
 
@@ -57,9 +63,9 @@ setup_venv() {
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req" \
         || die "pip install -r $req_rel failed"
     "$venv/bin/python" -c "$imports" \
-        || die "a2a-sdk installed but does not import"
+        || die "$package installed but does not import"
     echo "$want" > "$stamp"
-    echo "setup-python: ready (a2a-sdk $(sdk_version "$venv/bin/python"))"
+    echo "setup-python: ready ($package $(sdk_version "$venv/bin/python" "$package"))"
 }
 
 setup_venv .venv tests/peers/requirements.txt \
@@ -68,3 +74,8 @@ setup_venv .venv tests/peers/requirements.txt \
 # (FastAPI, the http-server extra) and the client stand for it.
 setup_venv .venv-03 tests/peers/py03/requirements.txt \
     'import a2a.server.apps.jsonrpc.starlette_app, a2a.server.apps.rest.fastapi_app, a2a.client, fastapi, uvicorn, httpx_sse'
+# fasta2a's agent and the wire client (tests/real_peer/wire_peers.rs).
+target_dir="${CARGO_TARGET_DIR:-target}"
+case "$target_dir" in /*) ;; *) target_dir="$root/$target_dir" ;; esac
+setup_venv "$target_dir/real-peers/fasta2a-venv" tests/peers/fasta2a/requirements.txt \
+    'import fasta2a, fasta2a.broker, fasta2a.storage, uvicorn, httpx' fasta2a

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test command of the README (and of CI): formatting, lints, the whole
-# test suite with its real peers (the official Python and JavaScript A2A
-# SDKs, grpcio, a real Prometheus and promtool, redis-server), installed
-# here idempotently when missing.
+# test suite with its real peers (the official Python, JavaScript and Rust A2A
+# SDKs, fasta2a, grpcio, a real Prometheus and promtool, redis-server),
+# installed here idempotently when missing.
 # Steps run in order; the first failure stops the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,11 +17,14 @@ cargo clippy --all-targets -- -D warnings
 echo "== minimum Rust version (rust-version) of every crate built in, and the Dockerfile's"
 python3 scripts/msrv.py
 
-echo "== python venvs with the official a2a-sdk 1.3.0 and 0.3.26 (for the real-peer tests)"
+echo "== python venvs with the official a2a-sdk 1.3.0 and 0.3.26, and fasta2a 2.1.1 (for the real-peer tests)"
 ./scripts/setup-python.sh
 
 echo "== node with the official @a2a-js/sdk 1.3.0 and 0.3.14 (for the real-peer tests)"
 ./scripts/setup-node.sh
+
+echo "== the official Rust SDK's agent, tests/peers/rust (for the real-peer tests; cached in the target dir)"
+./scripts/setup-rust-agent.sh
 
 echo "== redis-server (for the shared-registry tests)"
 ./scripts/setup-redis.sh

@@ -1,10 +1,13 @@
 //! Real peers: the official A2A SDKs' agents and clients (Python `a2a-sdk`
 //! 1.3.0 and 0.3.26, JavaScript `@a2a-js/sdk` 1.3.0 and 0.3.14), straight
-//! and through a2a-tap; and grpcio's gRPC server and client.
+//! and through a2a-tap; grpcio's gRPC server and client; and two servers
+//! with protocol layers of their own, the official Rust SDK and fasta2a
+//! (real_peer/wire_peers.rs).
 //!
-//! Needs `.venv/` and `.venv-03/` from `scripts/setup-python.sh` and
-//! tests/peers/js from `scripts/setup-node.sh` (never skipped: without them
-//! the tests fail and say so). Self-contained helpers: child processes are killed
+//! Needs `.venv/` and `.venv-03/` (and the fasta2a venv) from
+//! `scripts/setup-python.sh`, tests/peers/js from `scripts/setup-node.sh`
+//! and the Rust agent from `scripts/setup-rust-agent.sh` (never skipped:
+//! without them the tests fail and say so). Self-contained helpers: child processes are killed
 //! when their guard drops, every wait is bounded, ports come from 127.0.0.1:0.
 
 use std::collections::BTreeMap;
@@ -466,34 +469,68 @@ fn finding_key(record: &Value) -> FindingKey {
 /// byte, one the agent sent (the wire records are equal); and the audit
 /// log holds exactly the peer's expected findings.
 fn run_peer(peer: &Peer) {
-    let scratch = Scratch::new(peer.name);
     let (program, dir) = (peer.runtime)();
     let rt = (program.as_path(), dir.as_path());
-    let (_direct_agent, direct_port) = start_server_in(
-        &scratch,
-        &format!("{}-agent-direct", peer.name),
-        rt,
-        &[peer.agent, "--port", "0"],
+    let (_scratch, audit_log) = direct_and_through(
+        peer.name,
+        (rt, &[peer.agent]),
+        (rt, &[peer.client]),
+        &|outcomes| assert_meaningful(peer, outcomes),
     );
-    let direct = run_in(
-        &scratch,
-        &format!("{}-client-direct", peer.name),
-        rt,
-        &[peer.client, &format!("http://127.0.0.1:{direct_port}")],
-    );
-    assert_meaningful(peer, &direct);
+    assert_findings(peer.name, &audit_log, "sdk-agent", peer.expected);
+}
+
+/// How to start one side of a peer: the program and the folder it runs
+/// in, and the arguments before the ones this file adds.
+type Side<'a> = ((&'a Path, &'a Path), &'a [&'a str]);
+
+/// `client` (which takes `BASE_URL [--record FILE]`) against `agent` (which
+/// takes `--port N [--public-url URL] [--record FILE]` and prints `READY
+/// <port>`) directly, then through a2a-tap in front of a second agent
+/// advertising the proxy. The direct outcomes pass `meaningful`; the
+/// outcomes through the proxy equal them; the wire records (what the agent
+/// sent, what the client got through the proxy) hold the same lines.
+/// Returns the scratch directory (removed on drop) and the proxy's audit
+/// log, written whole (the proxy was stopped).
+fn direct_and_through(
+    name: &str,
+    (agent_rt, agent_args): Side,
+    (client_rt, client_args): Side,
+    meaningful: &dyn Fn(&Value),
+) -> (Scratch, PathBuf) {
+    let scratch = Scratch::new(name);
+    let with = |leading: &[&str], more: &[&str]| -> Vec<String> {
+        leading.iter().chain(more).map(|s| s.to_string()).collect()
+    };
+    let start_agent = |label: &str, more: &[&str]| {
+        let args = with(agent_args, more);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        start_server_in(&scratch, &format!("{name}-agent-{label}"), agent_rt, &args)
+    };
+    let run_client = |label: &str, more: &[&str]| {
+        let args = with(client_args, more);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run_in(
+            &scratch,
+            &format!("{name}-client-{label}"),
+            client_rt,
+            &args,
+        )
+    };
+    let direct = {
+        let (_direct_agent, direct_port) = start_agent("direct", &["--port", "0"]);
+        run_client("direct", &[&format!("http://127.0.0.1:{direct_port}")])
+    };
+    meaningful(&direct);
 
     let (listen, admin) = (free_port(), free_port());
     let url = format!("http://127.0.0.1:{listen}");
     let agent_wire = scratch.path("agent.wire.jsonl");
     let client_wire = scratch.path("client.wire.jsonl");
     let agent_wire_arg = agent_wire.display().to_string();
-    let (_agent, agent_port) = start_server_in(
-        &scratch,
-        &format!("{}-agent-behind-proxy", peer.name),
-        rt,
+    let (_agent, agent_port) = start_agent(
+        "behind-proxy",
         &[
-            peer.agent,
             "--port",
             "0",
             "--public-url",
@@ -526,21 +563,13 @@ fn run_peer(peer: &Peer) {
         );
         thread::sleep(Duration::from_millis(50));
     }
-    let through = run_in(
-        &scratch,
-        &format!("{}-client-through-proxy", peer.name),
-        rt,
-        &[
-            peer.client,
-            &url,
-            "--record",
-            &client_wire.display().to_string(),
-        ],
+    let through = run_client(
+        "through-proxy",
+        &[&url, "--record", &client_wire.display().to_string()],
     );
     assert!(
         direct == through,
-        "{}: the client saw different outcomes through a2a-tap\n--- direct ---\n{direct:#}\n--- through a2a-tap ---\n{through:#}\n{}",
-        peer.name,
+        "{name}: the client saw different outcomes through a2a-tap\n--- direct ---\n{direct:#}\n--- through a2a-tap ---\n{through:#}\n{}",
         proxy.stderr_tail()
     );
     // Stopping the proxy flushes the audit log (contract: at shutdown, then exit 0).
@@ -551,21 +580,36 @@ fn run_peer(peer: &Peer) {
         proxy.stderr_tail()
     );
     let (sent, got) = (wire(&agent_wire), wire(&client_wire));
-    assert!(!sent.is_empty(), "{}: nothing recorded", peer.name);
+    assert!(!sent.is_empty(), "{name}: nothing recorded");
     assert!(
         sent == got,
-        "{}: the bytes the client got through a2a-tap differ from the bytes the agent sent ({} vs {} exchanges)",
-        peer.name,
+        "{name}: the bytes the client got through a2a-tap differ from the bytes the agent sent ({} vs {} exchanges)",
         sent.len(),
         got.len()
     );
-
-    assert_findings(peer.name, &audit_log, "sdk-agent", peer.expected);
+    (scratch, audit_log)
 }
 
 /// The audit log at `path` holds exactly the `expected` findings, each
 /// record whole, of upstream `name`, about a task.
 fn assert_findings(peer: &str, path: &Path, upstream: &str, expected: &[Expected]) {
+    assert_findings_besides(peer, path, upstream, expected, &[]);
+}
+
+/// A finding the engine makes today that is false: its key, and a part of
+/// its `detail` that tells it from a true finding of the same key.
+type KnownFalse = (Expected, &'static str);
+
+/// `assert_findings`, but each of `known_false` may also be there, once (a
+/// false finding of today's engine, named where it is listed with the
+/// engine rule that must change); it is not required.
+fn assert_findings_besides(
+    peer: &str,
+    path: &Path,
+    upstream: &str,
+    expected: &[Expected],
+    known_false: &[KnownFalse],
+) {
     let text = fs::read_to_string(path).unwrap_or_default();
     let records: Vec<Value> = text
         .lines()
@@ -602,7 +646,24 @@ fn assert_findings(peer: &str, path: &Path, upstream: &str, expected: &[Expected
         })
         .collect();
     expected.sort();
-    let mut actual: Vec<FindingKey> = records.iter().map(finding_key).collect();
+    let mut judged: Vec<&Value> = records.iter().collect();
+    for ((k, s, b, v, m, i), detail) in known_false {
+        let key = (
+            k.to_string(),
+            s.to_string(),
+            b.to_string(),
+            v.to_string(),
+            m.to_string(),
+            *i,
+        );
+        let is_it = |r: &&Value| {
+            finding_key(r) == key && r["detail"].as_str().is_some_and(|d| d.contains(detail))
+        };
+        if let Some(at) = judged.iter().position(is_it) {
+            judged.remove(at);
+        }
+    }
+    let mut actual: Vec<FindingKey> = judged.into_iter().map(finding_key).collect();
     actual.sort();
     let show = |keys: &[FindingKey]| {
         let mut by_kind: BTreeMap<&str, usize> = BTreeMap::new();
@@ -858,3 +919,6 @@ fn start_tap_on(
 
 #[path = "real_peer/probe.rs"]
 mod probe;
+
+#[path = "real_peer/wire_peers.rs"]
+mod wire_peers;
