@@ -83,7 +83,7 @@ impl RegistrySection {
         {
             problems.push(invalid(
                 "registry.shared_key",
-                "must be at least 16 bytes (e.g. the output of `openssl rand -hex 32`)",
+                "must be at least 16 bytes, from the file or A2A_TAP_REGISTRY_SHARED_KEY (e.g. the output of `openssl rand -hex 32`)",
             ));
         }
         if self.max_read_bytes < MIN_READ_BYTES {

@@ -147,7 +147,7 @@ impl Replicas {
         tracing::info!(
             replica = %replica,
             signed = settings.key.is_some(),
-            "shared task registry: this replica's facts are published as {replica}"
+            "shared task registry: this replica publishes its facts under its name"
         );
         let health = Health::new(metrics, settings.masked_url.clone());
         let stop = Arc::new(AtomicBool::new(false));
