@@ -294,11 +294,18 @@ fn the_registry_key_is_masked_and_checked() {
     let env = [("A2A_TAP_REGISTRY_SHARED_KEY", "env-secret-0123456789")];
     let (code, out, err) = check(redis, &env);
     assert_eq!(code, Some(0), "{err}");
-    assert!(out.contains("shared_key = \"***\"") && !out.contains("env-secret"), "{out}");
+    assert!(
+        out.contains("shared_key = \"***\"") && !out.contains("env-secret"),
+        "{out}"
+    );
     let short = [("A2A_TAP_REGISTRY_SHARED_KEY", "short")];
     refused(
         check(redis, &short),
-        &["registry.shared_key", "16 bytes", "A2A_TAP_REGISTRY_SHARED_KEY"],
+        &[
+            "registry.shared_key",
+            "16 bytes",
+            "A2A_TAP_REGISTRY_SHARED_KEY",
+        ],
     );
     refused(
         check(&format!("{redis}max_read_bytes = \"64KiB\"\n"), &[]),
