@@ -29,7 +29,7 @@ const READ_COUNT: usize = 64;
 const PACE: Duration = Duration::from_millis(5);
 /// Longest time between two reads while the stream is quiet (the wait
 /// doubles from `PACE` up to it).
-const IDLE_POLL: Duration = Duration::from_millis(20);
+const IDLE_POLL: Duration = Duration::from_millis(10);
 /// How long a read waits for the analysis queue's byte budget to take
 /// what it heard before it tries again.
 const QUEUE_RETRY: Duration = Duration::from_millis(5);
