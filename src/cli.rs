@@ -189,6 +189,13 @@ impl ServeArgs {
         if let Some(threads) = self.threads {
             config.proxy.threads = usize::from(threads);
         }
+        // A secret: from the environment (over the file), never a flag.
+        if let Some(key) = std::env::var(crate::config::SHARED_KEY_ENV)
+            .ok()
+            .filter(|k| !k.is_empty())
+        {
+            config.registry.shared_key = Some(key.into());
+        }
     }
 }
 

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::findings::{Kind, Policy};
 
-pub use registry_settings::{Backend, RedisUrl, RegistrySection};
+pub use registry_settings::{Backend, RedisUrl, RegistrySection, SharedKey, SHARED_KEY_ENV};
 pub use trace_settings::{TraceSettings, TracingSection};
 pub use values::{
     parse_size, HumanDuration, Level, LogFormat, SeverityChoice, StallLimit, UpstreamUrl,

@@ -118,6 +118,9 @@ pub struct Finding {
     pub evidence: Option<String>,
     /// The artifact an artifact kind is about: repeats fold per artifact.
     pub artifact_id: Option<String>,
+    /// The replica whose fact (`[registry] backend = "redis"`) the finding
+    /// rests on, when it rests on one.
+    pub heard_from: Option<String>,
 }
 
 impl Finding {
@@ -132,6 +135,7 @@ impl Finding {
             detail: detail.into(),
             evidence: None,
             artifact_id: None,
+            heard_from: None,
         }
     }
 }

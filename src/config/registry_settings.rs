@@ -5,6 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::values::size_usize;
 use super::{ConfigError, HumanDuration};
 
 /// `[registry]`.
@@ -21,6 +22,13 @@ pub struct RegistrySection {
     pub redis_url: Option<RedisUrl>,
     /// Put before every Redis key, so deployments can share one server.
     pub key_prefix: String,
+    /// The key the replicas sign their entries with (HMAC-SHA256); with it,
+    /// entries unsigned or signed with another key are skipped, counted.
+    /// `A2A_TAP_REGISTRY_SHARED_KEY` in the environment wins over the file.
+    pub shared_key: Option<SharedKey>,
+    /// Most bytes of stream entries one read brings from Redis.
+    #[serde(deserialize_with = "size_usize")]
+    pub max_read_bytes: usize,
 }
 
 impl Default for RegistrySection {
@@ -31,6 +39,8 @@ impl Default for RegistrySection {
             backend: Backend::Memory,
             redis_url: None,
             key_prefix: "a2a-tap".to_string(),
+            shared_key: None,
+            max_read_bytes: 4 << 20,
         }
     }
 }
@@ -66,6 +76,22 @@ impl RegistrySection {
                 "must be a non-empty name without spaces",
             ));
         }
+        if self
+            .shared_key
+            .as_ref()
+            .is_some_and(|k| k.0.len() < SharedKey::MIN_LEN)
+        {
+            problems.push(invalid(
+                "registry.shared_key",
+                "must be at least 16 bytes, from the file or A2A_TAP_REGISTRY_SHARED_KEY (e.g. the output of `openssl rand -hex 32`)",
+            ));
+        }
+        if self.max_read_bytes < MIN_READ_BYTES {
+            problems.push(invalid(
+                "registry.max_read_bytes",
+                "must be at least 256KiB (the largest entry a replica writes fits in one read)",
+            ));
+        }
         problems
     }
 
@@ -84,6 +110,47 @@ impl RegistrySection {
     /// The Redis stream the replicas share facts on.
     pub fn stream_key(&self) -> String {
         format!("{}:facts", self.key_prefix)
+    }
+}
+
+/// The least `max_read_bytes`: room for the largest entry a replica writes
+/// (64 facts with ids at their limit), so no entry of a replica is too big
+/// to read.
+pub const MIN_READ_BYTES: usize = 256 << 10;
+
+/// The environment variable that gives `registry.shared_key` (over the file).
+pub const SHARED_KEY_ENV: &str = "A2A_TAP_REGISTRY_SHARED_KEY";
+
+/// `registry.shared_key`: a secret, printed as `***`.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct SharedKey(String);
+
+impl SharedKey {
+    /// Shortest key accepted, in bytes.
+    pub const MIN_LEN: usize = 16;
+
+    /// The key's bytes, to sign with.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
+impl From<String> for SharedKey {
+    fn from(key: String) -> SharedKey {
+        SharedKey(key)
+    }
+}
+
+impl fmt::Debug for SharedKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl Serialize for SharedKey {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str("***")
     }
 }
 

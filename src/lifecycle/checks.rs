@@ -75,31 +75,27 @@ impl Reducer {
             _ => {}
         }
         if let Verdict::Stalled { state, sat, limit } = verdict {
+            let heard = reg.status_heard_from(task_id);
             let detail = format!(
-                "task {task_id} was expected to leave {state} within {}; this answer shows it there with the very status it had when first seen in that state, {} ago",
+                "task {task_id} was expected to leave {state} within {}; this answer shows it there with the very status it had when first seen in that state, {} ago{}",
                 secs(limit),
-                secs(sat)
+                secs(sat),
+                heard_note("state", heard)
             );
-            out.push(make(
-                Kind::StalledTask,
-                Some(task_id),
-                known_ctx(),
-                ix,
-                detail,
-            ));
+            let mut f = make(Kind::StalledTask, Some(task_id), known_ctx(), ix, detail);
+            f.heard_from = heard.map(str::to_owned);
+            out.push(f);
         }
-        if let Verdict::TerminalExit { was } = verdict {
+        if let Verdict::TerminalExit { was, from } = verdict {
             let op = self.exchange.operation;
+            let heard = reg.heard_from(from);
             let detail = format!(
-                "task {task_id} was {was} before this {op} was sent and is now reported {state}"
+                "task {task_id} was {was} before this {op} was sent and is now reported {state}{}",
+                heard_note("terminal state", heard)
             );
-            out.push(make(
-                Kind::TerminalExit,
-                Some(task_id),
-                known_ctx(),
-                ix,
-                detail,
-            ));
+            let mut f = make(Kind::TerminalExit, Some(task_id), known_ctx(), ix, detail);
+            f.heard_from = heard.map(str::to_owned);
+            out.push(f);
         }
         Some(state)
     }
@@ -142,11 +138,15 @@ impl Reducer {
             if self.repeated_cancel(was, answer) {
                 return;
             }
+            let heard = reg.status_heard_from(t);
             let detail = format!(
-                "expected {op} on task {t}, already {was}, to be refused; the upstream accepted it"
+                "expected {op} on task {t}, already {was}, to be refused; the upstream accepted it{}",
+                heard_note("terminal state", heard)
             );
             let ctx = self.context_id().or(reg.context_of(t));
-            out.push(make(Kind::TerminalTaskAccepted, Some(t), ctx, ix, detail));
+            let mut f = make(Kind::TerminalTaskAccepted, Some(t), ctx, ix, detail);
+            f.heard_from = heard.map(str::to_owned);
+            out.push(f);
         }
     }
 
@@ -203,6 +203,14 @@ impl Reducer {
     pub(super) fn finding(&self, kind: Kind, ix: Option<u64>, detail: String) -> Finding {
         make(kind, self.task_id(), self.context_id(), ix, detail)
     }
+}
+
+/// What a detail adds when the state it rests on was heard from another
+/// replica (`[registry] backend = "redis"`), not seen here.
+fn heard_note(what: &str, heard: Option<&str>) -> String {
+    heard.map_or_else(String::new, |r| {
+        format!(" (the {what} was heard from replica {r})")
+    })
 }
 
 /// `context_id_mismatch` against the registry's contextId for `task_id`.
@@ -284,5 +292,6 @@ pub(super) fn make(
         detail,
         evidence: None,
         artifact_id: None,
+        heard_from: None,
     }
 }

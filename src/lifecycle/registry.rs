@@ -11,8 +11,8 @@ use crate::findings::{Finding, Kind};
 
 mod fact;
 mod limits;
-use fact::note;
-pub use fact::Fact;
+use fact::{note, Sources};
+pub use fact::{Fact, Source};
 pub use limits::{RegistryConfig, StallLimits};
 
 /// One state observation of a task, as a response or stream event reported it.
@@ -33,8 +33,9 @@ pub enum Verdict {
     /// A new task, the same state again, or a legal move: recorded.
     Recorded,
     /// A causally later observation left the terminal state `was`
-    /// (`terminal_exit`). The new state is recorded.
-    TerminalExit { was: TaskState },
+    /// (`terminal_exit`), seen here or heard `from` another replica. The
+    /// new state is recorded.
+    TerminalExit { was: TaskState, from: Source },
     /// The same status again, with the very `status.timestamp` the task had
     /// when this proxy first saw it in that state, more than the state's
     /// limit ago (`stalled_task`, once per state entry): the agent has not
@@ -76,6 +77,9 @@ struct Entry {
     /// Open streams on the task (`watch` / `unwatch`): only while one is,
     /// silence about the task is evidence.
     watchers: u16,
+    /// Where the recorded status came from: this replica's traffic, or a
+    /// fact another replica published (in the padding: no byte more).
+    status_from: Source,
 }
 
 /// The tasks this proxy has seen, bounded by count (LRU) and age (TTL).
@@ -96,6 +100,8 @@ pub struct Registry {
     outbox: Option<Vec<Fact>>,
     /// Ids over `max_id_bytes` kept as their digest (task and context ids).
     long_ids: u64,
+    /// The replicas facts were heard from, by the `Source` entries keep.
+    sources: Sources,
 }
 
 fn idx(s: TaskState) -> usize {
@@ -116,6 +122,7 @@ impl Registry {
             transitions: [[0; 8]; 9],
             outbox: None,
             long_ids: 0,
+            sources: Sources::default(),
         }
     }
 
@@ -179,6 +186,17 @@ impl Registry {
         self.tasks.get(task_id).map(|e| e.state)
     }
 
+    /// The replica whose fact the recorded status of `task_id` rests on,
+    /// when it was heard rather than seen here.
+    pub fn status_heard_from(&self, task_id: &str) -> Option<&str> {
+        self.heard_from(self.tasks.get(task_id)?.status_from)
+    }
+
+    /// The replica `from` names; `None` for this replica's own traffic.
+    pub fn heard_from(&self, from: Source) -> Option<&str> {
+        self.sources.name(from)
+    }
+
     /// The last recorded `contextId` of `task_id`.
     pub fn context_of(&self, task_id: &str) -> Option<&str> {
         self.tasks
@@ -236,7 +254,7 @@ impl Registry {
         let e = match tasks.touch(o.task_id) {
             Ok(e) => e,
             Err(at) => {
-                if self.insert(o, at, stamp, now, true) {
+                if self.insert(o, at, stamp, now, Source::HERE) {
                     note(&mut self.outbox, o, self.cfg.max_id_bytes);
                 }
                 return Verdict::Recorded;
@@ -279,7 +297,10 @@ impl Registry {
             if stale || !causal {
                 return Verdict::Ignored;
             }
-            Verdict::TerminalExit { was }
+            Verdict::TerminalExit {
+                was,
+                from: e.status_from,
+            }
         } else if stale {
             return Verdict::Ignored;
         } else {
@@ -292,13 +313,15 @@ impl Registry {
         e.entered = now;
         e.stall_reported = false;
         e.status_at = stamp;
+        e.status_from = Source::HERE;
         e.terminal_seq = o.state.is_terminal().then_some(Seq(*clock + 1));
         note(outbox, o, max_id);
         verdict
     }
 
-    /// Tracks a task first seen in `o`; `seen_here` counts the first
-    /// sighting as a transition (a learned fact is not this proxy's).
+    /// Tracks a task first seen in `o` (here, or heard `from` a replica);
+    /// a first sighting here counts as a transition (a learned fact is not
+    /// this proxy's).
     /// False when nothing is tracked (`max_tasks` 0).
     fn insert(
         &mut self,
@@ -306,7 +329,7 @@ impl Registry {
         at: Vacant,
         stamp: Option<Stamp>,
         now: Millis,
-        seen_here: bool,
+        from: Source,
     ) -> bool {
         let max = self.cfg.max_tasks.min(lru::MAX_LEN);
         if max == 0 {
@@ -329,12 +352,13 @@ impl Registry {
             state: o.state,
             stall_reported: false,
             watchers: 0,
+            status_from: from,
         };
         if !self.tasks.insert(o.task_id, at, entry) {
             return false;
         }
         self.by_state[idx(o.state)] += 1;
-        if seen_here {
+        if from == Source::HERE {
             self.transitions[0][idx(o.state)] += 1;
         }
         true
@@ -403,6 +427,7 @@ impl Registry {
                 );
                 f.task_id = Some(id.as_str().to_owned());
                 f.context_id = e.context_id.as_ref().map(|c| c.as_str().to_owned());
+                f.heard_from = self.sources.name(e.status_from).map(str::to_owned);
                 out.push(f);
             }
         }

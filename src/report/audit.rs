@@ -58,6 +58,10 @@ pub struct Record {
     pub occurrences: u64,
     pub detail: String,
     pub evidence: Option<String>,
+    /// The replica whose fact the finding rests on (shared registry); the
+    /// field is absent otherwise, so it is not among `FIELDS`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heard_from: Option<String>,
 }
 
 /// Where records go.
@@ -279,6 +283,7 @@ impl Record {
             occurrences: 1,
             detail: finding.detail,
             evidence: finding.evidence,
+            heard_from: finding.heard_from,
         }
     }
 }

@@ -82,7 +82,10 @@ pub struct Metrics {
     pub registry_facts_total: IntCounterVec,
     /// `a2a_registry_errors_total{op}`: failures of the shared registry
     /// (`connect`, `publish`, `read`, `decode`, `dropped`: facts not
-    /// published because the backlog was full).
+    /// published because the backlog was full; `unsigned`,
+    /// `bad_signature`, `oversized`: entries skipped; `future_timestamp`:
+    /// a status timestamp not trusted; `stream_id`: the stream cannot take
+    /// entries where replicas read them).
     pub registry_errors_total: IntCounterVec,
     /// `a2a_registry_up`: 1 while the shared registry's server answers.
     pub registry_up: IntGauge,
@@ -234,7 +237,7 @@ impl Metrics {
             )?,
             registry_errors_total: counter(
                 "a2a_registry_errors_total",
-                "Failures of the shared task registry, by operation (connect, publish, read, decode, dropped).",
+                "Failures of the shared task registry, by operation (connect, publish, read, decode, dropped, unsigned, bad_signature, oversized, future_timestamp, stream_id).",
                 &["op"],
             )?,
             registry_up: {

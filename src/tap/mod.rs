@@ -152,6 +152,11 @@ pub fn share_settings(config: &Config) -> Option<replicas::ShareSettings> {
             // room for several registries' worth, trimmed by the TTL besides.
             max_len: (r.max_tasks / 8).max(1_000),
             ttl: r.ttl.0,
+            key: r
+                .shared_key
+                .as_ref()
+                .map(|k| ring::hmac::Key::new(ring::hmac::HMAC_SHA256, k.as_bytes())),
+            max_read_bytes: r.max_read_bytes,
         }),
         _ => None,
     }

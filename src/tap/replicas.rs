@@ -17,9 +17,9 @@ mod consume;
 mod publish;
 mod wire;
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -29,9 +29,10 @@ use super::queue::Sender;
 use super::worker::Msg;
 use crate::lifecycle::registry::Fact;
 use crate::report::metrics::Metrics;
+pub(crate) use consume::HeardFacts;
 
 /// How the replicas share facts.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ShareSettings {
     /// `redis://` or `rediss://`, credentials included.
     pub url: String,
@@ -43,32 +44,87 @@ pub struct ShareSettings {
     pub max_len: usize,
     /// Entries older than this are trimmed (by the Redis server's clock).
     pub ttl: Duration,
+    /// The shared key entries are signed with and checked against.
+    pub key: Option<ring::hmac::Key>,
+    /// Most bytes of entries one read brings.
+    pub max_read_bytes: usize,
 }
 
-/// Batches of facts the analysis thread may have waiting for the
-/// publisher; beyond, facts are dropped and counted.
-const OFFERED_BATCHES: usize = 1024;
+impl std::fmt::Debug for ShareSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShareSettings")
+            .field("url", &self.masked_url)
+            .field("stream", &self.stream)
+            .field("max_len", &self.max_len)
+            .field("ttl", &self.ttl)
+            .field("key", &self.key.as_ref().map(|_| "***"))
+            .field("max_read_bytes", &self.max_read_bytes)
+            .finish()
+    }
+}
+
+/// Facts waiting to be published, shared by the analysis thread (which
+/// adds) and the publisher (which takes): one bounded backlog, so while
+/// the publisher waits on Redis nothing but this bound drops a fact.
+const MAX_WAITING: usize = publish::MAX_BACKLOG - publish::PIPELINE;
 /// Longest a Redis command may take before it counts as failed.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long stopping waits for the last facts to be published.
 const FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
+/// How far past this replica's (or the server's) clock a status timestamp
+/// or an entry id may lie and still be trusted.
+const SKEW: Duration = Duration::from_secs(300);
+
+/// The backlog both sides share.
+struct Waiting {
+    state: Mutex<Backlog>,
+    /// Signalled when facts are added while the publisher waits for some.
+    added: Condvar,
+}
+
+#[derive(Default)]
+struct Backlog {
+    facts: VecDeque<Fact>,
+    /// The publisher waits on `added`: the next offer must wake it.
+    parked: bool,
+}
+
+impl Waiting {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Backlog> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
 
 /// The analysis thread's side: offers the facts its registry recorded.
 pub(crate) struct Publisher {
-    tx: SyncSender<Vec<Fact>>,
+    waiting: Arc<Waiting>,
     dropped: IntCounter,
 }
 
 impl Publisher {
-    /// Hands `facts` to the publishing thread; never waits (a full channel
-    /// drops them, counted).
+    /// Adds `facts` to the backlog; never waits for Redis (past the
+    /// backlog's bound the oldest waiting go, counted).
     pub(crate) fn offer(&self, facts: Vec<Fact>) {
         if facts.is_empty() {
             return;
         }
-        if let Err(TrySendError::Full(f) | TrySendError::Disconnected(f)) = self.tx.try_send(facts)
-        {
-            self.dropped.inc_by(f.len() as u64);
+        // Past the bound the oldest go: of those waiting first, then of
+        // these (a burst bigger than the bound keeps its newest).
+        let mut facts = facts;
+        let mut dropped = facts.len().saturating_sub(MAX_WAITING);
+        facts.drain(..dropped);
+        let mut waiting = self.waiting.lock();
+        let over = (waiting.facts.len() + facts.len()).saturating_sub(MAX_WAITING);
+        waiting.facts.drain(..over);
+        dropped += over;
+        waiting.facts.extend(facts);
+        let wake = std::mem::take(&mut waiting.parked);
+        drop(waiting);
+        if dropped > 0 {
+            self.dropped.inc_by(dropped as u64);
+        }
+        if wake {
+            self.waiting.added.notify_one();
         }
     }
 }
@@ -87,12 +143,20 @@ impl Replicas {
         metrics: &Metrics,
         queue: Sender<Msg>,
     ) -> std::io::Result<(Replicas, Publisher)> {
-        let replica = format!("{:016x}", fastrand::u64(..));
+        let replica = replica_name();
+        tracing::info!(
+            replica = %replica,
+            signed = settings.key.is_some(),
+            "shared task registry: this replica publishes its facts under its name"
+        );
         let health = Health::new(metrics, settings.masked_url.clone());
         let stop = Arc::new(AtomicBool::new(false));
-        let (tx, rx) = sync_channel(OFFERED_BATCHES);
+        let waiting = Arc::new(Waiting {
+            state: Mutex::new(Backlog::default()),
+            added: Condvar::new(),
+        });
         let publisher = Publisher {
-            tx,
+            waiting: waiting.clone(),
             dropped: health.errors("dropped"),
         };
         let published = metrics
@@ -107,7 +171,7 @@ impl Replicas {
         let threads = vec![
             spawn("a2a-tap-registry-publish", {
                 let stop = stop.clone();
-                move || p.run(rx, &stop)
+                move || p.run(&waiting, &stop)
             })?,
             spawn("a2a-tap-registry-read", {
                 let stop = stop.clone();
@@ -131,27 +195,80 @@ fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> std::io::Result<JoinH
     std::thread::Builder::new().name(name.into()).spawn(f)
 }
 
-/// What both threads report through: the metrics, and a log of failures
-/// at most every 10 s (with how many were not logged).
+/// This replica's name in the entries it writes (and in the findings of
+/// the others that rest on them): the host's name (a pod's name in
+/// Kubernetes) and a random part, so a restart is a new replica.
+fn replica_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_default();
+    let host: String = host
+        .trim()
+        .chars()
+        .filter(|c| c.is_ascii_graphic() && *c != '/')
+        .take(64)
+        .collect();
+    let random = format!("{:016x}", fastrand::u64(..));
+    if host.is_empty() {
+        random
+    } else {
+        format!("{host}/{random}")
+    }
+}
+
+/// What both threads report through: the metrics, and logs at most every
+/// 10 s per kind (with how many were not logged).
 #[derive(Clone)]
 struct Health {
     up: IntGauge,
     errors: prometheus::IntCounterVec,
     url: String,
-    log: Arc<Mutex<LogLimit>>,
+    /// Failures of the connection, entries skipped, a stream that cannot
+    /// take entries: each logged on its own limit, so one cannot hide
+    /// another.
+    logs: Arc<[Mutex<LogLimit>; 3]>,
 }
 
+#[derive(Default)]
 struct LogLimit {
     last: Option<Instant>,
     unlogged: u64,
 }
 
-/// Shortest time between two failure logs.
+impl LogLimit {
+    /// Whether to log now; if so, how many were not logged since the last.
+    fn due(&mut self) -> Option<u64> {
+        let now = Instant::now();
+        if self.last.is_some_and(|t| now.duration_since(t) < LOG_EVERY) {
+            self.unlogged += 1;
+            return None;
+        }
+        self.last = Some(now);
+        Some(std::mem::take(&mut self.unlogged))
+    }
+}
+
+/// Shortest time between two logs of one kind.
 const LOG_EVERY: Duration = Duration::from_secs(10);
+
+/// The `op` labels of `a2a_registry_errors_total`.
+const OPS: [&str; 10] = [
+    "connect",
+    "publish",
+    "read",
+    "decode",
+    "dropped",
+    "unsigned",
+    "bad_signature",
+    "oversized",
+    "future_timestamp",
+    "stream_id",
+];
 
 impl Health {
     fn new(metrics: &Metrics, url: String) -> Health {
-        for op in ["connect", "publish", "read", "decode", "dropped"] {
+        for op in OPS {
             metrics.registry_errors_total.with_label_values(&[op]);
         }
         metrics.registry_up.set(0);
@@ -159,10 +276,7 @@ impl Health {
             up: metrics.registry_up.clone(),
             errors: metrics.registry_errors_total.clone(),
             url,
-            log: Arc::new(Mutex::new(LogLimit {
-                last: None,
-                unlogged: 0,
-            })),
+            logs: Arc::new(Default::default()),
         }
     }
 
@@ -170,26 +284,53 @@ impl Health {
         self.errors.with_label_values(&[op])
     }
 
-    /// `op` failed with `why`: counted, logged unless a log was written
-    /// within `LOG_EVERY`.
+    fn due(&self, log: usize) -> Option<u64> {
+        self.logs[log]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .due()
+    }
+
+    /// `op` (connecting, publishing, reading) failed with `why`: counted,
+    /// logged unless a failure was logged within `LOG_EVERY`.
     fn failed(&self, op: &'static str, why: &dyn std::fmt::Display) {
         self.errors(op).inc();
-        if op != "decode" {
-            self.up.set(0);
-        }
-        let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
-        let now = Instant::now();
-        if log.last.is_some_and(|t| now.duration_since(t) < LOG_EVERY) {
-            log.unlogged += 1;
+        self.up.set(0);
+        let Some(unlogged) = self.due(0) else {
             return;
-        }
-        let unlogged = std::mem::take(&mut log.unlogged);
-        log.last = Some(now);
+        };
         tracing::warn!(
             op,
             redis = %self.url,
             unlogged,
             "shared task registry: {why}; judging with what this replica sees until it is back"
+        );
+    }
+
+    /// Something read was not used as it came (`op`: an entry skipped, a
+    /// timestamp not trusted): counted, logged at most every `LOG_EVERY`.
+    fn skipped(&self, op: &'static str, why: &dyn std::fmt::Display) {
+        self.errors(op).inc();
+        let Some(unlogged) = self.due(1) else {
+            return;
+        };
+        tracing::warn!(op, redis = %self.url, unlogged, "shared task registry: {why}");
+    }
+
+    /// The stream cannot take this replica's entries (or takes them where
+    /// no replica reads them) until an operator acts: counted, and logged
+    /// as an error every `LOG_EVERY` for as long as it lasts.
+    fn stuck(&self, why: &dyn std::fmt::Display) {
+        self.errors("stream_id").inc();
+        self.up.set(0);
+        let Some(unlogged) = self.due(2) else {
+            return;
+        };
+        tracing::error!(
+            op = "stream_id",
+            redis = %self.url,
+            unlogged,
+            "shared task registry: {why}"
         );
     }
 
@@ -247,4 +388,60 @@ fn connect(
     con.set_read_timeout(Some(read_timeout))?;
     con.set_write_timeout(Some(COMMAND_TIMEOUT))?;
     Ok(con)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::a2a::model::TaskState;
+
+    fn facts(from: usize, n: usize) -> Vec<Fact> {
+        (from..from + n)
+            .map(|i| Fact {
+                task_id: format!("t-{i}").into(),
+                context_id: None,
+                state: TaskState::Working,
+                timestamp: None,
+            })
+            .collect()
+    }
+
+    /// The analysis thread adds to the backlog whatever the publisher is
+    /// doing; only the bound drops, the oldest first, counted.
+    #[test]
+    fn only_the_backlogs_bound_drops_the_oldest_first() {
+        let waiting = Arc::new(Waiting {
+            state: Mutex::new(Backlog::default()),
+            added: Condvar::new(),
+        });
+        let dropped = IntCounter::new("d", "d").unwrap();
+        let p = Publisher {
+            waiting: waiting.clone(),
+            dropped: dropped.clone(),
+        };
+        for batch in 0..MAX_WAITING / 100 {
+            p.offer(facts(batch * 100, 100));
+        }
+        assert_eq!(dropped.get(), 0);
+        p.offer(facts(MAX_WAITING, 1_000));
+        let kept = waiting.lock().facts.len();
+        assert_eq!(kept, MAX_WAITING);
+        assert_eq!(
+            dropped.get() as usize,
+            MAX_WAITING / 100 * 100 + 1_000 - kept
+        );
+        let first = waiting.lock().facts.front().map(|f| f.task_id.clone());
+        assert_eq!(
+            first.as_deref(),
+            Some(&*format!("t-{}", MAX_WAITING / 100 * 100 + 1_000 - kept))
+        );
+        p.offer(facts(0, MAX_WAITING + 5));
+        assert_eq!(waiting.lock().facts.len(), MAX_WAITING);
+        let first = waiting.lock().facts.front().map(|f| f.task_id.clone());
+        assert_eq!(
+            first.as_deref(),
+            Some("t-5"),
+            "a burst over the bound keeps its newest"
+        );
+    }
 }

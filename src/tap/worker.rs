@@ -243,10 +243,13 @@ impl Worker {
                 access,
                 grpc,
             } => self.end(id, end, at, access, grpc.map(|g| *g)),
-            Msg::Facts(facts) => {
-                for f in &facts {
-                    self.registry.learn(f, self.clock_ms);
+            Msg::Facts(heard) => {
+                for (from, facts) in &heard.entries {
+                    for f in facts {
+                        self.registry.learn(f, from, self.clock_ms);
+                    }
                 }
+                self.returned += heard.bytes;
             }
             Msg::Shutdown => {}
         }

@@ -278,3 +278,37 @@ fn the_shared_registry_needs_a_redis_url_and_masks_its_password() {
         "{err}"
     );
 }
+
+/// `registry.shared_key` comes from the file or, over it, from
+/// `A2A_TAP_REGISTRY_SHARED_KEY`; `config check` prints it masked; a key
+/// too short to be a secret, or a read bound too small for one entry, is
+/// refused naming the key.
+#[test]
+fn the_registry_key_is_masked_and_checked() {
+    let redis = "[registry]\nbackend = \"redis\"\nredis_url = \"redis://127.0.0.1:6379\"\n";
+    let secret = "file-secret-0123456789";
+    let (code, out, err) = check(&format!("{redis}shared_key = \"{secret}\"\n"), &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("shared_key = \"***\""), "{out}");
+    assert!(!out.contains(secret), "{out}");
+    let env = [("A2A_TAP_REGISTRY_SHARED_KEY", "env-secret-0123456789")];
+    let (code, out, err) = check(redis, &env);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("shared_key = \"***\"") && !out.contains("env-secret"),
+        "{out}"
+    );
+    let short = [("A2A_TAP_REGISTRY_SHARED_KEY", "short")];
+    refused(
+        check(redis, &short),
+        &[
+            "registry.shared_key",
+            "16 bytes",
+            "A2A_TAP_REGISTRY_SHARED_KEY",
+        ],
+    );
+    refused(
+        check(&format!("{redis}max_read_bytes = \"64KiB\"\n"), &[]),
+        &["registry.max_read_bytes", "256KiB"],
+    );
+}

@@ -2,7 +2,9 @@
 //! through a real `redis-server` (installed by scripts/setup-redis.sh,
 //! started here on a free port): what one replica saw counts on the other
 //! from the moment it arrives there, never before; Redis going away costs
-//! no traffic and no false finding.
+//! no traffic and no false finding. And the stream as an attacker with
+//! write access to it would use it (entries written here like
+//! `redis-cli XADD`): forged, oversized, future-stamped, at the largest id.
 
 use std::net::{SocketAddr, TcpListener};
 use std::process::{Child, Command, Stdio};
@@ -33,6 +35,8 @@ impl RedisServer {
         let child = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
+            // DEBUG SLEEP, to make it slow.
+            .args(["--enable-debug-command", "local"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -51,9 +55,27 @@ impl RedisServer {
     }
 
     fn ping(&self) -> redis::RedisResult<String> {
+        redis::cmd("PING").query(&mut self.connection()?)
+    }
+
+    /// A connection of its own (a command may take up to 30 s).
+    fn connection(&self) -> redis::RedisResult<redis::Connection> {
         let client = redis::Client::open(self.url())?;
-        let mut con = client.get_connection_with_timeout(Duration::from_secs(1))?;
-        redis::cmd("PING").query(&mut con)
+        let con = client.get_connection_with_timeout(Duration::from_secs(1))?;
+        con.set_read_timeout(Some(Duration::from_secs(30)))?;
+        Ok(con)
+    }
+
+    /// `XADD test:facts <id> <fields...>`, as anyone with write access
+    /// could; the id Redis gave.
+    fn xadd(&self, id: &str, fields: &[(&str, &[u8])]) -> String {
+        let mut cmd = redis::cmd("XADD");
+        cmd.arg(STREAM).arg(id);
+        for (name, value) in fields {
+            cmd.arg(*name).arg(*value);
+        }
+        cmd.query(&mut self.connection().expect("redis"))
+            .expect("XADD")
     }
 
     /// Kills the server (its data goes with it).
@@ -73,6 +95,58 @@ impl Drop for RedisServer {
 
 fn shared(url: &str) -> String {
     format!("[registry]\nbackend = \"redis\"\nredis_url = \"{url}\"\nkey_prefix = \"test\"\n")
+}
+
+/// The stream of `key_prefix = "test"`.
+const STREAM: &str = "test:facts";
+
+/// `shared`, the replicas signing with a key.
+fn signed(url: &str) -> String {
+    format!(
+        "{}shared_key = \"0123456789abcdef-test-key\"\n",
+        shared(url)
+    )
+}
+
+/// The `f` field of an entry of one fact (the protobuf of docs/registry.md:
+/// a repeated message of task id 1, context id 2, state 3, timestamp 4).
+fn fact_field(task: &str, state: &str, timestamp: Option<&str>) -> Vec<u8> {
+    facts_field(&[(task, state, timestamp)])
+}
+
+fn facts_field(facts: &[(&str, &str, Option<&str>)]) -> Vec<u8> {
+    fn put(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
+        out.push(tag << 3 | 2);
+        varint(out, s.len());
+        out.extend_from_slice(s);
+    }
+    fn varint(out: &mut Vec<u8>, mut n: usize) {
+        while n >= 0x80 {
+            out.push((n as u8) | 0x80);
+            n >>= 7;
+        }
+        out.push(n as u8);
+    }
+    let mut out = Vec::new();
+    for (task, state, timestamp) in facts {
+        let mut one = Vec::new();
+        put(&mut one, 1, task.as_bytes());
+        put(&mut one, 3, state.as_bytes());
+        if let Some(t) = timestamp {
+            put(&mut one, 4, t.as_bytes());
+        }
+        put(&mut out, 1, &one);
+    }
+    out
+}
+
+/// An entry as a replica named `replica` would write it, unsigned.
+fn forged(redis: &RedisServer, replica: &str, f: &[u8]) -> String {
+    redis.xadd("*", &[("v", b"2"), ("r", replica.as_bytes()), ("f", f)])
+}
+
+async fn errors(p: &Process, op: &str) -> f64 {
+    sample(p.admin, "a2a_registry_errors_total", &[("op", op)]).await
 }
 
 async fn sample(admin: SocketAddr, name: &str, labels: &[(&str, &str)]) -> f64 {
@@ -118,9 +192,25 @@ async fn heard_beyond(p: &Process, before: f64) {
 }
 
 async fn get_task(up: &Upstream, p: &Process, id: i64, task: &str, state: &str) {
+    get_task_at(up, p, id, task, state, None).await;
+}
+
+/// `get_task`, the status stamped `at`.
+async fn get_task_at(
+    up: &Upstream,
+    p: &Process,
+    id: i64,
+    task: &str,
+    state: &str,
+    at: Option<&str>,
+) {
+    let mut status = json!({"state": state});
+    if let Some(at) = at {
+        status["timestamp"] = json!(at);
+    }
     let answer = rpc(
         json!(id),
-        json!({"id": task, "contextId": "c", "status": {"state": state}}),
+        json!({"id": task, "contextId": "c", "status": status}),
     );
     exchange(
         up,
@@ -296,4 +386,289 @@ async fn a_late_replica_knows_the_recent_past() {
     let on_b = settle(&up, &b).await;
     assert_eq!(kinds(&on_b), ["terminal_exit"], "{on_b:#?}");
     assert_eq!(on_b[0]["task_id"], "t-7");
+}
+
+/// With `shared_key`, an entry that is not signed with it (none, or
+/// another key's) is skipped and counted, so a forged "task completed"
+/// accuses no one; the replicas' own signed facts still count, and the
+/// finding that rests on one names the replica it was heard from.
+#[tokio::test]
+async fn with_a_shared_key_forged_entries_are_skipped() {
+    let redis = RedisServer::start();
+    let up = Upstream::start().await;
+    let a = Process::start(up.addr, &signed(&redis.url()));
+    let b = Process::start(up.addr, &signed(&redis.url()));
+    for p in [&a, &b] {
+        until(p, "a2a_registry_up", &[], |v| v == 1.0).await;
+    }
+    let f = fact_field("t-forged", "completed", None);
+    forged(&redis, "forger", &f);
+    let wrong = [7u8; 32];
+    redis.xadd(
+        "*",
+        &[("v", b"2"), ("r", b"forger"), ("s", &wrong), ("f", &f)],
+    );
+    until(
+        &b,
+        "a2a_registry_errors_total",
+        &[("op", "unsigned")],
+        |v| v == 1.0,
+    )
+    .await;
+    until(
+        &b,
+        "a2a_registry_errors_total",
+        &[("op", "bad_signature")],
+        |v| v == 1.0,
+    )
+    .await;
+    // The agent truthfully says working: nothing to report.
+    get_task(&up, &b, 1, "t-forged", "TASK_STATE_WORKING").await;
+    // A's signed fact is heard, and what rests on it says so.
+    let before = received(&b).await;
+    get_task(&up, &a, 2, "t-real", "TASK_STATE_COMPLETED").await;
+    heard_beyond(&b, before).await;
+    get_task(&up, &b, 3, "t-real", "TASK_STATE_WORKING").await;
+    let on_b = settle(&up, &b).await;
+    assert_eq!(kinds(&on_b), ["terminal_exit"], "{on_b:#?}");
+    assert_eq!(on_b[0]["task_id"], "t-real");
+    let from = on_b[0]["heard_from"].as_str().expect("heard_from");
+    assert!(!from.is_empty() && from != "forger", "{from}");
+    let detail = on_b[0]["detail"].as_str().unwrap_or("");
+    assert!(
+        detail.contains(&format!("heard from replica {from}")),
+        "{detail}"
+    );
+    check_fields(&on_b[0]);
+    assert_eq!(errors(&b, "decode").await, 0.0);
+}
+
+/// With no key, a forged entry is believed (the docs say write access to
+/// the stream is the power to add findings), but the finding names the
+/// replica it rests on (`heard_from`) in its record and its detail; a
+/// finding that rests on what this replica saw has no `heard_from`.
+#[tokio::test]
+async fn without_a_key_a_finding_on_a_heard_fact_names_the_replica() {
+    let redis = RedisServer::start();
+    let up = Upstream::start().await;
+    let b = Process::start(up.addr, &shared(&redis.url()));
+    until(&b, "a2a_registry_up", &[], |v| v == 1.0).await;
+    forged(&redis, "forger", &fact_field("t-heard", "completed", None));
+    heard_beyond(&b, 0.0).await;
+    get_task(&up, &b, 1, "t-heard", "TASK_STATE_WORKING").await;
+    get_task(&up, &b, 2, "t-seen", "TASK_STATE_COMPLETED").await;
+    get_task(&up, &b, 3, "t-seen", "TASK_STATE_WORKING").await;
+    let on_b = settle(&up, &b).await;
+    assert_eq!(kinds(&on_b), ["terminal_exit"; 2], "{on_b:#?}");
+    assert_eq!(on_b[0]["task_id"], "t-heard");
+    assert_eq!(on_b[0]["heard_from"], "forger");
+    let detail = on_b[0]["detail"].as_str().unwrap_or("");
+    assert!(
+        detail.contains("the terminal state was heard from replica forger"),
+        "{detail}"
+    );
+    assert_eq!(on_b[1]["task_id"], "t-seen");
+    assert!(on_b[1].get("heard_from").is_none(), "{:#?}", on_b[1]);
+}
+
+/// Entries far over what a replica writes (400,000 facts; 16 MB ids) are
+/// skipped and counted without being brought from Redis, and the entries
+/// after them are read: the replica's memory does not grow with them.
+#[tokio::test]
+async fn oversized_entries_are_skipped_without_holding_them() {
+    let redis = RedisServer::start();
+    let up = Upstream::start().await;
+    let b = Process::start(up.addr, &shared(&redis.url()));
+    until(&b, "a2a_registry_up", &[], |v| v == 1.0).await;
+    let rss_before = b.rss_kib();
+    let names: Vec<String> = (0..400_000).map(|i| format!("t-{i}")).collect();
+    let many: Vec<(&str, &str, Option<&str>)> = names
+        .iter()
+        .map(|n| (n.as_str(), "completed", None))
+        .collect();
+    let many = facts_field(&many);
+    for _ in 0..4 {
+        forged(&redis, "big", &many);
+    }
+    let long = "x".repeat(16 << 20);
+    for _ in 0..2 {
+        forged(&redis, "big", &fact_field(&long, "completed", None));
+    }
+    forged(&redis, "small", &fact_field("t-after", "completed", None));
+    until(
+        &b,
+        "a2a_registry_errors_total",
+        &[("op", "oversized")],
+        |v| v == 6.0,
+    )
+    .await;
+    heard_beyond(&b, 0.0).await;
+    assert_eq!(received(&b).await, 1.0, "only the entry after them");
+    let grown = b.rss_kib().saturating_sub(rss_before);
+    assert!(grown < 16 * 1024, "RSS grew {grown} KiB");
+    get_task(&up, &b, 1, "t-after", "TASK_STATE_WORKING").await;
+    let on_b = settle(&up, &b).await;
+    assert_eq!(kinds(&on_b), ["terminal_exit"], "{on_b:#?}");
+}
+
+/// A heard fact stamped far in the future (9999-12-31) is used without its
+/// timestamp (counted): it cannot make the agent's real "completed" look
+/// stale, so the exit that follows is reported.
+#[tokio::test]
+async fn a_future_timestamp_cannot_hide_an_exit() {
+    let redis = RedisServer::start();
+    let up = Upstream::start().await;
+    let b = Process::start(up.addr, &shared(&redis.url()));
+    until(&b, "a2a_registry_up", &[], |v| v == 1.0).await;
+    let f = fact_field("t-9999", "working", Some("9999-12-31T23:59:59Z"));
+    forged(&redis, "forger", &f);
+    heard_beyond(&b, 0.0).await;
+    let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    get_task_at(&up, &b, 1, "t-9999", "TASK_STATE_COMPLETED", Some(&now)).await;
+    get_task_at(&up, &b, 2, "t-9999", "TASK_STATE_WORKING", Some(&now)).await;
+    let on_b = settle(&up, &b).await;
+    assert_eq!(kinds(&on_b), ["terminal_exit"], "{on_b:#?}");
+    assert!(on_b[0].get("heard_from").is_none(), "seen here: {on_b:#?}");
+    assert_eq!(errors(&b, "future_timestamp").await, 1.0);
+}
+
+/// One entry at the largest stream id makes Redis refuse every new entry:
+/// the replica says so as an error, with the fix, and keeps its facts;
+/// once the stream is deleted they are published and heard (the readers
+/// never moved past the entry at the largest id).
+#[tokio::test]
+async fn an_entry_at_the_largest_id_is_reported_with_its_fix() {
+    let redis = RedisServer::start();
+    let up = Upstream::start().await;
+    let a = Process::start(up.addr, &shared(&redis.url()));
+    let b = Process::start(up.addr, &shared(&redis.url()));
+    for p in [&a, &b] {
+        until(p, "a2a_registry_up", &[], |v| v == 1.0).await;
+    }
+    let max = "18446744073709551615-18446744073709551615";
+    let f = fact_field("t-x", "completed", None);
+    assert_eq!(
+        redis.xadd(max, &[("v", b"2"), ("r", b"forger"), ("f", &f)]),
+        max
+    );
+    get_task(&up, &a, 1, "t-max", "TASK_STATE_COMPLETED").await;
+    until(
+        &a,
+        "a2a_registry_errors_total",
+        &[("op", "stream_id")],
+        |v| v >= 1.0,
+    )
+    .await;
+    let log = a.stderr();
+    assert!(
+        log.contains("ERROR")
+            && log.contains("largest possible id")
+            && log.contains("DEL test:facts"),
+        "{log}"
+    );
+    assert_eq!(
+        received(&b).await,
+        0.0,
+        "the entry at the largest id is not read"
+    );
+    let _: () = redis::cmd("DEL")
+        .arg(STREAM)
+        .query(&mut redis.connection().expect("redis"))
+        .expect("DEL");
+    heard_beyond(&b, 0.0).await;
+    get_task(&up, &b, 2, "t-max", "TASK_STATE_WORKING").await;
+    let on_b = settle(&up, &b).await;
+    assert_eq!(kinds(&on_b), ["terminal_exit"], "{on_b:#?}");
+    assert_eq!(errors(&a, "dropped").await, 0.0);
+}
+
+/// Redis made slow (`DEBUG SLEEP 5`, twice) under load: the facts the
+/// analysis thread records while the publisher waits in a command go to
+/// the backlog, none dropped while it has room, and every one is heard by
+/// the other replica once Redis answers again.
+#[tokio::test]
+async fn a_slow_redis_loses_no_fact_while_the_backlog_has_room() {
+    use http_body_util::BodyExt;
+    let redis = RedisServer::start();
+    // An agent that answers every GetTask: its task, working.
+    let agent = crate::support::upstream(|req: http::Request<hyper::body::Incoming>| async move {
+        let body = req.into_body().collect().await.map(|b| b.to_bytes());
+        let v: serde_json::Value =
+            serde_json::from_slice(&body.unwrap_or_default()).unwrap_or_default();
+        let task = json!({"id": v["params"]["id"], "contextId": "c",
+            "status": {"state": "TASK_STATE_WORKING"}});
+        http::Response::builder()
+            .header("content-type", "application/json")
+            .body(crate::support::full(rpc(v["id"].clone(), task)))
+            .expect("response")
+    })
+    .await;
+    let a = Process::start(agent, &shared(&redis.url()));
+    let b = Process::start(agent, &shared(&redis.url()));
+    for p in [&a, &b] {
+        until(p, "a2a_registry_up", &[], |v| v == 1.0).await;
+    }
+    // Load through A: each GetTask a new task, so a new fact; at most
+    // 40,000 (below the backlog's bound), until Redis is fast again.
+    let slow = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sent = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let mut load = Vec::new();
+    for w in 0..4 {
+        let (slow, sent, listen) = (slow.clone(), sent.clone(), a.listen);
+        load.push(tokio::spawn(async move {
+            for i in 0..10_000 {
+                if !slow.load(std::sync::atomic::Ordering::Acquire) {
+                    break;
+                }
+                let req = request(json!(i), "GetTask", json!({"id": format!("t-{w}-{i}")}));
+                let (status, _, _) =
+                    crate::support::request_to(listen, "POST", "/", V1, &req).await;
+                assert_eq!(status, 200);
+                sent.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+            }
+        }));
+    }
+    let port = redis.port;
+    let sleeps = tokio::task::spawn_blocking(move || {
+        let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).expect("client");
+        let mut con = client.get_connection().expect("connection");
+        for _ in 0..2 {
+            let _: () = redis::cmd("DEBUG")
+                .arg("SLEEP")
+                .arg(5)
+                .query(&mut con)
+                .expect("DEBUG SLEEP");
+        }
+    });
+    sleeps.await.expect("sleeps");
+    slow.store(false, std::sync::atomic::Ordering::Release);
+    for l in load {
+        l.await.expect("load");
+    }
+    let n = sent.load(std::sync::atomic::Ordering::Acquire) as f64;
+    assert!(n > 2_000.0, "the load made {n} facts");
+    let published = |p: &Process| {
+        sample(
+            p.admin,
+            "a2a_registry_facts_total",
+            &[("direction", "published")],
+        )
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (p, d) = (published(&a).await, errors(&a, "dropped").await);
+        if p + d >= n {
+            assert_eq!(d, 0.0, "{d} of {n} facts dropped, {p} published");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{p} published and {d} dropped of {n}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Every task A saw is known to B (a pipeline Redis ran after the
+    // client gave up on it is written again: facts may be heard twice).
+    until(&b, "a2a_tasks_tracked", &[("state", "working")], |v| v == n).await;
+    assert!(received(&b).await >= n);
 }

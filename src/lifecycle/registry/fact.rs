@@ -3,6 +3,8 @@
 //! "redis"`). A fact carries no time of the replica that saw it: a replica
 //! that hears it places it in its own causal order when it arrives.
 
+use std::collections::{HashMap, VecDeque};
+
 use super::{idx, timestamp, Observation, Registry, ShortStr};
 use crate::a2a::model::TaskState;
 use crate::lifecycle::{Millis, Seq};
@@ -37,13 +39,14 @@ impl Registry {
         self.outbox.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
-    /// Records what another replica saw of a task, as of now in this
+    /// Records what replica `from` saw of a task, as of now in this
     /// replica's causal order (a terminal state is known to exchanges
     /// opened from here on). Never a finding, never a fact of its own, and
     /// never out of a terminal state (an exit is the finding of the replica
     /// whose traffic showed it); a fact older than the known status (by the
     /// agent's `status.timestamp`) is ignored.
-    pub fn learn(&mut self, f: &Fact, now: Millis) {
+    pub fn learn(&mut self, f: &Fact, from: &str, now: Millis) {
+        let from = self.sources.of(from);
         let o = Observation {
             task_id: &f.task_id,
             context_id: f.context_id.as_deref(),
@@ -55,7 +58,7 @@ impl Registry {
         let e = match self.tasks.touch(o.task_id) {
             Ok(e) => e,
             Err(at) => {
-                self.insert(&o, at, stamp, now, false);
+                self.insert(&o, at, stamp, now, from);
                 return;
             }
         };
@@ -79,7 +82,72 @@ impl Registry {
         e.entered = now;
         e.stall_reported = false;
         e.status_at = stamp;
+        e.status_from = from;
         e.terminal_seq = o.state.is_terminal().then_some(Seq(self.clock + 1));
+    }
+}
+
+/// Where a task's recorded status came from: this replica's own traffic
+/// (`HERE`), or the replica a fact was heard from, by a number the
+/// registry's [`Sources`] names (two bytes in the task's entry, not a name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Source(u16);
+
+impl Source {
+    /// This replica's own traffic.
+    pub const HERE: Source = Source(0);
+    /// A replica heard after every number was given: named nowhere, but
+    /// still not this one.
+    const UNNAMED: Source = Source(u16::MAX);
+}
+
+/// Most replica names kept to name sources by (the newest; an older
+/// source's findings say "another replica").
+const KEPT_SOURCES: usize = 1024;
+
+/// The names of the replicas facts were heard from, each given a number
+/// once (never reused, so a task's entry never names the wrong one).
+#[derive(Debug, Default)]
+pub(super) struct Sources {
+    by_name: HashMap<Box<str>, Source>,
+    /// In the order numbers were given (so by number).
+    names: VecDeque<(Source, Box<str>)>,
+    /// The last number given.
+    last: u16,
+}
+
+impl Sources {
+    /// The number of replica `name`, given now if it has none.
+    fn of(&mut self, name: &str) -> Source {
+        if let Some(s) = self.by_name.get(name) {
+            return *s;
+        }
+        if self.last + 1 == Source::UNNAMED.0 {
+            return Source::UNNAMED;
+        }
+        self.last += 1;
+        let s = Source(self.last);
+        if self.names.len() == KEPT_SOURCES {
+            if let Some((_, old)) = self.names.pop_front() {
+                self.by_name.remove(&old);
+            }
+        }
+        self.names.push_back((s, name.into()));
+        self.by_name.insert(name.into(), s);
+        s
+    }
+
+    /// What findings resting on `s` name: `None` for this replica.
+    pub(super) fn name(&self, s: Source) -> Option<&str> {
+        if s == Source::HERE {
+            return None;
+        }
+        let kept = self
+            .names
+            .binary_search_by_key(&s.0, |(n, _)| n.0)
+            .ok()
+            .and_then(|i| self.names.get(i));
+        Some(kept.map_or("another replica", |(_, name)| &**name))
     }
 }
 

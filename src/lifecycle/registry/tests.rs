@@ -69,7 +69,10 @@ fn terminal_exit_needs_a_later_exchange() {
     );
     assert_eq!(
         r.observe(&obs("t", Working, None, later), 4),
-        Verdict::TerminalExit { was: Completed }
+        Verdict::TerminalExit {
+            was: Completed,
+            from: Source::HERE
+        }
     );
     assert_eq!(r.state_of("t"), Some(Working));
 }
@@ -98,7 +101,10 @@ fn stamps_by_message_order_the_terminal_rule_alike() {
     );
     assert_eq!(
         r.observe(&obs("t", Working, None, after), 3),
-        Verdict::TerminalExit { was: Completed }
+        Verdict::TerminalExit {
+            was: Completed,
+            from: Source::HERE
+        }
     );
     // Two terminal states with one message are both before the next.
     let mut r = reg(10);
@@ -144,7 +150,10 @@ fn older_timestamps_are_stale() {
     let fresh = obs("t", Working, Some("2025-01-01T10:00:06Z"), later);
     assert_eq!(
         r.observe(&fresh, 2),
-        Verdict::TerminalExit { was: Completed }
+        Verdict::TerminalExit {
+            was: Completed,
+            from: Source::HERE
+        }
     );
     // Non-terminal tasks ignore older stamps too.
     let old = obs("t", Submitted, Some("2025-01-01T10:00:01Z"), later);
@@ -403,8 +412,8 @@ fn shared_registry_facts() {
     assert_eq!(facts[2].context_id.as_deref(), Some("d"));
     let mut counted = 0;
     r.take_transitions(&mut |_, _, n| counted += n);
-    r.learn(&fact("v", Completed, None), 0);
-    r.learn(&fact("u", Failed, None), 0);
+    r.learn(&fact("v", Completed, None), "r2", 0);
+    r.learn(&fact("u", Failed, None), "r2", 0);
     assert!(
         r.take_facts().is_empty(),
         "learned facts are not published again"
@@ -425,7 +434,7 @@ fn learned_facts_keep_the_causal_rule() {
     r.share();
     r.at_message(3);
     let before = Seq::after_messages(3);
-    r.learn(&fact("t", Completed, None), 0);
+    r.learn(&fact("t", Completed, None), "r2", 0);
     let after = Seq::after_messages(4);
     assert_eq!(r.terminal_before("t", before), None);
     assert_eq!(r.terminal_before("t", after), Some(Completed));
@@ -433,16 +442,46 @@ fn learned_facts_keep_the_causal_rule() {
         r.observe(&obs("t", Working, None, before), 0),
         Verdict::Ignored
     );
-    assert_eq!(
-        r.observe(&obs("t", Working, None, after), 0),
-        Verdict::TerminalExit { was: Completed }
-    );
+    assert_eq!(r.status_heard_from("t"), Some("r2"));
+    let Verdict::TerminalExit { was, from } = r.observe(&obs("t", Working, None, after), 0) else {
+        panic!("an exit of a heard terminal state");
+    };
+    assert_eq!((was, r.heard_from(from)), (Completed, Some("r2")));
+    assert_eq!(r.status_heard_from("t"), None, "seen here now");
     r.observe(&obs("d", Canceled, None, after), 0);
-    r.learn(&fact("d", Working, None), 0);
+    r.learn(&fact("d", Working, None), "r2", 0);
     assert_eq!(r.state_of("d"), Some(Canceled));
     r.observe(&obs("s", Working, Some("2026-01-01T00:00:05Z"), after), 0);
-    r.learn(&fact("s", InputRequired, Some("2026-01-01T00:00:01Z")), 0);
+    r.learn(
+        &fact("s", InputRequired, Some("2026-01-01T00:00:01Z")),
+        "r2",
+        0,
+    );
     assert_eq!(r.state_of("s"), Some(Working), "an older fact is ignored");
-    r.learn(&fact("s", InputRequired, Some("2026-01-01T00:00:09Z")), 0);
+    r.learn(
+        &fact("s", InputRequired, Some("2026-01-01T00:00:09Z")),
+        "r2",
+        0,
+    );
     assert_eq!(r.state_of("s"), Some(InputRequired));
+}
+
+/// Heard facts name their replica by a number in the task's entry; names
+/// are kept for the newest replicas only, and a number is never reused.
+#[test]
+fn sources_are_named_and_bounded() {
+    let mut r = reg(4000);
+    for i in 0..1100 {
+        r.learn(
+            &fact(&format!("t{i}"), Working, None),
+            &format!("replica-{i}"),
+            0,
+        );
+    }
+    assert_eq!(r.status_heard_from("t1099"), Some("replica-1099"));
+    assert_eq!(r.status_heard_from("t0"), Some("another replica"));
+    r.learn(&fact("again", Working, None), "replica-0", 0);
+    assert_eq!(r.status_heard_from("again"), Some("replica-0"));
+    assert_eq!(r.status_heard_from("t0"), Some("another replica"));
+    assert_eq!(r.heard_from(Source::HERE), None);
 }

@@ -1,15 +1,25 @@
 //! The reading thread: the other replicas' facts, read from the stream in
 //! order (from its start when the replica starts, so a late one knows the
 //! recent past) and handed to the analysis thread as one message per read.
+//!
+//! Reads go through a script on the server (`READ`), so what comes back is
+//! bounded whatever the stream holds: at most `READ_COUNT` entries and
+//! `max_read_bytes` of their fields, an entry over `wire::MAX_ENTRY` named
+//! by its id and size only, and no entry whose id lies beyond the server's
+//! clock plus `SKEW` (one written at the largest id cannot stop the reading,
+//! nor move where it resumes). A plain `XREAD` would bring whole entries of
+//! any size; the price is a poll instead of a blocking read.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use prometheus::IntCounter;
 use redis::Value;
 
-use super::{connect, nap, wire, Backoff, Health, ShareSettings, COMMAND_TIMEOUT};
+use super::wire::{self, Skip};
+use super::{connect, nap, Backoff, Health, ShareSettings, COMMAND_TIMEOUT, SKEW};
 use crate::lifecycle::registry::Fact;
+use crate::lifecycle::timestamp;
 use crate::tap::queue::Sender;
 use crate::tap::worker::Msg;
 
@@ -17,11 +27,52 @@ use crate::tap::worker::Msg;
 const READ_COUNT: usize = 64;
 /// Shortest time between two reads that found facts.
 const PACE: Duration = Duration::from_millis(5);
-/// How long a read waits for new entries (and so how soon a stop is seen).
-const BLOCK: Duration = Duration::from_millis(500);
+/// Longest time between two reads while the stream is quiet (the wait
+/// doubles from `PACE` up to it).
+const IDLE_POLL: Duration = Duration::from_millis(10);
+/// How long a read waits for the analysis queue's byte budget to take
+/// what it heard before it tries again.
+const QUEUE_RETRY: Duration = Duration::from_millis(5);
 
-/// A stream entry: its id and its fields.
-type Entry = (String, Vec<(Vec<u8>, Vec<u8>)>);
+/// The read, on the server: the entries after `ARGV[1]` up to the server's
+/// clock plus the skew (`ARGV[5]` ms), one `XRANGE` at a time so that the
+/// server too holds one entry at a time; at most `ARGV[2]` entries and
+/// `ARGV[4]` bytes of fields; an entry over `ARGV[3]` bytes comes back as
+/// its id and size.
+const READ: &str = r"
+local stream, last = KEYS[1], ARGV[1]
+local count, max_entry, budget = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local t = redis.call('TIME')
+local horizon = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[5]))
+local out, total = {}, 0
+for _ = 1, count do
+  local e = redis.call('XRANGE', stream, '(' .. last, horizon, 'COUNT', 1)[1]
+  if not e then break end
+  local size = 0
+  for _, v in ipairs(e[2]) do size = size + #v end
+  if size > max_entry then
+    out[#out + 1] = {e[1], size}
+  elseif total + size > budget and #out > 0 then
+    break
+  else
+    total = total + size
+    out[#out + 1] = e
+  end
+  last = e[1]
+end
+return out
+";
+
+/// A stream entry: its id and its fields, or its size when it is over
+/// `wire::MAX_ENTRY` (not brought).
+type Entry = (String, Result<Vec<(Vec<u8>, Vec<u8>)>, i64>);
+
+/// What the reader hands the analysis thread: each entry's replica and
+/// facts, and the bytes they take of the analysis queue's budget.
+pub(crate) struct HeardFacts {
+    pub(crate) entries: Vec<(Box<str>, Vec<Fact>)>,
+    pub(crate) bytes: usize,
+}
 
 pub(super) struct Consuming {
     settings: ShareSettings,
@@ -56,12 +107,16 @@ impl Consuming {
             Ok(c) => c,
             Err(e) => return self.health.failed("connect", &e),
         };
-        let mut con: Option<redis::Connection> = None;
+        let mut con: Option<(redis::Connection, String)> = None;
         let mut backoff = Backoff::new();
+        let mut idle = PACE;
         while !stop.load(Ordering::Acquire) {
-            let c = match con.as_mut() {
+            let (c, sha) = match con.as_mut() {
                 Some(c) => c,
-                None => match connect(&client, BLOCK + COMMAND_TIMEOUT) {
+                None => match connect(&client, COMMAND_TIMEOUT).and_then(|mut c| {
+                    let sha: String = redis::cmd("SCRIPT").arg("LOAD").arg(READ).query(&mut c)?;
+                    Ok((c, sha))
+                }) {
                     Ok(c) => con.insert(c),
                     Err(e) => {
                         self.health.failed("connect", &e);
@@ -71,20 +126,23 @@ impl Consuming {
                 },
             };
             let began = Instant::now();
-            match self.read(c) {
-                Ok(facts) => {
+            match self.read(c, sha) {
+                Ok(entries) => {
                     self.health.answered();
                     backoff.reset();
-                    if !facts.is_empty() {
-                        // Counted once queued: what the count shows is in
-                        // the analysis thread's order.
-                        let n = facts.len() as u64;
-                        self.queue.send(Msg::Facts(facts));
-                        self.received.inc_by(n);
-                        // Reads at most every PACE while facts keep coming:
-                        // a read per burst, not per entry.
-                        nap(PACE.saturating_sub(began.elapsed()), stop);
+                    let found = !entries.is_empty();
+                    let heard = self.heard(entries);
+                    if !heard.is_empty() && !self.hand_over(heard, stop) {
+                        return;
                     }
+                    // Reads at most every PACE while facts keep coming (a
+                    // read per burst, not per entry), less often when quiet.
+                    idle = if found {
+                        PACE
+                    } else {
+                        (idle * 2).min(IDLE_POLL)
+                    };
+                    nap(idle.saturating_sub(began.elapsed()), stop);
                 }
                 Err(e) => {
                     self.health.failed("read", &e);
@@ -95,60 +153,128 @@ impl Consuming {
         }
     }
 
-    /// One read: the facts of the entries after `last_id` that other
-    /// replicas wrote. An entry that is not a whole fact is skipped
-    /// (counted as `decode`); none of it is used.
-    fn read(&mut self, con: &mut redis::Connection) -> Result<Vec<Fact>, String> {
-        let reply: Value = redis::cmd("XREAD")
-            .arg("COUNT")
-            .arg(READ_COUNT)
-            .arg("BLOCK")
-            .arg(BLOCK.as_millis() as u64)
-            .arg("STREAMS")
+    /// One read: the entries after `last_id`, bounded (see `READ`).
+    fn read(&mut self, con: &mut redis::Connection, sha: &str) -> Result<Vec<Entry>, String> {
+        let reply: Value = redis::cmd("EVALSHA")
+            .arg(sha)
+            .arg(1)
             .arg(&self.settings.stream)
             .arg(&self.last_id)
+            .arg(READ_COUNT)
+            .arg(wire::MAX_ENTRY)
+            .arg(self.settings.max_read_bytes)
+            .arg(SKEW.as_millis() as u64)
             .query(con)
             .map_err(|e| e.to_string())?;
-        let mut facts = Vec::new();
-        for (id, fields) in entries(reply)? {
-            self.last_id = id;
-            match wire::read(&fields, &self.replica) {
+        entries(reply)
+    }
+
+    /// The facts of `entries` that other replicas wrote, each entry read
+    /// whole or skipped (counted under why); `last_id` moves past them.
+    fn heard(&mut self, entries: Vec<Entry>) -> Vec<(Box<str>, Vec<Fact>)> {
+        let reader = wire::Reader {
+            own: &self.replica,
+            stream: &self.settings.stream,
+            key: self.settings.key.as_ref(),
+        };
+        let horizon = wall_secs().saturating_add(SKEW.as_secs());
+        let mut heard = Vec::new();
+        for (id, fields) in entries {
+            let read = match &fields {
+                Ok(fields) => reader.read(fields),
+                Err(size) => Err(Skip::Oversized(format!(
+                    "{size} bytes, over the {} an entry may hold (not read)",
+                    wire::MAX_ENTRY
+                ))),
+            };
+            match read {
                 Ok(None) => {}
-                Ok(Some(some)) => facts.extend(some),
+                Ok(Some((from, mut facts))) => {
+                    for f in &mut facts {
+                        if future(f, horizon) {
+                            f.timestamp = None;
+                            self.health.skipped(
+                                "future_timestamp",
+                                &format_args!(
+                                    "entry {id}: a status timestamp more than {}s past this \
+                                     replica's clock; the fact is used without it",
+                                    SKEW.as_secs()
+                                ),
+                            );
+                        }
+                    }
+                    heard.push((from, facts));
+                }
                 Err(why) => self
                     .health
-                    .failed("decode", &format_args!("entry {}: {why}", self.last_id)),
+                    .skipped(why.op(), &format_args!("entry {id} skipped: {why}")),
             }
+            self.last_id = id;
         }
-        Ok(facts)
+        heard
+    }
+
+    /// Queues what was heard for the analysis thread, within the analysis
+    /// queue's byte budget: while the budget is spent, waits (Redis keeps
+    /// the entries meanwhile; nothing is dropped). False once stopped.
+    fn hand_over(&self, heard: Vec<(Box<str>, Vec<Fact>)>, stop: &AtomicBool) -> bool {
+        let n: usize = heard.iter().map(|(_, f)| f.len()).sum();
+        let bytes: usize = heard
+            .iter()
+            .map(|(from, facts)| from.len() + facts.iter().map(held).sum::<usize>())
+            .sum();
+        let mut msg = Some(Msg::Facts(HeardFacts {
+            entries: heard,
+            bytes,
+        }));
+        loop {
+            let sent = self.queue.send_with(bytes, |b| {
+                if let Some(m) = msg.take() {
+                    b.items.push(m);
+                }
+            });
+            if sent {
+                // Counted once queued: what the count shows is in the
+                // analysis thread's order.
+                self.received.inc_by(n as u64);
+                return true;
+            }
+            if stop.load(Ordering::Acquire) {
+                return false;
+            }
+            nap(QUEUE_RETRY, stop);
+        }
     }
 }
 
-/// The entries of an XREAD reply (RESP2 arrays or RESP3 maps); nil when
-/// the read timed out. A reply of another shape is an error.
+/// The bytes a fact holds while it waits for the analysis thread.
+fn held(f: &Fact) -> usize {
+    std::mem::size_of::<Fact>()
+        + f.task_id.len()
+        + f.context_id.as_deref().map_or(0, str::len)
+        + f.timestamp.as_deref().map_or(0, str::len)
+}
+
+/// Whether `f`'s status timestamp lies past `horizon` (Unix seconds).
+fn future(f: &Fact, horizon: u64) -> bool {
+    let stamp = f.timestamp.as_deref().and_then(timestamp::parse);
+    stamp.is_some_and(|s| s.secs > i64::try_from(horizon).unwrap_or(i64::MAX))
+}
+
+fn wall_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The entries of a `READ` reply; another shape is an error.
 fn entries(reply: Value) -> Result<Vec<Entry>, String> {
-    let streams = match reply {
+    let list = match reply {
         Value::Nil => return Ok(Vec::new()),
-        Value::Array(streams) => streams
-            .into_iter()
-            .map(|s| match s {
-                Value::Array(mut kv) if kv.len() == 2 => Ok(kv.swap_remove(1)),
-                _ => Err("a stream that is not [key, entries]".to_string()),
-            })
-            .collect::<Result<Vec<_>, _>>()?,
-        Value::Map(streams) => streams.into_iter().map(|(_, v)| v).collect(),
-        _ => return Err("an XREAD reply that is not an array".to_string()),
+        Value::Array(list) => list,
+        _ => return Err("a read reply that is not an array".to_string()),
     };
-    let mut out = Vec::new();
-    for list in streams {
-        let Value::Array(list) = list else {
-            return Err("stream entries that are not an array".to_string());
-        };
-        for entry in list {
-            out.push(entry_of(entry)?);
-        }
-    }
-    Ok(out)
+    list.into_iter().map(entry_of).collect()
 }
 
 fn entry_of(entry: Value) -> Result<Entry, String> {
@@ -164,6 +290,7 @@ fn entry_of(entry: Value) -> Result<Entry, String> {
         return Err("an entry id that is not text".to_string());
     };
     let flat = match fields {
+        Some(Value::Int(size)) => return Ok((id, Err(size))),
         Some(Value::Array(flat)) => flat,
         _ => Vec::new(),
     };
@@ -175,7 +302,7 @@ fn entry_of(entry: Value) -> Result<Entry, String> {
             _ => return Err(format!("entry {id}: fields that are not name, value pairs")),
         }
     }
-    Ok((id, pairs))
+    Ok((id, Ok(pairs)))
 }
 
 fn bytes(v: Value) -> Option<Vec<u8>> {
@@ -195,31 +322,40 @@ mod tests {
     }
 
     #[test]
-    fn xread_replies_in_both_protocols() {
+    fn read_replies() {
         let entry = Value::Array(vec![
             bulk("1-0"),
             Value::Array(vec![bulk("t"), bulk("x"), bulk("s"), bulk("working")]),
         ]);
-        let resp2 = Value::Array(vec![Value::Array(vec![
-            bulk("k"),
-            Value::Array(vec![entry.clone()]),
-        ])]);
-        let resp3 = Value::Map(vec![(bulk("k"), Value::Array(vec![entry]))]);
-        for reply in [resp2, resp3] {
-            let got = entries(reply).unwrap();
-            assert_eq!(got.len(), 1);
-            assert_eq!(got[0].0, "1-0");
-            assert_eq!(got[0].1[1], (b"s".to_vec(), b"working".to_vec()));
-        }
+        let big = Value::Array(vec![bulk("2-0"), Value::Int(1 << 30)]);
+        let got = entries(Value::Array(vec![entry, big])).unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].0, "1-0");
+        assert_eq!(
+            got[0].1.as_ref().unwrap()[1],
+            (b"s".to_vec(), b"working".to_vec())
+        );
+        assert_eq!(got[1], ("2-0".to_string(), Err(1 << 30)));
         assert!(entries(Value::Nil).unwrap().is_empty());
         assert!(entries(Value::Int(3)).is_err());
         let odd = Value::Array(vec![Value::Array(vec![
-            bulk("k"),
-            Value::Array(vec![Value::Array(vec![
-                bulk("2-0"),
-                Value::Array(vec![bulk("t")]),
-            ])]),
+            bulk("2-0"),
+            Value::Array(vec![bulk("t")]),
         ])]);
         assert!(entries(odd).is_err());
+    }
+
+    #[test]
+    fn a_timestamp_past_the_horizon_is_the_future() {
+        let f = |ts: &str| Fact {
+            task_id: "t".into(),
+            context_id: None,
+            state: crate::a2a::model::TaskState::Working,
+            timestamp: Some(ts.into()),
+        };
+        let now = wall_secs() + SKEW.as_secs();
+        assert!(future(&f("9999-12-31T23:59:59Z"), now));
+        assert!(!future(&f("2020-01-01T00:00:00Z"), now));
+        assert!(!future(&f("not a time"), now));
     }
 }

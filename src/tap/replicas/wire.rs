@@ -2,16 +2,37 @@
 //! replica recorded together, so Redis does one insertion per batch rather
 //! than per fact. Fields: `v` (format), `r` (the replica that saw them),
 //! `f` (the facts, protobuf: a repeated message of task id, context id,
-//! state by its metric label, the agent's `status.timestamp`).
+//! state by its metric label, the agent's `status.timestamp`), and with a
+//! shared key `s`, the HMAC-SHA256 of the others (and of the stream's name).
+//!
+//! Whatever an entry holds, reading it is bounded: an entry over
+//! `MAX_ENTRY` bytes, over `PACK` facts, or with an id, timestamp or
+//! replica name over its limit is skipped whole, before any of it is
+//! decoded; with a key, nothing is decoded before the signature checks.
 
 use prost::Message as _;
+use ring::hmac;
 
 use crate::lifecycle::registry::Fact;
 
 /// The format written in `v`; entries of another format are skipped.
 pub(super) const FORMAT: &str = "2";
-/// Most facts in one entry.
+/// Most facts in one entry (written, and accepted when read).
 pub(super) const PACK: usize = 64;
+/// Longest task or context id a fact carries: a fact with a longer one is
+/// not published, and an entry holding one is skipped.
+pub(super) const MAX_ID: usize = 1024;
+/// Longest `status.timestamp` a fact carries (RFC 3339 takes 35 bytes at
+/// nanoseconds); a longer one is not published.
+pub(super) const MAX_TIMESTAMP: usize = 64;
+/// Longest replica name (`r`).
+pub(super) const MAX_REPLICA: usize = 128;
+/// Longest fact on the wire: two ids, a state label, a timestamp and the
+/// protobuf framing.
+const MAX_FACT: usize = 2 * MAX_ID + MAX_TIMESTAMP + 64;
+/// Most bytes of an entry's fields (names and values) read: `PACK` facts
+/// at their limits, the replica's name, the format and the signature.
+pub(super) const MAX_ENTRY: usize = PACK * (MAX_FACT + 8) + MAX_REPLICA + 256;
 
 #[derive(Clone, PartialEq, prost::Message)]
 struct Facts {
@@ -29,6 +50,14 @@ struct FactMsg {
     state: String,
     #[prost(string, optional, tag = "4")]
     timestamp: Option<String>,
+}
+
+/// Whether a fact fits the limits every replica reads by (its ids and
+/// timestamp): one that does not is not published.
+pub(super) fn fits(f: &Fact) -> bool {
+    f.task_id.len() <= MAX_ID
+        && f.context_id.as_deref().map_or(0, str::len) <= MAX_ID
+        && f.timestamp.as_deref().map_or(0, str::len) <= MAX_TIMESTAMP
 }
 
 /// The `f` field of an entry holding `facts`, written straight from them
@@ -64,50 +93,187 @@ pub(super) fn pack(facts: &[Fact]) -> Vec<u8> {
     buf
 }
 
-/// What an entry's fields say: its facts (`None` when replica `own`
-/// wrote it), or why the entry is not whole facts (then nothing of it is
-/// used).
-pub(super) fn read(fields: &[(Vec<u8>, Vec<u8>)], own: &str) -> Result<Option<Vec<Fact>>, String> {
-    let (mut v, mut r, mut f) = (None, None, None);
-    for (name, value) in fields {
-        let slot = match name.as_slice() {
-            b"v" => &mut v,
-            b"r" => &mut r,
-            b"f" => &mut f,
-            _ => continue,
+/// The signature (`s`) of an entry of `replica` holding `facts` on
+/// `stream`: HMAC-SHA256 over each part with its length before it, so no
+/// two entries sign the same bytes, and an entry moved to another
+/// deployment's stream does not verify there.
+pub(super) fn sign(key: &hmac::Key, stream: &str, replica: &[u8], facts: &[u8]) -> hmac::Tag {
+    let mut ctx = hmac::Context::with_key(key);
+    for part in [stream.as_bytes(), FORMAT.as_bytes(), replica, facts] {
+        ctx.update(&(part.len() as u64).to_be_bytes());
+        ctx.update(part);
+    }
+    ctx.sign()
+}
+
+/// Why an entry was skipped (the `op` it is counted under, and a reason
+/// for the log).
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Skip {
+    /// Not whole facts of this format.
+    Decode(String),
+    /// Over a limit (`MAX_ENTRY`, `PACK`, an id, a timestamp, a name).
+    Oversized(String),
+    /// A key is set and the entry has no signature.
+    Unsigned,
+    /// A key is set and the signature is not the key's.
+    BadSignature,
+}
+
+impl Skip {
+    /// The `op` label of `a2a_registry_errors_total` it counts under.
+    pub(super) fn op(&self) -> &'static str {
+        match self {
+            Skip::Decode(_) => "decode",
+            Skip::Oversized(_) => "oversized",
+            Skip::Unsigned => "unsigned",
+            Skip::BadSignature => "bad_signature",
+        }
+    }
+}
+
+impl std::fmt::Display for Skip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Skip::Decode(why) | Skip::Oversized(why) => f.write_str(why),
+            Skip::Unsigned => f.write_str("not signed, and registry.shared_key is set"),
+            Skip::BadSignature => f.write_str("not signed with registry.shared_key"),
+        }
+    }
+}
+
+/// What is needed to read an entry: this replica's name (its own entries
+/// are not decoded), the stream, and the shared key when set.
+pub(super) struct Reader<'a> {
+    pub(super) own: &'a str,
+    pub(super) stream: &'a str,
+    pub(super) key: Option<&'a hmac::Key>,
+}
+
+/// An entry read: the replica that wrote it and its facts.
+pub(super) type Read = (Box<str>, Vec<Fact>);
+
+impl Reader<'_> {
+    /// What an entry's fields say: its replica and facts (`None` when this
+    /// replica wrote it), or why the entry is skipped (then nothing of it
+    /// is used).
+    pub(super) fn read(&self, fields: &[(Vec<u8>, Vec<u8>)]) -> Result<Option<Read>, Skip> {
+        let size: usize = fields.iter().map(|(n, v)| n.len() + v.len()).sum();
+        if size > MAX_ENTRY {
+            return Err(Skip::Oversized(format!(
+                "{size} bytes, over the {MAX_ENTRY} an entry may hold"
+            )));
+        }
+        let (mut v, mut r, mut f, mut s) = (None, None, None, None);
+        for (name, value) in fields {
+            let slot = match name.as_slice() {
+                b"v" => &mut v,
+                b"r" => &mut r,
+                b"f" => &mut f,
+                b"s" => &mut s,
+                _ => continue,
+            };
+            if slot.replace(value).is_some() {
+                return Err(Skip::Decode("a field appears twice".to_string()));
+            }
+        }
+        if v.map(Vec::as_slice) != Some(FORMAT.as_bytes()) {
+            let v = v
+                .map(|v| String::from_utf8_lossy(&v[..v.len().min(16)]).into_owned())
+                .unwrap_or_default();
+            return Err(Skip::Decode(format!("format {v:?}, not {FORMAT}")));
+        }
+        let (Some(r), Some(f)) = (r, f) else {
+            return Err(Skip::Decode(
+                "the replica or the facts are missing".to_string(),
+            ));
         };
-        if slot.replace(value).is_some() {
-            return Err("a field appears twice".to_string());
+        if r.as_slice() == self.own.as_bytes() {
+            return Ok(None); // this replica's own: not decoded
         }
-    }
-    if v.map(Vec::as_slice) != Some(FORMAT.as_bytes()) {
-        let v = v
-            .map(|v| String::from_utf8_lossy(v).into_owned())
-            .unwrap_or_default();
-        return Err(format!("format {v:?}, not {FORMAT}"));
-    }
-    let (Some(r), Some(f)) = (r, f) else {
-        return Err("the replica or the facts are missing".to_string());
-    };
-    if r.as_slice() == own.as_bytes() {
-        return Ok(None); // this replica's own: not decoded
-    }
-    let msg = Facts::decode(&f[..]).map_err(|e| format!("the facts do not decode: {e}"))?;
-    let mut facts = Vec::with_capacity(msg.facts.len());
-    for m in msg.facts {
-        if m.task_id.is_empty() {
-            return Err("a task id is empty".to_string());
+        if r.len() > MAX_REPLICA {
+            return Err(Skip::Oversized(format!(
+                "a replica name of {} bytes, over {MAX_REPLICA}",
+                r.len()
+            )));
         }
-        let state = Fact::state_from_label(&m.state)
-            .ok_or_else(|| format!("unknown state {:?}", m.state))?;
-        facts.push(Fact {
-            task_id: m.task_id.into(),
-            context_id: m.context_id.map(Into::into),
-            state,
-            timestamp: m.timestamp.map(Into::into),
-        });
+        if let Some(key) = self.key {
+            let Some(s) = s else {
+                return Err(Skip::Unsigned);
+            };
+            let mut msg = Vec::with_capacity(f.len() + r.len() + self.stream.len() + 40);
+            for part in [self.stream.as_bytes(), FORMAT.as_bytes(), r, f] {
+                msg.extend_from_slice(&(part.len() as u64).to_be_bytes());
+                msg.extend_from_slice(part);
+            }
+            hmac::verify(key, &msg, s).map_err(|_| Skip::BadSignature)?;
+        }
+        let Ok(replica) = std::str::from_utf8(r) else {
+            return Err(Skip::Decode("a replica name that is not text".to_string()));
+        };
+        check_sizes(f)?;
+        let msg = Facts::decode(&f[..])
+            .map_err(|e| Skip::Decode(format!("the facts do not decode: {e}")))?;
+        let mut facts = Vec::with_capacity(msg.facts.len());
+        for m in msg.facts {
+            if m.task_id.is_empty() {
+                return Err(Skip::Decode("a task id is empty".to_string()));
+            }
+            let state = Fact::state_from_label(&m.state)
+                .ok_or_else(|| Skip::Decode(format!("unknown state {:?}", cut(&m.state))))?;
+            let fact = Fact {
+                task_id: m.task_id.into(),
+                context_id: m.context_id.map(Into::into),
+                state,
+                timestamp: m.timestamp.map(Into::into),
+            };
+            if !fits(&fact) {
+                return Err(Skip::Oversized(
+                    "an id or timestamp over its limit".to_string(),
+                ));
+            }
+            facts.push(fact);
+        }
+        Ok(Some((replica.into(), facts)))
     }
-    Ok(Some(facts))
+}
+
+/// Checks the facts' framing before anything is decoded: at most `PACK`
+/// facts, none over `MAX_FACT` bytes (so decoding allocates little).
+fn check_sizes(mut f: &[u8]) -> Result<(), Skip> {
+    use prost::encoding::{decode_key, decode_varint, WireType};
+    let mut n = 0;
+    while !f.is_empty() {
+        let bad = |e: prost::DecodeError| Skip::Decode(format!("the facts do not decode: {e}"));
+        let (tag, wire) = decode_key(&mut f).map_err(bad)?;
+        if tag != 1 || wire != WireType::LengthDelimited {
+            return Err(Skip::Decode(format!("an unknown field {tag} in the facts")));
+        }
+        let len = decode_varint(&mut f).map_err(bad)?;
+        n += 1;
+        if n > PACK {
+            return Err(Skip::Oversized(format!("over {PACK} facts in one entry")));
+        }
+        if len > MAX_FACT as u64 {
+            return Err(Skip::Oversized(format!(
+                "a fact of {len} bytes, over {MAX_FACT}"
+            )));
+        }
+        let Some(rest) = f.get(len as usize..) else {
+            return Err(Skip::Decode("a half-written fact".to_string()));
+        };
+        f = rest;
+    }
+    Ok(())
+}
+
+/// At most 32 bytes of `s`, for a log line.
+fn cut(s: &str) -> &str {
+    let mut end = s.len().min(32);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 #[cfg(test)]
@@ -121,6 +287,26 @@ mod tests {
             (b"r".to_vec(), r.into()),
             (b"f".to_vec(), f),
         ]
+    }
+
+    fn reader(own: &str) -> Reader<'_> {
+        Reader {
+            own,
+            stream: "k",
+            key: None,
+        }
+    }
+
+    fn one(state: &str, task: &str) -> Vec<u8> {
+        Facts {
+            facts: vec![FactMsg {
+                task_id: task.into(),
+                context_id: None,
+                state: state.into(),
+                timestamp: None,
+            }],
+        }
+        .encode_to_vec()
     }
 
     #[test]
@@ -152,37 +338,91 @@ mod tests {
                 .collect(),
         };
         assert_eq!(bytes, wire.encode_to_vec(), "the same bytes as the message");
-        let back = read(&entry(FORMAT, "r1", bytes.clone()), "r2").unwrap();
-        assert_eq!(back, Some(facts));
-        assert_eq!(read(&entry(FORMAT, "r1", bytes), "r1").unwrap(), None);
+        let back = reader("r2").read(&entry(FORMAT, "r1", bytes.clone()));
+        assert_eq!(back, Ok(Some(("r1".into(), facts))));
+        assert_eq!(reader("r1").read(&entry(FORMAT, "r1", bytes)), Ok(None));
     }
 
     #[test]
-    fn an_entry_that_is_not_whole_facts_is_none() {
-        let one = |state: &str, task: &str| {
-            Facts {
-                facts: vec![FactMsg {
-                    task_id: task.into(),
-                    context_id: None,
-                    state: state.into(),
-                    timestamp: None,
-                }],
-            }
-            .encode_to_vec()
-        };
-        assert!(read(&entry(FORMAT, "a", one("working", "t")), "b").is_ok());
-        assert!(read(&entry("1", "a", one("working", "t")), "b").is_err());
-        assert!(read(&entry(FORMAT, "a", one("TASK_STATE_WORKING", "t")), "b").is_err());
-        assert!(read(&entry(FORMAT, "a", one("working", "")), "b").is_err());
+    fn an_entry_that_is_not_whole_facts_is_skipped() {
+        let b = reader("b");
+        assert!(b.read(&entry(FORMAT, "a", one("working", "t"))).is_ok());
+        assert!(b.read(&entry("1", "a", one("working", "t"))).is_err());
+        assert!(b
+            .read(&entry(FORMAT, "a", one("TASK_STATE_WORKING", "t")))
+            .is_err());
+        assert!(b.read(&entry(FORMAT, "a", one("working", ""))).is_err());
         let mut cut = one("working", "t");
         cut.truncate(cut.len() - 2);
         assert!(
-            read(&entry(FORMAT, "a", cut), "b").is_err(),
+            b.read(&entry(FORMAT, "a", cut)).is_err(),
             "a half-read fact"
         );
         let mut twice = entry(FORMAT, "a", one("working", "t"));
         twice.push((b"r".to_vec(), b"b".to_vec()));
-        assert!(read(&twice, "b").is_err());
-        assert!(read(&entry(FORMAT, "a", one("working", "t"))[..2], "b").is_err());
+        assert!(b.read(&twice).is_err());
+        assert!(b
+            .read(&entry(FORMAT, "a", one("working", "t"))[..2])
+            .is_err());
+    }
+
+    #[test]
+    fn an_entry_over_a_limit_is_skipped_before_decoding() {
+        let b = reader("b");
+        let fact = |task: String| Fact {
+            task_id: task.into(),
+            context_id: None,
+            state: TaskState::Working,
+            timestamp: None,
+        };
+        let full: Vec<Fact> = (0..PACK).map(|i| fact("x".repeat(MAX_ID - i))).collect();
+        let entry_of = |facts: &[Fact]| entry(FORMAT, "a", pack(facts));
+        assert!(
+            b.read(&entry_of(&full)).is_ok(),
+            "the most a replica writes"
+        );
+        let many: Vec<Fact> = (0..=PACK).map(|i| fact(format!("t{i}"))).collect();
+        assert!(matches!(b.read(&entry_of(&many)), Err(Skip::Oversized(_))));
+        let long = [fact("x".repeat(MAX_ID + 1))];
+        assert!(matches!(b.read(&entry_of(&long)), Err(Skip::Oversized(_))));
+        let huge = [fact("x".repeat(MAX_ENTRY))];
+        assert!(matches!(b.read(&entry_of(&huge)), Err(Skip::Oversized(_))));
+        let named = entry(FORMAT, &"r".repeat(MAX_REPLICA + 1), one("working", "t"));
+        assert!(matches!(b.read(&named), Err(Skip::Oversized(_))));
+        assert!(!fits(&long[0]));
+    }
+
+    #[test]
+    fn with_a_key_only_entries_it_signed_are_read() {
+        let key = hmac::Key::new(hmac::HMAC_SHA256, b"0123456789abcdef");
+        let other = hmac::Key::new(hmac::HMAC_SHA256, b"fedcba9876543210");
+        let b = Reader {
+            own: "b",
+            stream: "k",
+            key: Some(&key),
+        };
+        let f = one("completed", "t");
+        let signed = |k: &hmac::Key, stream: &str, r: &str| {
+            let mut e = entry(FORMAT, r, f.clone());
+            let tag = sign(k, stream, r.as_bytes(), &f);
+            e.push((b"s".to_vec(), tag.as_ref().to_vec()));
+            e
+        };
+        assert!(matches!(b.read(&signed(&key, "k", "a")), Ok(Some(_))));
+        assert_eq!(b.read(&entry(FORMAT, "a", f.clone())), Err(Skip::Unsigned));
+        assert_eq!(b.read(&signed(&other, "k", "a")), Err(Skip::BadSignature));
+        assert_eq!(
+            b.read(&signed(&key, "k2", "a")),
+            Err(Skip::BadSignature),
+            "signed for another stream"
+        );
+        let mut moved = signed(&key, "k", "a");
+        moved[1].1 = b"c".to_vec();
+        assert_eq!(b.read(&moved), Err(Skip::BadSignature), "another replica");
+        // Without a key, signed entries read as any other.
+        assert!(matches!(
+            reader("b").read(&signed(&key, "k", "a")),
+            Ok(Some(_))
+        ));
     }
 }

@@ -48,8 +48,9 @@ pub(crate) enum Msg {
         grpc: Option<Box<crate::a2a::grpc::GrpcStatus>>,
     },
     /// Facts the other replicas saw, as heard now (`[registry] backend =
-    /// "redis"`).
-    Facts(Vec<crate::lifecycle::registry::Fact>),
+    /// "redis"`), with the replica of each entry; they hold bytes of the
+    /// queue's budget until handled.
+    Facts(crate::tap::replicas::HeardFacts),
     /// The proxy has drained: judge what came before, then stop.
     Shutdown,
 }
