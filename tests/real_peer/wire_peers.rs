@@ -195,23 +195,10 @@ fn fasta2a_direct_and_through_proxy() {
                 None,
             ),
         ],
-        &[(
-            // FALSE today: `long`'s re-cancel, CancelTask of a task this proxy
-            // saw CANCELED, answered with that canceled task. §3.3.1: "Cancel
-            // Task operations are idempotent - multiple cancellation requests
-            // have the same effect". Engine rule to change: issue 35 class 5
-            // (terminal_task_accepted for a cancel of a task already
-            // canceled); once it lands this finding must be gone.
-            (
-                "terminal_task_accepted",
-                "error",
-                "jsonrpc",
-                "1.0",
-                CANCEL,
-                None,
-            ),
-            "already canceled",
-        )],
+        // `long`'s re-cancel, CancelTask of a task this proxy saw CANCELED
+        // answered with that canceled task, is legal (§3.3.1: "Cancel Task
+        // operations are idempotent") and not reported.
+        &[],
     );
 }
 
@@ -275,7 +262,6 @@ fn rust_sdk_direct_and_through_proxy() {
         }
     };
     let mut expected = Vec::new();
-    let mut known_false = Vec::new();
     for binding in ["jsonrpc", "rest"] {
         // §3.1.2: "If the agent returns a Task, the stream MUST begin with
         // the Task object". The SDK sends what the executor yields and opens
@@ -296,29 +282,13 @@ fn rust_sdk_direct_and_through_proxy() {
             SSM,
             Some(2),
         ));
-        known_false.push((
-            // FALSE today: `long`'s re-cancel, CancelTask of a task this
-            // proxy saw CANCELED, answered with that canceled task. §3.3.1:
-            // "Cancel Task operations are idempotent - multiple cancellation
-            // requests have the same effect". Engine rule to change: issue 35
-            // class 5 (terminal_task_accepted for a cancel of a task already
-            // canceled); once it lands this finding must be gone.
-            (
-                "terminal_task_accepted",
-                "error",
-                binding,
-                "1.0",
-                CANCEL,
-                None,
-            ),
-            "already canceled",
-        ));
     }
     assert_findings_besides(
         "rust-sdk-0.5.3",
         &audit,
         "sdk-agent",
         &expected,
-        &known_false,
+        // `long`'s re-cancel is legal (§3.3.1, idempotent) and not reported.
+        &[],
     );
 }
