@@ -85,12 +85,6 @@ fn python_sdk_client_follows_a_gzip_compressed_card_through_the_proxy() {
         );
         thread::sleep(Duration::from_millis(50));
     }
-    // Through the proxy, the card comes back rewritten and readable.
-    let (head, card) = get(listen, "/.well-known/agent-card.json", "gzip, deflate");
-    assert!(!head.contains("content-encoding"), "{head}");
-    let card = String::from_utf8(card).expect("an uncompressed card");
-    assert!(card.contains(&url) && !card.contains(&direct_url), "{card}");
-
     let through = run_python(
         &scratch,
         "gzip-card-client-through-proxy",
@@ -117,6 +111,12 @@ fn python_sdk_client_follows_a_gzip_compressed_card_through_the_proxy() {
             "{method} went past the proxy:\n{scrape}"
         );
     }
+    // Through the proxy, the card comes back rewritten and readable.
+    let (head, card) = get(listen, "/.well-known/agent-card.json", "gzip, deflate");
+    assert!(!head.contains("content-encoding"), "{head}");
+    let card = String::from_utf8(card).expect("an uncompressed card");
+    assert!(card.contains(&url) && !card.contains(&direct_url), "{card}");
+
     assert_eq!(
         total(&scrape, "a2a_agent_card_bypass_total", "gzip-agent"),
         0.0,
