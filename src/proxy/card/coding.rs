@@ -33,9 +33,9 @@ impl Coding {
         let Some(value) = value else {
             return Ok(Coding::Identity);
         };
-        let text = value.to_str().unwrap_or("").trim();
-        let is = |name: &str| text.eq_ignore_ascii_case(name);
-        if text.is_empty() || is("identity") {
+        let text = value.to_str().ok().map(str::trim);
+        let is = |name: &str| text.is_some_and(|t| t.eq_ignore_ascii_case(name));
+        if is("") || is("identity") {
             Ok(Coding::Identity)
         } else if is("gzip") || is("x-gzip") {
             Ok(Coding::Gzip)
@@ -117,6 +117,9 @@ mod tests {
     fn codings_are_read_and_others_named() {
         let of = |v: &str| Coding::of(Some(&http::HeaderValue::from_str(v).unwrap()));
         assert_eq!(Coding::of(None), Ok(Coding::Identity));
+        assert_eq!(of(""), Ok(Coding::Identity));
+        let odd = http::HeaderValue::from_bytes(b"gz\xffip").unwrap();
+        assert!(matches!(Coding::of(Some(&odd)), Err(Unreadable::Coding(_))));
         assert_eq!(of("GZIP"), Ok(Coding::Gzip));
         assert_eq!(of("x-gzip"), Ok(Coding::Gzip));
         assert_eq!(of(" br "), Ok(Coding::Brotli));
