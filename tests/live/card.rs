@@ -286,7 +286,7 @@ async fn compressed_cards_come_back_rewritten_and_decodable() {
 /// the wire (declared or not) or once undone, and a compressed card to a
 /// caller refusing an uncompressed answer. Each passes byte-identical.
 /// Look-alikes not counted: an HTML page at the card's path, a 404, a
-/// card within the bound.
+/// card within the bound. With validation off, the same.
 #[tokio::test]
 async fn cards_passed_unrewritten_are_counted_as_bypassing() {
     let up = Upstream::start().await;
@@ -350,6 +350,14 @@ async fn cards_passed_unrewritten_are_counted_as_bypassing() {
             .await;
     }
     assert_eq!(bypass(&p.metrics().await), Some(6.0), "look-alikes");
+
+    // Rewriting without validation counts them too.
+    let plain = Proxy::start(up.addr, &format!("validate = false\n{REWRITE}")).await;
+    up.push(coded(card.as_bytes(), "zstd"));
+    plain
+        .request("GET", "/.well-known/agent-card.json", &[], "")
+        .await;
+    assert_eq!(bypass(&plain.metrics().await), Some(1.0), "validation off");
 }
 
 /// Issue 34: the rewrite read a map that keeps the last of a repeated key,
