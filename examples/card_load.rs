@@ -2,7 +2,7 @@
 //! the other callers of a2a-tap with `rewrite_agent_card = true`.
 //!
 //! `card_load serve ADDR`: an upstream whose agent card (at any
-//! `…/agent-card.json`) has 10,000 interfaces (979 KB, uncompressed),
+//! `…/agent-card.json`) has 10,000 interfaces (1,030,070 bytes, as sent),
 //! every other path a small JSON-RPC answer.
 //! `card_load load PROXY_ADDR SECONDS CARD_CLIENTS`: CARD_CLIENTS callers
 //! fetch the card in a loop while 8 other callers each send a small request
@@ -23,7 +23,7 @@ use hyper::service::service_fn;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
-/// The 979 KB card, naming the upstream's own address 10,000 times.
+/// The 1 MB card, naming the upstream's own address 10,000 times.
 fn card(addr: &str) -> Bytes {
     let interfaces: Vec<String> = (0..10_000)
         .map(|i| {
