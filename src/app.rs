@@ -9,13 +9,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crate::config::{Config, ConfigError};
+use crate::proxy::card::CardRewriter;
 use crate::proxy::CardOnly;
 use crate::proxy::Inspector;
 use crate::report::audit::{AuditLog, AuditWriter, LineLog, Target};
 use crate::report::metrics::MetricsError;
 use crate::report::Metrics;
 use crate::server::{self, ServerHandle, StartError};
-use crate::tap::{card_base, AnalysisHandle, Clock, Tap, TapConfig};
+use crate::tap::{card_settings, AnalysisHandle, Clock, Tap, TapConfig};
 
 /// Why the app could not start.
 #[derive(Debug, thiserror::Error)]
@@ -148,11 +149,13 @@ impl App {
             Some(v) => v.access.clone(),
             None => own_access,
         };
-        let inspector: Option<Arc<dyn Inspector>> = match (&validation, card_base(config)) {
+        let inspector: Option<Arc<dyn Inspector>> = match (&validation, card_settings(config)) {
             _ if options.inspector.is_some() => options.inspector,
             (Some(v), _) => Some(Arc::new(v.tap.clone())),
             // Card rewriting is independent of validation.
-            (None, Some(public_base)) => Some(Arc::new(CardOnly { public_base })),
+            (None, Some(settings)) => Some(Arc::new(CardOnly {
+                card: CardRewriter::new(settings, &config.upstream_name(), &metrics),
+            })),
             (None, None) => None,
         };
         let audit = match (&validation, &options_audit) {

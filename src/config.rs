@@ -136,6 +136,10 @@ pub struct ProxySection {
     /// Serving threads (`--threads`); 0: one per CPU the process may use
     /// (its cgroup quota counts).
     pub threads: usize,
+    /// Largest agent card rewritten (`rewrite_agent_card`), on the wire and
+    /// uncompressed; a larger card passes as sent, counted and logged.
+    #[serde(deserialize_with = "size_usize")]
+    pub max_card_rewrite_bytes: usize,
 }
 
 /// `[log]`: the process's own logs (not the audit log).
@@ -308,8 +312,12 @@ impl Config {
         if self.log.access_log.is_empty() {
             invalid("log.access_log", "must be a path or `-` for stdout");
         }
-        let positive: [(&str, u64); 16] = [
+        let positive: [(&str, u64); 17] = [
             ("proxy.max_request_body", self.proxy.max_request_body),
+            (
+                "proxy.max_card_rewrite_bytes",
+                self.proxy.max_card_rewrite_bytes as u64,
+            ),
             ("proxy.max_connections", self.proxy.max_connections as u64),
             (
                 "proxy.max_upstream_connections",

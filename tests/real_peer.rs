@@ -710,6 +710,9 @@ fn js_sdk_0_3_14_direct_and_through_proxy() {
 #[path = "real_peer/grpc_sdk.rs"]
 mod grpc_sdk;
 
+#[path = "real_peer/card.rs"]
+mod card;
+
 // === gRPC: grpcio's server and client, direct and through a2a-tap ===
 
 /// a2a-tap in front of `upstream` with only `config` beyond the ports (the

@@ -27,6 +27,7 @@ impl Default for ProxySection {
             write_timeout: HumanDuration::secs(60),
             drain_delay: HumanDuration::secs(5),
             threads: 0,
+            max_card_rewrite_bytes: 256 * 1024,
         }
     }
 }

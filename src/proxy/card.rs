@@ -3,26 +3,135 @@
 //! `additionalInterfaces[].url`) to the proxy's public base URL, so clients
 //! that follow the card keep talking through the proxy. Paths, queries and
 //! tenants stay exactly; every other byte of the card stays as sent.
+//!
+//! A compressed card (`gzip`, `deflate`, `br`) is undone, rewritten and
+//! sent uncompressed (`Content-Encoding` removed, `Content-Length` set,
+//! `Vary` kept): the caller gets the agent's own text with only the URLs
+//! moved, at no compression cost on the serving thread. A card the proxy
+//! cannot rewrite (a coding it does not undo, broken bytes, larger than
+//! `proxy.max_card_rewrite_bytes`, a caller that refuses an uncompressed
+//! answer) passes exactly as sent, and is counted in
+//! `a2a_agent_card_bypass_total` and logged: its URLs were not moved.
 
-use std::collections::BTreeMap;
-use std::ops::Range;
+mod coding;
+mod rewrite;
+
+use std::collections::VecDeque;
+use std::fmt;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
+use http::header;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
-use serde_json::value::RawValue;
 
-use crate::proxy::{BoxError, ProxyBody, ResponseTransform};
+use self::coding::{takes_identity, Coding, Unreadable};
+pub use self::rewrite::rewrite;
+use crate::proxy::{BoxError, ProxyBody, ResponseTransform, Transformed};
+use crate::report::Metrics;
 
-/// Cards above this size pass unchanged (no card is this large).
-const MAX_CARD: usize = 1 << 20;
+/// How cards are rewritten, from the config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardSettings {
+    /// The proxy's public base URL (`public_url`).
+    pub public_base: String,
+    /// `proxy.max_card_rewrite_bytes`: larger cards (on the wire or
+    /// undone) pass as sent.
+    pub max_bytes: usize,
+}
+
+/// Rewrites the cards of one upstream, and counts those it could not.
+pub struct CardRewriter {
+    settings: CardSettings,
+    upstream: String,
+    bypass: prometheus::IntCounter,
+    warned: Mutex<Warned>,
+}
+
+/// The last warning of a card passed unrewritten, and how many passed since.
+#[derive(Default)]
+struct Warned {
+    at: Option<Instant>,
+    since: u64,
+}
+
+/// At most one warning of cards passed unrewritten in this long.
+const WARN_EVERY: Duration = Duration::from_secs(60);
+
+impl CardRewriter {
+    /// The rewriter of `upstream`'s cards, counting in `metrics`.
+    pub fn new(settings: CardSettings, upstream: &str, metrics: &Metrics) -> Arc<CardRewriter> {
+        Arc::new(CardRewriter {
+            settings,
+            upstream: upstream.to_owned(),
+            bypass: metrics
+                .agent_card_bypass_total
+                .with_label_values(&[upstream]),
+            warned: Mutex::new(Warned::default()),
+        })
+    }
+
+    /// A card went out as the agent sent it, its URLs not moved: counted,
+    /// and logged at most once a minute.
+    fn passed(&self, why: Why) {
+        self.bypass.inc();
+        let mut warned = self.warned.lock().unwrap_or_else(PoisonError::into_inner);
+        warned.since += 1;
+        let now = Instant::now();
+        if warned
+            .at
+            .is_some_and(|at| now.duration_since(at) < WARN_EVERY)
+        {
+            return;
+        }
+        warned.at = Some(now);
+        let cards = std::mem::take(&mut warned.since);
+        drop(warned);
+        tracing::warn!(
+            upstream = %self.upstream,
+            reason = %why,
+            cards,
+            "an agent card passed unrewritten: clients that follow it may talk to the agent \
+             directly, unseen (counted in a2a_agent_card_bypass_total; logged at most once a \
+             minute, `cards` since the last line)"
+        );
+    }
+}
+
+/// Why a card passed unrewritten.
+#[derive(Debug)]
+enum Why {
+    Unreadable(Unreadable),
+    /// Declared or gathered past the bound, on the wire.
+    TooLarge,
+    /// Compressed, to a caller that refuses an uncompressed answer.
+    RefusesIdentity,
+}
+
+impl fmt::Display for Why {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Why::Unreadable(Unreadable::Coding(name)) => {
+                write!(f, "content coding {name:?} is not one the proxy undoes")
+            }
+            Why::Unreadable(Unreadable::Corrupt) => f.write_str("its compressed bytes are broken"),
+            Why::Unreadable(Unreadable::TooLarge) | Why::TooLarge => {
+                f.write_str("larger than proxy.max_card_rewrite_bytes")
+            }
+            Why::RefusesIdentity => f.write_str(
+                "compressed, and the caller's Accept-Encoding refuses an uncompressed answer",
+            ),
+        }
+    }
+}
 
 /// Card rewriting without validation (`validate = false`,
 /// `rewrite_agent_card = true`): observes nothing, alters only cards.
 pub struct CardOnly {
-    pub public_base: String,
+    pub card: Arc<CardRewriter>,
 }
 
 impl crate::proxy::Inspector for CardOnly {
@@ -31,64 +140,171 @@ impl crate::proxy::Inspector for CardOnly {
         _request_id: u64,
         _head: &http::request::Parts,
         _has_body: bool,
-    ) -> Option<std::sync::Arc<dyn crate::proxy::ExchangeObserver>> {
+    ) -> Option<Arc<dyn crate::proxy::ExchangeObserver>> {
         None
     }
 
     fn transform_for(&self, head: &http::request::Parts) -> Option<Box<dyn ResponseTransform>> {
-        card_transform(head, &self.public_base)
+        card_transform(head, &self.card)
     }
 }
 
 /// The rewrite for `head`, when it asks for an agent card.
 pub fn card_transform(
     head: &http::request::Parts,
-    public_base: &str,
+    card: &Arc<CardRewriter>,
 ) -> Option<Box<dyn ResponseTransform>> {
     (head.method == http::Method::GET && is_card_path(head.uri.path())).then(|| {
         Box::new(CardRewrite {
-            public_base: public_base.to_owned(),
+            card: card.clone(),
+            takes_identity: takes_identity(&head.headers),
         }) as Box<dyn ResponseTransform>
     })
 }
 
 /// Rewrites one agent-card response onto the public base URL.
-pub struct CardRewrite {
-    pub public_base: String,
+struct CardRewrite {
+    card: Arc<CardRewriter>,
+    /// The caller takes an uncompressed answer.
+    takes_identity: bool,
 }
 
 impl ResponseTransform for CardRewrite {
-    fn apply(self: Box<Self>, head: &mut http::response::Parts, body: ProxyBody) -> ProxyBody {
-        let encoded = head
-            .headers
-            .get(http::header::CONTENT_ENCODING)
-            .is_some_and(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"));
-        if !head.status.is_success() || encoded {
-            return body;
-        }
-        // The length changes with the URLs.
-        head.headers.remove(http::header::CONTENT_LENGTH);
-        CardBody {
-            inner: Some(body),
-            buf: BytesMut::new(),
-            public_base: self.public_base,
-            passing: false,
-        }
-        .boxed_unsync()
+    fn apply(self: Box<Self>, head: http::response::Parts, body: ProxyBody) -> Transformed {
+        Box::pin(self.run(head, body))
     }
 }
 
-/// Gathers the card (bounded), then yields it rewritten in one frame. A
-/// body over the bound is passed on as it is.
-struct CardBody {
-    inner: Option<ProxyBody>,
-    buf: BytesMut,
-    public_base: String,
-    /// Over the bound: frames pass unchanged.
-    passing: bool,
+impl CardRewrite {
+    /// Gathers the card (bounded), then answers with it rewritten, or as
+    /// it came. The head waits for the body: whether it changes
+    /// (`Content-Encoding`, `Content-Length`) is known only then.
+    async fn run(
+        self,
+        mut head: http::response::Parts,
+        body: ProxyBody,
+    ) -> (http::response::Parts, ProxyBody) {
+        if !head.status.is_success() {
+            return (head, body);
+        }
+        let max = self.card.settings.max_bytes;
+        let coding = match Coding::of(head.headers.get(header::CONTENT_ENCODING)) {
+            Ok(coding) => coding,
+            Err(why) => return self.pass(head, body, Why::Unreadable(why)),
+        };
+        if coding != Coding::Identity && !self.takes_identity {
+            return self.pass(head, body, Why::RefusesIdentity);
+        }
+        let declared = head
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        if declared.is_some_and(|n| n > max as u64) {
+            return self.pass(head, body, Why::TooLarge);
+        }
+        let (wire, trailers) = match gather(body, max).await {
+            Gathered::Whole { wire, trailers } => (wire, trailers),
+            Gathered::Over(held) => return self.pass(head, held.boxed_unsync(), Why::TooLarge),
+            // The upstream broke the body: the caller sees it break.
+            Gathered::Broken(held) => return (head, held.boxed_unsync()),
+        };
+        let plain = match coding.inflate(&wire, max) {
+            Ok(plain) => plain,
+            Err(why) => {
+                let held = Held::whole(wire, trailers).boxed_unsync();
+                return self.pass(head, held, Why::Unreadable(why));
+            }
+        };
+        // Not a card (an HTML page at the card's path) or nothing to move:
+        // as sent.
+        let Some(new) = rewrite(&plain, &self.card.settings.public_base) else {
+            return (head, Held::whole(wire, trailers).boxed_unsync());
+        };
+        head.headers.remove(header::CONTENT_ENCODING);
+        head.headers
+            .insert(header::CONTENT_LENGTH, header::HeaderValue::from(new.len()));
+        (head, Held::whole(Bytes::from(new), trailers).boxed_unsync())
+    }
+
+    fn pass(
+        &self,
+        head: http::response::Parts,
+        body: ProxyBody,
+        why: Why,
+    ) -> (http::response::Parts, ProxyBody) {
+        self.card.passed(why);
+        (head, body)
+    }
 }
 
-impl Body for CardBody {
+/// A card body read up to the bound.
+enum Gathered {
+    /// All of it (`wire` at most the bound), and its trailers.
+    Whole {
+        wire: Bytes,
+        trailers: Option<http::HeaderMap>,
+    },
+    /// Past the bound: what was read, then the rest as it comes.
+    Over(Held),
+    /// The body failed: what was read, then the error.
+    Broken(Held),
+}
+
+async fn gather(mut body: ProxyBody, max: usize) -> Gathered {
+    let mut wire = BytesMut::new();
+    let mut trailers = None;
+    loop {
+        match body.frame().await {
+            None => {
+                return Gathered::Whole {
+                    wire: wire.freeze(),
+                    trailers,
+                }
+            }
+            Some(Ok(frame)) => match frame.into_data() {
+                Ok(data) => {
+                    wire.extend_from_slice(&data);
+                    if wire.len() > max {
+                        let mut held = Held::whole(wire.freeze(), None);
+                        held.rest = Some(body);
+                        return Gathered::Over(held);
+                    }
+                }
+                Err(frame) => trailers = frame.into_trailers().ok(),
+            },
+            Some(Err(e)) => {
+                let mut held = Held::whole(wire.freeze(), None);
+                held.error = Some(e);
+                return Gathered::Broken(held);
+            }
+        }
+    }
+}
+
+/// Frames already read, then the rest of the body (or its error).
+struct Held {
+    frames: VecDeque<Frame<Bytes>>,
+    rest: Option<ProxyBody>,
+    error: Option<BoxError>,
+}
+
+impl Held {
+    fn whole(data: Bytes, trailers: Option<http::HeaderMap>) -> Held {
+        let mut frames = VecDeque::with_capacity(2);
+        if !data.is_empty() {
+            frames.push_back(Frame::data(data));
+        }
+        frames.extend(trailers.map(Frame::trailers));
+        Held {
+            frames,
+            rest: None,
+            error: None,
+        }
+    }
+}
+
+impl Body for Held {
     type Data = Bytes;
     type Error = BoxError;
 
@@ -97,45 +313,44 @@ impl Body for CardBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = &mut *self;
-        loop {
-            let Some(inner) = this.inner.as_mut() else {
-                return Poll::Ready(None);
-            };
-            if this.buf.len() > MAX_CARD {
-                // Too large to be a card: hand back what we hold, then pass.
-                let held = std::mem::take(&mut this.buf).freeze();
-                this.passing = true;
-                return Poll::Ready(Some(Ok(Frame::data(held))));
-            }
-            match std::task::ready!(Pin::new(inner).poll_frame(cx)) {
-                Some(Ok(frame)) => match frame.into_data() {
-                    Ok(data) if this.passing => return Poll::Ready(Some(Ok(Frame::data(data)))),
-                    Ok(data) => this.buf.extend_from_slice(&data),
-                    Err(other) => return Poll::Ready(Some(Ok(other))),
-                },
-                Some(Err(e)) => return Poll::Ready(Some(Err(e))),
-                None => {
-                    this.inner = None;
-                    if this.passing {
-                        return Poll::Ready(None);
-                    }
-                    let card = std::mem::take(&mut this.buf).freeze();
-                    let out = match rewrite(&card, &this.public_base) {
-                        Some(new) => Bytes::from(new),
-                        None => card,
-                    };
-                    return Poll::Ready(Some(Ok(Frame::data(out))));
-                }
-            }
+        if let Some(frame) = this.frames.pop_front() {
+            return Poll::Ready(Some(Ok(frame)));
+        }
+        if let Some(e) = this.error.take() {
+            return Poll::Ready(Some(Err(e)));
+        }
+        match this.rest.as_mut() {
+            Some(rest) => Pin::new(rest).poll_frame(cx),
+            None => Poll::Ready(None),
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_none() && self.buf.is_empty()
+        self.frames.is_empty()
+            && self.error.is_none()
+            && self.rest.as_ref().is_none_or(Body::is_end_stream)
     }
 
     fn size_hint(&self) -> SizeHint {
-        SizeHint::default()
+        let held: u64 = self
+            .frames
+            .iter()
+            .filter_map(Frame::data_ref)
+            .map(|d| d.len() as u64)
+            .sum();
+        match &self.rest {
+            _ if self.error.is_some() => SizeHint::default(),
+            None => SizeHint::with_exact(held),
+            Some(rest) => {
+                let mut hint = rest.size_hint();
+                // The upper first: a lower bound may not pass it.
+                if let Some(upper) = hint.upper() {
+                    hint.set_upper(upper.saturating_add(held));
+                }
+                hint.set_lower(hint.lower().saturating_add(held));
+                hint
+            }
+        }
     }
 }
 
@@ -145,131 +360,4 @@ pub fn is_card_path(path: &str) -> bool {
         || path.ends_with("/.well-known/agent.json")
         || path.ends_with("/extendedAgentCard")
         || path.ends_with("/v1/card")
-}
-
-/// Rewrites the card's advertised URLs onto `public_base` (scheme, host,
-/// port and optional path prefix, no trailing slash). Returns `None` when
-/// the body is not a JSON object or holds no URL to rewrite: then the
-/// original bytes go out untouched.
-///
-/// Only the bytes of those URL values change: each is located in the text
-/// itself (not searched for by content), so another field holding the same
-/// URL (a provider's or docs URL) stays, and a URL written with escapes
-/// (`http:\/\/agent`) is found all the same.
-pub fn rewrite(card: &[u8], public_base: &str) -> Option<Vec<u8>> {
-    let text = std::str::from_utf8(card).ok()?;
-    let top: BTreeMap<String, &RawValue> = serde_json::from_str(text).ok()?;
-    let mut values: Vec<&RawValue> = Vec::new();
-    values.extend(top.get("url").copied());
-    for list in ["supportedInterfaces", "additionalInterfaces"] {
-        let Some(items) = top.get(list) else { continue };
-        let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(items.get()) else {
-            continue;
-        };
-        for item in items {
-            if let Ok(fields) = serde_json::from_str::<BTreeMap<String, &RawValue>>(item.get()) {
-                values.extend(fields.get("url").copied());
-            }
-        }
-    }
-    let mut edits: Vec<(Range<usize>, String)> = Vec::new();
-    for raw in values {
-        let Ok(old) = serde_json::from_str::<String>(raw.get()) else {
-            continue;
-        };
-        let Some(new) = rebase(&old, public_base).filter(|new| *new != old) else {
-            continue;
-        };
-        if let (Some(at), Ok(token)) = (span(text, raw.get()), serde_json::to_string(&new)) {
-            edits.push((at, token));
-        }
-    }
-    if edits.is_empty() {
-        return None;
-    }
-    edits.sort_by_key(|(at, _)| at.start);
-    let mut out = String::with_capacity(text.len());
-    let mut from = 0;
-    for (at, token) in edits {
-        // Each value is edited once, even when listed twice (duplicate keys).
-        if at.start < from {
-            continue;
-        }
-        out.push_str(&text[from..at.start]);
-        out.push_str(&token);
-        from = at.end;
-    }
-    out.push_str(&text[from..]);
-    Some(out.into_bytes())
-}
-
-/// Where `part`, a slice borrowed from `text`, sits in it.
-fn span(text: &str, part: &str) -> Option<Range<usize>> {
-    let start = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
-    let end = start.checked_add(part.len())?;
-    (end <= text.len() && text.is_char_boundary(start) && text.is_char_boundary(end))
-        .then_some(start..end)
-}
-
-/// `http://agent:9999/a2a/v1?x=1` on `https://gw.example` →
-/// `https://gw.example/a2a/v1?x=1`. `None` for a URL that does not parse.
-fn rebase(url: &str, public_base: &str) -> Option<String> {
-    let uri: http::Uri = url.parse().ok()?;
-    uri.authority()?;
-    let tail = uri.path_and_query().map_or("", |p| p.as_str());
-    let tail = if tail == "/" && !url.ends_with('/') {
-        ""
-    } else {
-        tail
-    };
-    Some(format!("{}{}", public_base.trim_end_matches('/'), tail))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rewrites_v1_interfaces_keeping_paths_and_tenants() {
-        let card = br#"{"name":"x","supportedInterfaces":[{"url":"http://10.0.0.5:9999/a2a/jsonrpc","protocolBinding":"JSONRPC","tenant":"acme"},{"url":"http://10.0.0.5:9999/rest","protocolBinding":"HTTP+JSON"}],"description":"d"}"#;
-        let out = rewrite(card, "https://gw.example:8443/").unwrap();
-        let out = String::from_utf8(out).unwrap();
-        assert_eq!(
-            out,
-            r#"{"name":"x","supportedInterfaces":[{"url":"https://gw.example:8443/a2a/jsonrpc","protocolBinding":"JSONRPC","tenant":"acme"},{"url":"https://gw.example:8443/rest","protocolBinding":"HTTP+JSON"}],"description":"d"}"#
-        );
-    }
-
-    #[test]
-    fn rewrites_v03_url_and_additional_interfaces() {
-        let card = br#"{ "url": "http://agent:9999/", "additionalInterfaces": [ { "url": "http://agent:9999/v1", "transport": "HTTP+JSON" } ] }"#;
-        let out = String::from_utf8(rewrite(card, "http://127.0.0.1:8080").unwrap()).unwrap();
-        assert!(out.contains(r#""url": "http://127.0.0.1:8080/""#), "{out}");
-        assert!(
-            out.contains(r#""url": "http://127.0.0.1:8080/v1""#),
-            "{out}"
-        );
-        assert!(out.starts_with("{ \"url\""), "formatting kept: {out}");
-    }
-
-    #[test]
-    fn moves_only_the_advertised_values_even_when_escaped() {
-        let card = br#"{"provider":{"url":"http://a:1/"},"url":"http://a:1/","docs":"http://a:1/","additionalInterfaces":[7,{"url":"http:\/\/a:1\/r"}]}"#;
-        let out = String::from_utf8(rewrite(card, "https://p").unwrap()).unwrap();
-        assert_eq!(
-            out,
-            r#"{"provider":{"url":"http://a:1/"},"url":"https://p/","docs":"http://a:1/","additionalInterfaces":[7,{"url":"https://p/r"}]}"#
-        );
-    }
-
-    #[test]
-    fn leaves_other_bodies_alone() {
-        assert!(rewrite(b"not json", "http://p").is_none());
-        assert!(rewrite(b"[1,2]", "http://p").is_none());
-        assert!(rewrite(br#"{"name":"no urls"}"#, "http://p").is_none());
-        assert!(rewrite(br#"{"url":"http://p/x"}"#, "http://p").is_none());
-        assert!(is_card_path("/.well-known/agent-card.json"));
-        assert!(is_card_path("/t/.well-known/agent.json"));
-        assert!(!is_card_path("/tasks/1"));
-    }
 }

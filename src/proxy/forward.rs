@@ -264,11 +264,11 @@ impl Forwarder {
         let on_idle = move || idle.idle_fired.store(true, Ordering::Relaxed);
         let body = IdleTimeout::new(body, self.shared.idle_timeout, on_idle);
         let mut body = TeeBody::new(body, ResponseTap::new(exchange, status)).boxed_unsync();
-        if let Some(transform) = transform {
-            body = transform.apply(&mut head, body);
-        }
         let own_time = (sent - start) + answered.elapsed();
         self.shared.overhead.observe(own_time.as_secs_f64());
+        if let Some(transform) = transform {
+            (head, body) = transform.apply(head, body).await;
+        }
         Response::from_parts(head, body)
     }
 

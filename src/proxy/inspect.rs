@@ -111,12 +111,18 @@ pub trait ExchangeObserver: Send + Sync + 'static {
     }
 }
 
-/// Alters one response. May change the head (e.g. drop `content-length`)
-/// and returns the body to send. The body it is given carries the tee, so
-/// the transform must read it (wrap it, or collect it then rewrite) for the
-/// observer to see the upstream's original bytes; dropping it unread reports
-/// the response as `Dropped`.
+/// Alters one response. May change the head (e.g. its `content-length`)
+/// and returns it with the body to send; the head goes to the caller only
+/// when the future is done, so a transform that must read the whole body
+/// to know its head (a rewritten card) may. The body it is given carries
+/// the tee, so the transform must read it (wrap it, or gather it then
+/// rewrite) for the observer to see the upstream's original bytes;
+/// dropping it unread reports the response as `Dropped`.
 pub trait ResponseTransform: Send + 'static {
-    /// Returns the body the caller gets.
-    fn apply(self: Box<Self>, head: &mut response::Parts, body: ProxyBody) -> ProxyBody;
+    /// The head and body the caller gets.
+    fn apply(self: Box<Self>, head: response::Parts, body: ProxyBody) -> Transformed;
 }
+
+/// What a [`ResponseTransform`] gives back: the head and body to send.
+pub type Transformed =
+    std::pin::Pin<Box<dyn std::future::Future<Output = (response::Parts, ProxyBody)> + Send>>;

@@ -19,7 +19,9 @@ pub mod tee;
 pub use card::CardOnly;
 pub use error::{ProxyError, UpstreamReason};
 pub use forward::Forwarder;
-pub use inspect::{ExchangeLabels, ExchangeObserver, Inspector, ResponseTransform, LABEL_SLOTS};
+pub use inspect::{
+    ExchangeLabels, ExchangeObserver, Inspector, ResponseTransform, Transformed, LABEL_SLOTS,
+};
 pub use tee::{BodyEnd, BodyObserver, TeeBody};
 
 /// Boxed error of the bodies the proxy hands to hyper.

@@ -65,7 +65,8 @@ pub struct Metrics {
     /// or a failed export.
     pub trace_spans_dropped_total: IntCounter,
     /// `a2a_agent_card_bypass_total{upstream}`: agent cards seen whose
-    /// interface URLs lead past the proxy.
+    /// interface URLs lead past the proxy, or (rewriting) passed
+    /// unrewritten.
     pub agent_card_bypass_total: IntCounterVec,
     /// `a2a_connections_closed_total{reason}`: caller connections the proxy
     /// closed for a deadline (`header_timeout`, `idle`, `write_timeout`).
@@ -207,7 +208,7 @@ impl Metrics {
             },
             agent_card_bypass_total: counter(
                 "a2a_agent_card_bypass_total",
-                "Agent cards passed whose interface URLs lead past the proxy (rewrite_agent_card off).",
+                "Agent cards passed whose interface URLs lead past the proxy (rewrite_agent_card off), or that could not be rewritten (on).",
                 &["upstream"],
             )?,
             connections_closed_total: counter(

@@ -24,6 +24,7 @@ use crate::engine::EngineConfig;
 use crate::findings::Policy;
 use crate::lifecycle::{Millis, RegistryConfig, StallLimits};
 use crate::proxy::access::AccessLog;
+use crate::proxy::card::CardSettings;
 
 /// The engine's limits and evidence rules of a config (`[analysis]`,
 /// `[audit]`): the same live and offline.
@@ -74,8 +75,8 @@ pub struct TapConfig {
     pub engine: EngineConfig,
     pub registry: RegistryConfig,
     pub policy: Policy,
-    /// Rewrite agent cards onto this public base URL (`None`: never).
-    pub card_base: Option<String>,
+    /// Rewrite agent cards so (`None`: never).
+    pub card: Option<CardSettings>,
     /// The authority of the proxy's `public_url`, when set: card URLs
     /// there lead through the proxy.
     pub public_authority: Option<String>,
@@ -121,7 +122,7 @@ impl TapConfig {
             engine: engine_config(config),
             registry: registry_config(config),
             policy: config.policy()?,
-            card_base: card_base(config),
+            card: card_settings(config),
             public_authority: config
                 .public_url
                 .as_ref()
@@ -162,13 +163,17 @@ pub fn share_settings(config: &Config) -> Option<replicas::ShareSettings> {
     }
 }
 
-/// The public base URL agent cards are rewritten onto, when
-/// `rewrite_agent_card` is on (with or without validation).
-pub fn card_base(config: &Config) -> Option<String> {
-    config
-        .rewrite_agent_card
-        .then(|| config.public_url.as_ref().map(|u| u.to_string()))
-        .flatten()
+/// How agent cards are rewritten, when `rewrite_agent_card` is on (with
+/// or without validation).
+pub fn card_settings(config: &Config) -> Option<CardSettings> {
+    let public = config
+        .public_url
+        .as_ref()
+        .filter(|_| config.rewrite_agent_card)?;
+    Some(CardSettings {
+        public_base: public.to_string(),
+        max_bytes: config.proxy.max_card_rewrite_bytes,
+    })
 }
 
 fn millis(d: std::time::Duration) -> Millis {

@@ -34,6 +34,7 @@ use crate::a2a::grpc::{self, GrpcStatus};
 use crate::engine::{Head, Media, SkipReason};
 use crate::lifecycle::{End, Registry, Seq};
 use crate::proxy::access::AccessLine;
+use crate::proxy::card::CardRewriter;
 use crate::proxy::{
     BodyEnd, ExchangeLabels, ExchangeObserver, Inspector, ProxyError, ResponseTransform,
 };
@@ -52,7 +53,8 @@ struct Shared {
     max_request_bytes: usize,
     /// `a2a_streams_active{upstream}`, resolved once.
     streams_active: prometheus::IntGauge,
-    card_base: Option<String>,
+    /// Rewrites agent cards, when `rewrite_agent_card` is on.
+    card: Option<Arc<CardRewriter>>,
     /// Whether exchanges are traced (their method and path are then sent).
     traced: bool,
     /// With `propagate`: the root sampling ratio of the spans decided here.
@@ -95,7 +97,7 @@ impl Tap {
         .with_base_path(&cfg.upstream_base_path)
         .with_clock(cfg.clock.clone())
         .with_access(cfg.access.clone())
-        .with_bypass_check(cfg.card_base.is_none(), cfg.public_authority.clone())
+        .with_bypass_check(cfg.card.is_none(), cfg.public_authority.clone())
         .with_tracer(cfg.trace.take().map(|t| {
             super::worker::tracer::Tracer::new(t.spans, t.sample_ratio, t.server_address)
                 .with_max_id(cfg.engine.max_id_bytes)
@@ -110,7 +112,9 @@ impl Tap {
             clock: cfg.clock.clone(),
             max_request_bytes: cfg.max_request_bytes,
             streams_active: metrics.streams_active.with_label_values(&[&cfg.upstream]),
-            card_base: cfg.card_base,
+            card: cfg
+                .card
+                .map(|c| CardRewriter::new(c, &cfg.upstream, &metrics)),
             traced,
             propagate,
         });
@@ -166,7 +170,7 @@ impl Inspector for Tap {
     }
 
     fn transform_for(&self, head: &http::request::Parts) -> Option<Box<dyn ResponseTransform>> {
-        crate::proxy::card::card_transform(head, self.shared.card_base.as_ref()?)
+        crate::proxy::card::card_transform(head, self.shared.card.as_ref()?)
     }
 }
 

@@ -13,6 +13,7 @@ use crate::support::*;
 use a2a_tap::config::HumanDuration;
 use a2a_tap::proxy::{
     BodyEnd, ExchangeLabels, ExchangeObserver, Inspector, ProxyBody, ProxyError, ResponseTransform,
+    Transformed,
 };
 
 type Sender = http_body_util::channel::Sender<Bytes, BoxError>;
@@ -213,10 +214,12 @@ impl ExchangeObserver for Recorder {
 struct Rewrite;
 
 impl ResponseTransform for Rewrite {
-    fn apply(self: Box<Self>, head: &mut response::Parts, body: ProxyBody) -> ProxyBody {
+    fn apply(self: Box<Self>, mut head: response::Parts, body: ProxyBody) -> Transformed {
         head.headers.remove(http::header::CONTENT_LENGTH);
-        body.map_frame(|f| f.map_data(|d| Bytes::from(d.to_ascii_uppercase())))
-            .boxed_unsync()
+        let body = body
+            .map_frame(|f| f.map_data(|d| Bytes::from(d.to_ascii_uppercase())))
+            .boxed_unsync();
+        Box::pin(std::future::ready((head, body)))
     }
 }
 

@@ -149,8 +149,8 @@ async fn cards_are_rewritten_with_validation_off_too() {
 /// With rewriting off, a card whose interface URLs lead past the proxy
 /// (the agent's own address) is counted in `a2a_agent_card_bypass_total`:
 /// clients that follow it would talk to the agent unseen. Look-alikes: a
-/// card naming the address the caller fetched it at (the proxy), and any
-/// card while rewriting is on, are not counted.
+/// card naming the address the caller fetched it at (the proxy), and a
+/// card rewritten (rewriting on), are not counted.
 #[tokio::test]
 async fn cards_that_send_clients_past_the_proxy_are_counted() {
     use crate::support::{sample, NAME};
@@ -190,4 +190,201 @@ async fn cards_that_send_clients_past_the_proxy_are_counted() {
     get_card(&up, &rewriting, "/.well-known/agent-card.json", &ours).await;
     crate::support::a2a::settle(&up, &rewriting).await;
     assert_eq!(bypass(&rewriting.metrics().await), Some(0.0));
+}
+
+/// `body` under `coding` (gzip, deflate, br), in small chunks.
+fn coded(body: &[u8], coding: &str) -> Reply {
+    use super::paths::{brotli_stored, gzip, zlib};
+    let packed = match coding {
+        "gzip" => gzip(body),
+        "deflate" => zlib(body),
+        "br" => brotli_stored(body),
+        _ => body.to_vec(),
+    };
+    let mut reply = Reply::json(200, "").header("content-encoding", coding);
+    reply.chunks = packed
+        .chunks(17)
+        .map(bytes::Bytes::copy_from_slice)
+        .collect();
+    reply
+}
+
+fn bypass(scrape: &str) -> Option<f64> {
+    crate::support::sample(
+        scrape,
+        "a2a_agent_card_bypass_total",
+        &[("upstream", crate::support::NAME)],
+    )
+}
+
+/// Issue 34: a compressed card (any framework's gzip middleware, to any
+/// httpx client, which sends `Accept-Encoding: gzip`) passed with the
+/// agent's own URLs. Now it is undone, rewritten and sent uncompressed:
+/// the text is the agent's with only the URLs moved, `Content-Encoding`
+/// gone, `Content-Length` right, `Vary` kept; nothing counted as bypassing.
+#[tokio::test]
+async fn compressed_cards_come_back_rewritten_and_decodable() {
+    let up = Upstream::start().await;
+    let p = Proxy::start(up.addr, REWRITE).await;
+    let card = card_v1(&up.addr.to_string());
+    let want = card
+        .replace(
+            &format!("\"http://{}/a2a", up.addr),
+            &format!("\"{PUBLIC}/a2a"),
+        )
+        .replace(
+            &format!("\"http://{}/rest", up.addr),
+            &format!("\"{PUBLIC}/rest"),
+        );
+    for coding in ["gzip", "br", "deflate", "x-gzip"] {
+        let packed = if coding == "x-gzip" { "gzip" } else { coding };
+        let mut reply = coded(card.as_bytes(), packed).header("vary", "Accept-Encoding");
+        reply.headers[0].1 = coding.to_owned();
+        up.push(reply);
+        let (status, head, got) = p
+            .request(
+                "GET",
+                "/.well-known/agent-card.json",
+                &[("accept-encoding", "gzip, deflate, br")],
+                "",
+            )
+            .await;
+        assert_eq!(status, 200, "{coding}");
+        assert_eq!(String::from_utf8_lossy(&got), want, "{coding}");
+        assert!(head.get("content-encoding").is_none(), "{coding}: {head:?}");
+        assert_eq!(
+            head.get("content-length")
+                .map(|v| v.to_str().unwrap().to_owned()),
+            Some(got.len().to_string()),
+            "{coding}"
+        );
+        assert_eq!(head.get("vary").unwrap(), "Accept-Encoding", "{coding}");
+        assert_eq!(head.get("content-type").unwrap(), "application/json");
+    }
+    // A compressed card that names the proxy already passes as it came.
+    let ours = card_v1("proxy.example:8080");
+    let packed = super::paths::gzip(ours.as_bytes());
+    up.push(coded(ours.as_bytes(), "gzip"));
+    let (_, head, got) = p
+        .request(
+            "GET",
+            "/.well-known/agent-card.json",
+            &[("accept-encoding", "gzip")],
+            "",
+        )
+        .await;
+    assert_eq!(got, packed);
+    assert_eq!(head.get("content-encoding").unwrap(), "gzip");
+    assert_eq!(bypass(&p.metrics().await), Some(0.0));
+}
+
+/// Issue 34: with rewriting on, the bypass check was off, so a card that
+/// left unrewritten went unseen. Every card the proxy passes as the agent
+/// sent it, its URLs unmoved, is now counted in
+/// `a2a_agent_card_bypass_total` (and logged): a coding the proxy does not
+/// undo, broken compressed bytes, a card over `max_card_rewrite_bytes` on
+/// the wire (declared or not) or once undone, and a compressed card to a
+/// caller refusing an uncompressed answer. Each passes byte-identical.
+/// Look-alikes not counted: an HTML page at the card's path, a 404, a
+/// card within the bound. With validation off, the same.
+#[tokio::test]
+async fn cards_passed_unrewritten_are_counted_as_bypassing() {
+    let up = Upstream::start().await;
+    let p = Proxy::start(
+        up.addr,
+        &format!("{REWRITE}[proxy]\nmax_card_rewrite_bytes = \"4KiB\"\n"),
+    )
+    .await;
+    let card = card_v1(&up.addr.to_string());
+    let large = card.replace(
+        "\"skills\": []",
+        &format!("\"skills\": [], \"pad\": \"{}\"", "x".repeat(8 << 10)),
+    );
+    let wire = |reply: &Reply| reply.bytes();
+    let mut broken = super::paths::gzip(card.as_bytes());
+    broken.truncate(broken.len() / 2);
+    let mut corrupt = coded(b"", "gzip");
+    corrupt.chunks = vec![bytes::Bytes::from(broken)];
+    let declared = {
+        let r = Reply::json(200, &large);
+        let n = r.bytes().len().to_string();
+        r.header("content-length", &n)
+    };
+    let passing: Vec<(&str, Reply, &str)> = vec![
+        ("zstd", coded(card.as_bytes(), "zstd"), "gzip, zstd"),
+        ("broken gzip", corrupt, "gzip"),
+        ("over the bound, chunked", Reply::json(200, &large), "gzip"),
+        ("over the bound, declared", declared, "gzip"),
+        (
+            "over the bound undone",
+            coded(large.as_bytes(), "gzip"),
+            "gzip",
+        ),
+        (
+            "refuses identity",
+            coded(card.as_bytes(), "br"),
+            "br, identity;q=0",
+        ),
+    ];
+    for (n, (what, reply, accept)) in passing.into_iter().enumerate() {
+        let sent = wire(&reply);
+        up.push(reply);
+        let (status, _, got) = p
+            .request(
+                "GET",
+                "/.well-known/agent-card.json",
+                &[("accept-encoding", accept)],
+                "",
+            )
+            .await;
+        assert_eq!(status, 200, "{what}");
+        assert!(got == sent, "{what}: passed as the agent sent it");
+        assert_eq!(bypass(&p.metrics().await), Some((n + 1) as f64), "{what}");
+    }
+    let html = "<!doctype html><title>app</title>";
+    let mut page = Reply::json(200, html);
+    page.content_type = "text/html".into();
+    for reply in [page, Reply::json(404, "{}"), Reply::json(200, &card)] {
+        up.push(reply);
+        p.request("GET", "/.well-known/agent-card.json", &[], "")
+            .await;
+    }
+    assert_eq!(bypass(&p.metrics().await), Some(6.0), "look-alikes");
+
+    // Rewriting without validation counts them too.
+    let plain = Proxy::start(up.addr, &format!("validate = false\n{REWRITE}")).await;
+    up.push(coded(card.as_bytes(), "zstd"));
+    plain
+        .request("GET", "/.well-known/agent-card.json", &[], "")
+        .await;
+    assert_eq!(bypass(&plain.metrics().await), Some(1.0), "validation off");
+}
+
+/// Issue 34: the rewrite read a map that keeps the last of a repeated key,
+/// so a card repeating `url`, `supportedInterfaces` or
+/// `additionalInterfaces` left the agent's address in the bytes sent (and
+/// parsers that keep the first duplicate followed it). Every occurrence
+/// moves now, escaped keys too.
+#[tokio::test]
+async fn a_card_repeating_keys_keeps_no_internal_url() {
+    let up = Upstream::start().await;
+    let p = Proxy::start(up.addr, REWRITE).await;
+    let a = up.addr.to_string();
+    let card = format!(
+        r#"{{"name": "Echo", "url": "http://{a}/first", "url": "http://{a}/second",
+ "supportedInterfaces": [{{"url": "http://{a}/a", "protocolBinding": "JSONRPC", "url": "http://{a}/b"}}],
+ "supportedInterfaces": [{{"url": "http://{a}/c", "protocolBinding": "JSONRPC"}}],
+ "additionalInterfaces": [{{"url": "http://{a}/d", "transport": "JSONRPC"}}],
+ "additionalInterfaces": [{{"u\u0072l": "http://{a}/e", "transport": "JSONRPC"}}]}}"#
+    );
+    let (got, _) = get_card(&up, &p, "/.well-known/agent-card.json", &card).await;
+    let got = String::from_utf8(got).unwrap();
+    assert!(!got.contains(&a), "no internal URL left: {got}");
+    for tail in ["first", "second", "a", "b", "c", "d", "e"] {
+        assert!(
+            got.contains(&format!("\"{PUBLIC}/{tail}\"")),
+            "{tail}: {got}"
+        );
+    }
+    assert_eq!(bypass(&p.metrics().await), Some(0.0));
 }

@@ -73,13 +73,13 @@ async fn json_body_over_the_limit_is_skipped_not_judged() {
     assert_eq!(skipped(&scrape, "body_too_large"), Some(1.0), "{scrape}");
 }
 
-fn gzip(b: &[u8]) -> Vec<u8> {
+pub(super) fn gzip(b: &[u8]) -> Vec<u8> {
     let mut e = GzEncoder::new(Vec::new(), Compression::default());
     e.write_all(b).unwrap();
     e.finish().unwrap()
 }
 
-fn zlib(b: &[u8]) -> Vec<u8> {
+pub(super) fn zlib(b: &[u8]) -> Vec<u8> {
     let mut e = ZlibEncoder::new(Vec::new(), Compression::default());
     e.write_all(b).unwrap();
     e.finish().unwrap()
@@ -87,7 +87,7 @@ fn zlib(b: &[u8]) -> Vec<u8> {
 
 /// A valid brotli stream of stored (uncompressed) meta-blocks: no brotli
 /// encoder is a dependency, and the format allows this.
-fn brotli_stored(b: &[u8]) -> Vec<u8> {
+pub(super) fn brotli_stored(b: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     for (i, block) in b.chunks(1 << 16).enumerate() {
         let m = (block.len() - 1) as u32;

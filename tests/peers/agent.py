@@ -11,13 +11,16 @@ the first word of the user's message:
   long      working until canceled
   direct    a direct Message reply, no task
 
-Usage: agent.py --port N [--public-url URL] [--record FILE]
+Usage: agent.py --port N [--public-url URL] [--record FILE] [--gzip]
 Prints `READY <port>` on stdout once it accepts connections. `--port 0` picks
 a free port; `--public-url` is the base URL advertised in the agent card
 (default: this agent's own loopback URL), so a proxy in front can be advertised.
 `--record FILE` appends one JSON line per HTTP exchange,
 {"method", "path", "status", "content_type", "body_b64"}, holding the exact
 response body bytes this agent sent (an ASGI middleware around `send`).
+`--gzip` puts Starlette's GZipMiddleware (shipped with the SDK's server
+stack) in front, as many deployments do: answers, the card too, are
+gzip-compressed for callers that accept it (SSE streams are left alone).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
+from starlette.middleware.gzip import GZipMiddleware
 
 from a2a.helpers import new_task_from_user_message, new_text_message, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -290,9 +294,11 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--public-url", default=None)
     parser.add_argument("--record", default=None, help="append one JSON line per HTTP exchange")
+    parser.add_argument("--gzip", action="store_true", help="compress answers (GZipMiddleware)")
     args = parser.parse_args()
+    wrap = (lambda app: GZipMiddleware(app, minimum_size=0)) if args.gzip else None
     try:
-        asyncio.run(serve(args.port, args.public_url, args.record))
+        asyncio.run(serve(args.port, args.public_url, args.record, wrap))
     except KeyboardInterrupt:
         sys.exit(0)
 

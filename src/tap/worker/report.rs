@@ -177,7 +177,8 @@ impl Sink for Collect {
 /// sees only the card fetch. Each such card is counted; the first is
 /// logged, with the fix.
 pub(crate) struct BypassCheck {
-    /// Off while cards are rewritten.
+    /// Off while cards are rewritten: the rewrite itself counts the cards
+    /// it passes unrewritten (`proxy::card`).
     pub(crate) on: bool,
     /// The authority of the proxy's `public_url`.
     pub(crate) public: Option<String>,

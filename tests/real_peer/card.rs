@@ -1,0 +1,125 @@
+//! Issue 34: the official Python SDK's client follows an agent card that
+//! its agent gzip-compresses (Starlette's GZipMiddleware; httpx sends
+//! `Accept-Encoding: gzip`) through a2a-tap with `rewrite_agent_card = true`.
+//! The compressed card used to pass with the agent's own URL, so the client
+//! went to the agent directly and the proxy saw only the card fetch.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::{free_port, http_get_status, run_python, start_server, Proc, Scratch, START_TIMEOUT};
+
+/// One GET on a fresh connection: the head's text and the body's bytes.
+fn get(port: u16, path: &str, accept_encoding: &str) -> (String, Vec<u8>) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept-Encoding: {accept_encoding}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut all = Vec::new();
+    stream.read_to_end(&mut all).expect("read");
+    let end = all
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a whole head");
+    let head = String::from_utf8_lossy(&all[..end]).to_ascii_lowercase();
+    (head, all[end + 4..].to_vec())
+}
+
+/// The sum of a metric's samples whose labels include `label`.
+fn total(scrape: &str, metric: &str, label: &str) -> f64 {
+    scrape
+        .lines()
+        .filter(|l| l.starts_with(&format!("{metric}{{")) && l.contains(label))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+#[test]
+fn python_sdk_client_follows_a_gzip_compressed_card_through_the_proxy() {
+    let scratch = Scratch::new("gzip-card");
+    let agent = "tests/peers/agent.py";
+    let (_agent, port) = start_server(&scratch, "gzip-agent", agent, &["--port", "0", "--gzip"]);
+    // The agent compresses its card, which names the agent's own address.
+    let (head, _) = get(port, "/.well-known/agent-card.json", "gzip");
+    assert!(head.contains("content-encoding: gzip"), "{head}");
+    let only = ["--only", "JSONRPC/1.0"];
+    let direct_url = format!("http://127.0.0.1:{port}");
+    let direct = run_python(
+        &scratch,
+        "gzip-card-client-direct",
+        "tests/peers/client.py",
+        &[&direct_url, only[0], only[1]],
+    );
+
+    let (listen, admin) = (free_port(), free_port());
+    let url = format!("http://127.0.0.1:{listen}");
+    let file = scratch.path("tap.toml");
+    fs::write(
+        &file,
+        format!(
+            "listen = \"127.0.0.1:{listen}\"\nadmin = \"127.0.0.1:{admin}\"\n\
+             upstream = \"{direct_url}\"\nname = \"gzip-agent\"\naudit_log = \"{}\"\n\
+             rewrite_agent_card = true\npublic_url = \"{url}\"\n",
+            scratch.path("audit.jsonl").display()
+        ),
+    )
+    .expect("write config");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2a-tap"));
+    cmd.arg("--config").arg(&file).stdout(Stdio::null());
+    let mut proxy = Proc::spawn("a2a-tap-gzip-card", &mut cmd, &scratch);
+    let deadline = Instant::now() + START_TIMEOUT;
+    while http_get_status(admin, "/healthz") != Some(200) {
+        proxy.assert_running();
+        assert!(
+            Instant::now() < deadline,
+            "a2a-tap did not start\n{}",
+            proxy.stderr_tail()
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    let through = run_python(
+        &scratch,
+        "gzip-card-client-through-proxy",
+        "tests/peers/client.py",
+        &[&url, only[0], only[1]],
+    );
+    let (_, scrape) = get(admin, "/metrics", "identity");
+    let scrape = String::from_utf8_lossy(&scrape);
+    // The client's calls reached the proxy, not the agent directly.
+    for method in [
+        "SendStreamingMessage",
+        "SendMessage",
+        "GetTask",
+        "CancelTask",
+    ] {
+        let label = format!("method=\"{method}\"");
+        assert!(
+            total(&scrape, "a2a_requests_total", &label) >= 1.0,
+            "{method} went past the proxy:\n{scrape}"
+        );
+    }
+    assert!(
+        direct == through,
+        "the client saw different outcomes through a2a-tap\n--- direct ---\n{direct:#}\n--- through ---\n{through:#}\n{}",
+        proxy.stderr_tail()
+    );
+    // Through the proxy, the card comes back rewritten and readable.
+    let (head, card) = get(listen, "/.well-known/agent-card.json", "gzip, deflate");
+    assert!(!head.contains("content-encoding"), "{head}");
+    let card = String::from_utf8(card).expect("an uncompressed card");
+    assert!(card.contains(&url) && !card.contains(&direct_url), "{card}");
+
+    assert_eq!(
+        total(&scrape, "a2a_agent_card_bypass_total", "gzip-agent"),
+        0.0,
+        "{scrape}"
+    );
+}
