@@ -67,14 +67,21 @@ pub fn build(
             cfg.pool_idle_timeout.0,
             slots,
             max_idle,
+            cfg.max_header_list_size,
         ))
     });
     let connector = builder().enable_http2().wrap_connector(http);
+    // An answer's header list (a gRPC trailers-only answer's status
+    // details) up to `max_header_list_size`: hyper's 16 KiB default turns a
+    // larger one into an error the caller would see instead of the answer,
+    // and silently drops the trailers past it.
+    let max_header_list = u32::try_from(cfg.max_header_list_size).unwrap_or(u32::MAX);
     let http2 = Client::builder(TokioExecutor::new())
         .pool_timer(TokioTimer::new())
         .timer(TokioTimer::new())
         .pool_idle_timeout(cfg.pool_idle_timeout.0)
         .http2_only(true)
+        .http2_max_header_list_size(max_header_list)
         .build(connector);
     Ok(Upstream {
         http1,

@@ -26,6 +26,8 @@ use super::UpstreamBody;
 
 /// Most idle connections kept by one pool (a budget may keep fewer).
 const MAX_IDLE: usize = 1024;
+/// hyper's default HTTP/1.1 read buffer limit.
+const HYPER_MAX_BUF: usize = 8192 + 4096 * 100;
 
 type Io = MaybeHttpsStream<TokioIo<TcpStream>>;
 type Conn = http1::Connection<Io, UpstreamBody>;
@@ -59,6 +61,8 @@ pub struct Pool {
     slots: Arc<Semaphore>,
     /// Most idle connections this pool keeps.
     max_idle: usize,
+    /// A connection's read buffer, at most (a response head must fit).
+    max_buf: usize,
 }
 
 /// One connection, leased to one exchange at a time.
@@ -77,12 +81,14 @@ pub struct Lease {
 impl Pool {
     /// A pool connecting through `connector`, its leases in use bounded by
     /// `slots` (shared with the other pools), keeping at most `max_idle`
-    /// idle connections.
+    /// idle connections, reading response heads of up to `max_head` bytes
+    /// (hyper's ~400 KiB read buffer, or more).
     pub fn new(
         connector: HttpsConnector<HttpConnector>,
         idle_timeout: Duration,
         slots: Arc<Semaphore>,
         max_idle: usize,
+        max_head: usize,
     ) -> Pool {
         Pool {
             connector,
@@ -90,6 +96,7 @@ impl Pool {
             idle_timeout,
             slots,
             max_idle: max_idle.min(MAX_IDLE),
+            max_buf: max_head.max(HYPER_MAX_BUF),
         }
     }
 
@@ -122,7 +129,10 @@ impl Pool {
 
     async fn open(&self, uri: &Uri, slot: OwnedSemaphorePermit) -> Result<Lease, BoxError> {
         let io = self.connector.clone().call(uri.clone()).await?;
-        let (sender, conn) = http1::Builder::new().handshake(io).await?;
+        let (sender, conn) = http1::Builder::new()
+            .max_buf_size(self.max_buf)
+            .handshake(io)
+            .await?;
         Ok(Lease {
             sender,
             conn: Some(Box::pin(conn)),

@@ -224,6 +224,7 @@ pub async fn start_with(
             builder: caller_builder(
                 config.proxy.header_read_timeout.0,
                 config.proxy.max_concurrent_streams,
+                config.proxy.max_header_list_size,
             ),
             forwarder: Arc::new(forwarder),
             metrics: metrics.clone(),
