@@ -104,7 +104,9 @@ pub struct ProxySection {
     pub max_connections: usize,
     /// Most HTTP/1.1 upstream connections in use at once, over every
     /// serving thread; an exchange past it waits for one (within
-    /// `upstream_header_timeout`).
+    /// `upstream_header_timeout`). One caller connection holds at most an
+    /// eighth of them, and the last eighth goes only to caller connections
+    /// that hold none (`proxy::share`).
     pub max_upstream_connections: usize,
     /// Most concurrent streams an h2 caller connection may open.
     pub max_concurrent_streams: u32,

@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit};
 
 use crate::proxy::activity::{Activity, Closed, Deadlines, Verdict};
 use crate::proxy::inspect::{OTHER_METHOD, UNKNOWN_BINDING};
+use crate::proxy::share::{Budget, CallerShare};
 use crate::proxy::Forwarder;
 use crate::report::Metrics;
 
@@ -127,6 +128,9 @@ pub(super) struct Conn {
     pub(super) kill: watch::Receiver<bool>,
     /// The deadlines of every connection state.
     pub(super) deadlines: Deadlines,
+    /// The upstream connections every serving thread shares; each caller
+    /// connection holds at most its share.
+    pub(super) budget: Arc<Budget>,
 }
 
 impl Conn {
@@ -140,10 +144,15 @@ impl Conn {
         let activity = Arc::new(Activity::new(Instant::now()));
         let forwarder = self.forwarder.clone();
         let on_conn = activity.clone();
+        let share = CallerShare::new(self.budget.clone());
         let service = service_fn(move |req| {
             let forwarder = forwarder.clone();
             let activity = Some(on_conn.clone());
-            async move { Ok::<_, Infallible>(forwarder.handle(req, peer, activity).await) }
+            let share = share.clone();
+            async move {
+                let answer = forwarder.handle(req, peer, activity, &share).await;
+                Ok::<_, Infallible>(answer)
+            }
         });
         let conn = self.builder.serve_connection(TokioIo::new(stream), service);
         tokio::pin!(conn);
