@@ -104,10 +104,17 @@ pub struct ProxySection {
     pub max_connections: usize,
     /// Most HTTP/1.1 upstream connections in use at once, over every
     /// serving thread; an exchange past it waits for one (within
-    /// `upstream_header_timeout`).
+    /// `upstream_header_timeout`). One caller connection holds at most an
+    /// eighth of them, and the last eighth goes only to caller connections
+    /// that hold none (`proxy::share`).
     pub max_upstream_connections: usize,
     /// Most concurrent streams an h2 caller connection may open.
     pub max_concurrent_streams: u32,
+    /// Largest header list (and trailer list) taken from a caller or an
+    /// upstream, in bytes: HTTP/2's `SETTINGS_MAX_HEADER_LIST_SIZE` on
+    /// both sides, and the HTTP/1.1 read buffers that must hold a head.
+    #[serde(deserialize_with = "size_usize")]
+    pub max_header_list_size: usize,
     /// Talk HTTP/2 to the upstream (h2c for `http://`, ALPN h2 for `https://`).
     pub upstream_http2: bool,
     /// Add `Via`, `X-Forwarded-For` and `X-Forwarded-Proto` to forwarded requests.
@@ -213,6 +220,11 @@ pub struct StallSection {
 
 /// Default admin address from the contract.
 pub const DEFAULT_ADMIN: &str = "127.0.0.1:9464";
+
+/// `proxy.max_header_list_size`'s range: hyper's own default, below which
+/// ordinary answers fail; and a ceiling that keeps a head's memory sane.
+const MIN_HEADER_LIST: usize = 16 * 1024;
+const MAX_HEADER_LIST: usize = 16 * 1024 * 1024;
 
 impl Default for Config {
     fn default() -> Self {
@@ -368,6 +380,14 @@ impl Config {
         }
         if nanos(&self.registry.ttl) == 0 {
             invalid("registry.ttl", "must be greater than zero");
+        }
+
+        let headers = self.proxy.max_header_list_size;
+        if !(MIN_HEADER_LIST..=MAX_HEADER_LIST).contains(&headers) {
+            invalid(
+                "proxy.max_header_list_size",
+                "must be between 16 KiB and 16 MiB (gRPC status details alone reach tens of KiB)",
+            );
         }
 
         let stalls = [

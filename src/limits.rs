@@ -7,10 +7,6 @@
 //! then waits in the accept queue instead of taking the descriptors
 //! `/healthz` needs.
 
-use std::sync::Arc;
-
-use tokio::sync::Semaphore;
-
 /// Descriptors kept for the process itself, beyond the admin connections.
 pub const RESERVE: u64 = 64;
 /// Most admin connections served at once (their descriptors are reserved).
@@ -56,13 +52,6 @@ impl Plan {
             nofile,
             lowered,
         }
-    }
-
-    /// The slots of upstream leases, shared by every serving thread.
-    pub fn upstream_slots(&self) -> Arc<Semaphore> {
-        Arc::new(Semaphore::new(
-            self.upstream_leases.min(Semaphore::MAX_PERMITS),
-        ))
     }
 }
 

@@ -16,6 +16,7 @@ impl Default for ProxySection {
             max_connections: 10_000,
             max_upstream_connections: 10_000,
             max_concurrent_streams: 100,
+            max_header_list_size: 64 * 1024,
             upstream_http2: false,
             forwarded_headers: false,
             grace_period: HumanDuration::secs(30),

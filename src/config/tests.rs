@@ -147,3 +147,17 @@ fn upstream_urls() {
     assert!("http://".parse::<UpstreamUrl>().is_err());
     assert!("127.0.0.1:80".parse::<UpstreamUrl>().is_err());
 }
+
+#[test]
+fn header_list_size_is_bounded_both_ways() {
+    let c: Config = minimal().parse().expect("parses");
+    assert_eq!(c.proxy.max_header_list_size, 64 * 1024);
+    for size in ["\"1KiB\"", "\"64MiB\""] {
+        let text = format!("{}[proxy]\nmax_header_list_size = {size}\n", minimal());
+        let e = err_text(&text);
+        assert!(e.contains("proxy.max_header_list_size"), "{e}");
+    }
+    let text = format!("{}[proxy]\nmax_header_list_size = \"1MiB\"\n", minimal());
+    let c: Config = text.parse().expect("parses");
+    c.validate().expect("1 MiB is valid");
+}

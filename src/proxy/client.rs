@@ -10,7 +10,6 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
-use tokio::sync::Semaphore;
 
 use super::pool::Pool;
 use super::UpstreamBody;
@@ -42,12 +41,10 @@ pub enum ClientError {
 }
 
 /// Builds the client for `upstream` with the `[proxy]` settings; its
-/// HTTP/1.1 leases in use come from `slots` (shared by every serving
-/// thread's client), and it keeps at most `max_idle` idle connections.
+/// HTTP/1.1 pool keeps at most `max_idle` idle connections.
 pub fn build(
     cfg: &ProxySection,
     upstream: &UpstreamUrl,
-    slots: Arc<Semaphore>,
     max_idle: usize,
 ) -> Result<Upstream, ClientError> {
     let mut http = HttpConnector::new();
@@ -65,16 +62,22 @@ pub fn build(
         Arc::new(Pool::new(
             connector,
             cfg.pool_idle_timeout.0,
-            slots,
             max_idle,
+            cfg.max_header_list_size,
         ))
     });
     let connector = builder().enable_http2().wrap_connector(http);
+    // An answer's header list (a gRPC trailers-only answer's status
+    // details) up to `max_header_list_size`: hyper's 16 KiB default turns a
+    // larger one into an error the caller would see instead of the answer,
+    // and silently drops the trailers past it.
+    let max_header_list = u32::try_from(cfg.max_header_list_size).unwrap_or(u32::MAX);
     let http2 = Client::builder(TokioExecutor::new())
         .pool_timer(TokioTimer::new())
         .timer(TokioTimer::new())
         .pool_idle_timeout(cfg.pool_idle_timeout.0)
         .http2_only(true)
+        .http2_max_header_list_size(max_header_list)
         .build(connector);
     Ok(Upstream {
         http1,

@@ -17,17 +17,21 @@ pub enum UpstreamReason {
     Reset,
     /// TLS handshake or certificate verification failed.
     Tls,
+    /// The proxy's HTTP/2 layer refused the upstream's answer: a header
+    /// list over `proxy.max_header_list_size`, or a malformed head.
+    Protocol,
     /// Anything else.
     Other,
 }
 
 impl UpstreamReason {
     /// Every reason, for pre-registering label values.
-    pub const ALL: [UpstreamReason; 5] = [
+    pub const ALL: [UpstreamReason; 6] = [
         UpstreamReason::Connect,
         UpstreamReason::Timeout,
         UpstreamReason::Reset,
         UpstreamReason::Tls,
+        UpstreamReason::Protocol,
         UpstreamReason::Other,
     ];
 
@@ -38,6 +42,7 @@ impl UpstreamReason {
             UpstreamReason::Timeout => "timeout",
             UpstreamReason::Reset => "reset",
             UpstreamReason::Tls => "tls",
+            UpstreamReason::Protocol => "protocol",
             UpstreamReason::Other => "other",
         }
     }
@@ -108,6 +113,7 @@ impl ProxyError {
     pub fn grpc_status(&self) -> u32 {
         const CANCELLED: u32 = 1;
         const DEADLINE_EXCEEDED: u32 = 4;
+        const INTERNAL: u32 = 13;
         const RESOURCE_EXHAUSTED: u32 = 8;
         const UNIMPLEMENTED: u32 = 12;
         const UNAVAILABLE: u32 = 14;
@@ -117,6 +123,11 @@ impl ProxyError {
                 reason: UpstreamReason::Timeout,
                 ..
             } => DEADLINE_EXCEEDED,
+            // Sent again, the same answer would be refused again.
+            ProxyError::Upstream {
+                reason: UpstreamReason::Protocol,
+                ..
+            } => INTERNAL,
             ProxyError::Upstream { .. } => UNAVAILABLE,
             ProxyError::RequestTooLarge(_) => RESOURCE_EXHAUSTED,
             ProxyError::RequestBroken => CANCELLED,
@@ -168,6 +179,11 @@ fn classify(err: &(dyn StdError + 'static), connecting: bool) -> UpstreamReason 
                 _ => None,
             });
         }
+        if let Some(h2) = e.downcast_ref::<h2::Error>() {
+            if refused_by_us(h2) {
+                return UpstreamReason::Protocol;
+            }
+        }
         if let Some(h) = e.downcast_ref::<hyper::Error>() {
             if h.is_incomplete_message() || h.is_canceled() || h.is_closed() {
                 found = found.or(Some(UpstreamReason::Reset));
@@ -179,6 +195,19 @@ fn classify(err: &(dyn StdError + 'static), connecting: bool) -> UpstreamReason 
         return UpstreamReason::Connect;
     }
     found.unwrap_or(UpstreamReason::Other)
+}
+
+/// Whether h2 itself (not the upstream) ended the stream or the connection
+/// over what the upstream sent: a header list over the limit (the stream
+/// reset with `PROTOCOL_ERROR`, or, far over it, the connection closed with
+/// `COMPRESSION_ERROR`), or a malformed head.
+fn refused_by_us(err: &h2::Error) -> bool {
+    use h2::Reason;
+    err.is_library()
+        && matches!(
+            err.reason(),
+            Some(Reason::PROTOCOL_ERROR | Reason::COMPRESSION_ERROR | Reason::FRAME_SIZE_ERROR)
+        )
 }
 
 /// The rustls error in `err`'s chain, looking inside `io::Error`s too.

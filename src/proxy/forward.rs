@@ -23,6 +23,7 @@ use super::inspect::Inspector;
 use super::limit::LimitBody;
 use super::pool::{LeasedBody, SendFailure};
 use super::response::UpstreamResponseBody;
+use super::share::CallerShare;
 use super::tee::TeeBody;
 use super::UpstreamBody;
 use super::{BoxError, ProxyBody};
@@ -67,7 +68,7 @@ impl Forwarder {
         upstream: &UpstreamUrl,
         metrics: Arc<Metrics>,
         inspector: Option<Arc<dyn Inspector>>,
-        (slots, max_idle): (Arc<tokio::sync::Semaphore>, usize),
+        max_idle: usize,
         access: Option<super::access::AccessLog>,
     ) -> Result<Forwarder, ClientError> {
         let uri = upstream.uri();
@@ -93,7 +94,7 @@ impl Forwarder {
         };
         let p = &config.proxy;
         Ok(Forwarder {
-            upstream: client::build(p, upstream, slots, max_idle)?,
+            upstream: client::build(p, upstream, max_idle)?,
             target,
             shared: Arc::new(Shared::new(
                 metrics,
@@ -127,16 +128,20 @@ impl Forwarder {
 
     /// Handles one exchange; never fails: errors become 413/502/504 answers.
     /// `activity` is the caller connection's, which the exchange keeps
-    /// informed (it is in flight until dropped).
+    /// informed (it is in flight until dropped); `share` is the caller
+    /// connection's share of the upstream connections.
     pub async fn handle(
         &self,
         req: Request<Incoming>,
         peer: SocketAddr,
         activity: Option<Arc<Activity>>,
+        share: &CallerShare,
     ) -> Response<ProxyBody> {
         let id = self.next_id.fetch_add(self.id_stride, Ordering::Relaxed);
         let span = tracing::debug_span!("exchange", request_id = id);
-        self.forward(id, req, peer, activity).instrument(span).await
+        self.forward(id, req, peer, activity, share)
+            .instrument(span)
+            .await
     }
 
     async fn forward(
@@ -145,6 +150,7 @@ impl Forwarder {
         req: Request<Incoming>,
         peer: SocketAddr,
         activity: Option<Arc<Activity>>,
+        share: &CallerShare,
     ) -> Response<ProxyBody> {
         let start = Instant::now();
         let (mut head, body) = req.into_parts();
@@ -206,7 +212,7 @@ impl Forwarder {
 
         let sent = Instant::now();
         let result =
-            tokio::time::timeout(self.header_timeout, self.send(upstream_req, http2)).await;
+            tokio::time::timeout(self.header_timeout, self.send(upstream_req, http2, share)).await;
         let answered = Instant::now();
         let response = match result {
             Err(_) => {
@@ -274,10 +280,12 @@ impl Forwarder {
 
     /// Sends on the upstream, over HTTP/2 when `http2`; a stale pooled
     /// HTTP/1.1 connection that did not take the request is replaced once.
+    /// An HTTP/1.1 connection is leased within the caller's `share`.
     async fn send(
         &self,
         req: Request<UpstreamBody>,
         http2: bool,
+        share: &CallerShare,
     ) -> Result<Response<UpstreamResponseBody>, Failed> {
         let pool =
             match &self.upstream.http1 {
@@ -292,7 +300,7 @@ impl Forwarder {
             };
         let connect_failed = |e: BoxError| ProxyError::from_client(&*e, true);
         let wire_failed = |f: SendFailure| ProxyError::from_client(&f.into_error(), false);
-        let mut lease = match pool.checkout(&self.target.origin).await {
+        let mut lease = match pool.checkout(&self.target.origin, share).await {
             Ok(lease) => lease,
             Err(e) => return Err(Failed::unsent(connect_failed(e), req)),
         };
@@ -300,7 +308,7 @@ impl Forwarder {
             Ok(resp) => resp,
             Err(SendFailure::Unsent(req, e)) if lease.reused => {
                 tracing::debug!(error = %e, "stale pooled connection; using a new one");
-                lease = match pool.connect(&self.target.origin).await {
+                lease = match pool.replace(&self.target.origin, lease).await {
                     Ok(lease) => lease,
                     Err(e) => return Err(Failed::unsent(connect_failed(e), *req)),
                 };

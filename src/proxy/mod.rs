@@ -14,6 +14,7 @@ pub mod inspect;
 pub mod limit;
 pub mod pool;
 pub mod response;
+pub mod share;
 pub mod tee;
 
 pub use card::CardOnly;

@@ -18,14 +18,16 @@ use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower_service::Service;
 
+use super::share::{CallerShare, Slot};
 use super::BoxError;
 use super::UpstreamBody;
 
 /// Most idle connections kept by one pool (a budget may keep fewer).
 const MAX_IDLE: usize = 1024;
+/// hyper's default HTTP/1.1 read buffer limit.
+const HYPER_MAX_BUF: usize = 8192 + 4096 * 100;
 
 type Io = MaybeHttpsStream<TokioIo<TcpStream>>;
 type Conn = http1::Connection<Io, UpstreamBody>;
@@ -52,13 +54,10 @@ pub struct Pool {
     connector: HttpsConnector<HttpConnector>,
     idle: Mutex<Vec<(Lease, Instant)>>,
     idle_timeout: Duration,
-    /// Leases in use across every pool (the serving threads share it): an
-    /// exchange waits for one before it takes a connection, so upstream
-    /// connections (and their file descriptors) are bounded in total, and
-    /// an h2 caller's streams cannot take them all.
-    slots: Arc<Semaphore>,
     /// Most idle connections this pool keeps.
     max_idle: usize,
+    /// A connection's read buffer, at most (a response head must fit).
+    max_buf: usize,
 }
 
 /// One connection, leased to one exchange at a time.
@@ -68,43 +67,40 @@ pub struct Lease {
     conn: Option<Pin<Box<Conn>>>,
     /// Whether it came from the pool (a stale one may be retried).
     pub reused: bool,
-    /// The slot of a lease in use; an idle connection holds none.
-    slot: Option<OwnedSemaphorePermit>,
+    /// The slot of a lease in use (its caller connection's share of the
+    /// budget, `proxy::share`); an idle connection holds none.
+    slot: Option<Slot>,
 }
 
 // === impl Pool ===
 
 impl Pool {
-    /// A pool connecting through `connector`, its leases in use bounded by
-    /// `slots` (shared with the other pools), keeping at most `max_idle`
-    /// idle connections.
+    /// A pool connecting through `connector`, keeping at most `max_idle`
+    /// idle connections, reading response heads of up to `max_head` bytes
+    /// (hyper's ~400 KiB read buffer, or more). Its leases in use are
+    /// bounded by the budget every pool shares, through each caller
+    /// connection's share of it (`checkout`).
     pub fn new(
         connector: HttpsConnector<HttpConnector>,
         idle_timeout: Duration,
-        slots: Arc<Semaphore>,
         max_idle: usize,
+        max_head: usize,
     ) -> Pool {
         Pool {
             connector,
             idle: Mutex::new(Vec::new()),
             idle_timeout,
-            slots,
             max_idle: max_idle.min(MAX_IDLE),
+            max_buf: max_head.max(HYPER_MAX_BUF),
         }
     }
 
-    /// A slot for a lease in use, once one is free.
-    async fn slot(&self) -> Result<OwnedSemaphorePermit, BoxError> {
-        self.slots
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|_| BoxError::from("upstream connection slots closed"))
-    }
-
-    /// An idle connection still usable, else a new one.
-    pub async fn checkout(&self, uri: &Uri) -> Result<Lease, BoxError> {
-        let slot = self.slot().await?;
+    /// An idle connection still usable, else a new one, once `share` (the
+    /// caller connection's) gives a slot: upstream connections (and their
+    /// file descriptors) are bounded in total, and one caller's streams
+    /// cannot take them all.
+    pub async fn checkout(&self, uri: &Uri, share: &CallerShare) -> Result<Lease, BoxError> {
+        let slot = share.slot().await?;
         while let Some(mut lease) = self.take_idle() {
             if lease.usable().await {
                 lease.slot = Some(slot);
@@ -114,15 +110,19 @@ impl Pool {
         self.open(uri, slot).await
     }
 
-    /// A new connection to `uri`'s authority.
-    pub async fn connect(&self, uri: &Uri) -> Result<Lease, BoxError> {
-        let slot = self.slot().await?;
+    /// A new connection to `uri`'s authority, on `stale`'s slot (a pooled
+    /// connection that turned out closed).
+    pub async fn replace(&self, uri: &Uri, stale: Lease) -> Result<Lease, BoxError> {
+        let slot = stale.slot.ok_or("a lease in use holds a slot")?;
         self.open(uri, slot).await
     }
 
-    async fn open(&self, uri: &Uri, slot: OwnedSemaphorePermit) -> Result<Lease, BoxError> {
+    async fn open(&self, uri: &Uri, slot: Slot) -> Result<Lease, BoxError> {
         let io = self.connector.clone().call(uri.clone()).await?;
-        let (sender, conn) = http1::Builder::new().handshake(io).await?;
+        let (sender, conn) = http1::Builder::new()
+            .max_buf_size(self.max_buf)
+            .handshake(io)
+            .await?;
         Ok(Lease {
             sender,
             conn: Some(Box::pin(conn)),

@@ -31,6 +31,7 @@ use crate::limits::{self, Plan};
 use crate::proxy::access::AccessLog;
 use crate::proxy::activity::{Closed, Deadlines};
 use crate::proxy::client::ClientError;
+use crate::proxy::share::Budget;
 use crate::proxy::{Forwarder, Inspector, UpstreamReason};
 use crate::report::metrics::MetricsError;
 use crate::report::Metrics;
@@ -202,7 +203,7 @@ pub async fn start_with(
              (raise LimitNOFILE / ulimit -n)"
         );
     }
-    let slots = plan.upstream_slots();
+    let budget = Budget::new(plan.upstream_leases);
     // One forwarder (and upstream pool) per serving thread: a connection,
     // its exchanges and their upstream connections stay on one thread.
     let (drain, drain_rx) = watch::channel(false);
@@ -210,13 +211,12 @@ pub async fn start_with(
     let count = serving_threads(config.proxy.threads);
     let mut threads = Vec::with_capacity(count);
     for i in 0..count {
-        let budget = (slots.clone(), (plan.upstream_idle / count).max(1));
         let forwarder = Forwarder::new(
             config,
             &upstream,
             metrics.clone(),
             inspector.clone(),
-            budget,
+            (plan.upstream_idle / count).max(1),
             access.clone(),
         )?
         .with_ids(i as u64 + 1, count as u64);
@@ -224,6 +224,7 @@ pub async fn start_with(
             builder: caller_builder(
                 config.proxy.header_read_timeout.0,
                 config.proxy.max_concurrent_streams,
+                config.proxy.max_header_list_size,
             ),
             forwarder: Arc::new(forwarder),
             metrics: metrics.clone(),
@@ -235,6 +236,7 @@ pub async fn start_with(
                 idle: config.proxy.idle_timeout.0,
                 write: config.proxy.write_timeout.0,
             },
+            budget: budget.clone(),
         };
         let thread =
             ServingThread::start(i, conn).map_err(|source| StartError::Thread { source })?;

@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit};
 
 use crate::proxy::activity::{Activity, Closed, Deadlines, Verdict};
 use crate::proxy::inspect::{OTHER_METHOD, UNKNOWN_BINDING};
+use crate::proxy::share::{Budget, CallerShare};
 use crate::proxy::Forwarder;
 use crate::report::Metrics;
 
@@ -86,24 +87,29 @@ impl ServingThread {
 /// The HTTP/1.1 and h2c server settings for caller connections. hyper
 /// adds no `Date` header: answers go out with the upstream's headers as
 /// they came (a gRPC trailers-only answer too). A connection's read buffer
-/// stays at most 64 KiB (hyper's default lets it grow to ~400 KiB, kept
-/// for the connection's life). h2 callers are pinged while they have
-/// streams open, and dropped when a ping goes unanswered.
+/// stays at most 64 KiB, or `max_header_list` when that is larger, so a
+/// head the h2 side takes fits (hyper's default lets it grow to ~400 KiB,
+/// kept for the connection's life). An h2 caller may send header lists of
+/// `max_header_list` bytes (hyper's default, 16 KiB, refuses gRPC metadata
+/// that real clients send). h2 callers are pinged while they have streams
+/// open, and dropped when a ping goes unanswered.
 pub(super) fn caller_builder(
     header_read_timeout: Duration,
     max_streams: u32,
+    max_header_list: usize,
 ) -> auto::Builder<TokioExecutor> {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(header_read_timeout)
-        .max_buf_size(64 * 1024)
+        .max_buf_size(max_header_list.max(64 * 1024))
         .auto_date_header(false);
     builder
         .http2()
         .timer(TokioTimer::new())
         .max_concurrent_streams(max_streams)
+        .max_header_list_size(u32::try_from(max_header_list).unwrap_or(u32::MAX))
         .keep_alive_interval(H2_PING_INTERVAL)
         .keep_alive_timeout(H2_PING_TIMEOUT)
         .auto_date_header(false);
@@ -122,6 +128,9 @@ pub(super) struct Conn {
     pub(super) kill: watch::Receiver<bool>,
     /// The deadlines of every connection state.
     pub(super) deadlines: Deadlines,
+    /// The upstream connections every serving thread shares; each caller
+    /// connection holds at most its share.
+    pub(super) budget: Arc<Budget>,
 }
 
 impl Conn {
@@ -135,10 +144,15 @@ impl Conn {
         let activity = Arc::new(Activity::new(Instant::now()));
         let forwarder = self.forwarder.clone();
         let on_conn = activity.clone();
+        let share = CallerShare::new(self.budget.clone());
         let service = service_fn(move |req| {
             let forwarder = forwarder.clone();
             let activity = Some(on_conn.clone());
-            async move { Ok::<_, Infallible>(forwarder.handle(req, peer, activity).await) }
+            let share = share.clone();
+            async move {
+                let answer = forwarder.handle(req, peer, activity, &share).await;
+                Ok::<_, Infallible>(answer)
+            }
         });
         let conn = self.builder.serve_connection(TokioIo::new(stream), service);
         tokio::pin!(conn);

@@ -3,10 +3,10 @@
 //! own HTTP stack. Nothing on the serving or analysis path waits for it: a
 //! full queue drops the span, a failed export drops its batch; both are
 //! counted in `a2a_trace_spans_dropped_total`, and failures are logged at
-//! most once every ten seconds.
+//! most once every ten seconds. At most 64 KiB of a collector's answer is
+//! read.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -15,6 +15,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
+use tokio::sync::mpsc::{self, error::TrySendError, Receiver, Sender};
 
 use super::encode::{len_delimited, Out};
 use super::span::{Ended, OpenSpan};
@@ -40,7 +41,7 @@ pub struct ExportConfig {
 /// hands them to the exporter thread a batch at a time (a hand-over per
 /// span would wake the exporter for each).
 pub struct Spans {
-    tx: SyncSender<Batch>,
+    tx: Sender<Batch>,
     /// Bytes handed over and not yet exported (the exporter takes them
     /// off), bounded by `queue_bytes`.
     queued: Arc<AtomicUsize>,
@@ -98,8 +99,7 @@ impl Spans {
             return;
         }
         self.queued.fetch_add(size, Ordering::AcqRel);
-        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = self.tx.try_send(batch)
-        {
+        if let Err(TrySendError::Full(_) | TrySendError::Closed(_)) = self.tx.try_send(batch) {
             self.queued.fetch_sub(size, Ordering::AcqRel);
             self.dropped.inc_by(n);
         }
@@ -129,7 +129,7 @@ impl Exporter {
     ) -> std::io::Result<(Spans, Exporter)> {
         // The queue holds batches: `queue_spans` spans in all.
         let batches = (cfg.queue_spans / cfg.batch_spans.max(1)).max(1);
-        let (tx, rx) = mpsc::sync_channel(batches);
+        let (tx, rx) = mpsc::channel(batches);
         let counter = dropped.clone();
         let queued = Arc::new(AtomicUsize::new(0));
         let exported = queued.clone();
@@ -176,7 +176,7 @@ impl Exporter {
 
 fn run(
     cfg: ExportConfig,
-    rx: Receiver<Batch>,
+    mut rx: Receiver<Batch>,
     dropped: &prometheus::IntCounter,
     queued: &AtomicUsize,
 ) {
@@ -187,18 +187,30 @@ fn run(
         Ok(rt) => rt,
         Err(e) => {
             tracing::error!(error = %e, "span export cannot start: spans are dropped");
-            for batch in rx {
+            while let Some(batch) = rx.blocking_recv() {
                 queued.fetch_sub(batch.bytes.len(), Ordering::AcqRel);
                 dropped.inc_by(batch.spans as u64);
             }
             return;
         }
     };
+    // The whole loop runs on the runtime, so the client's connections are
+    // driven between batches too (one the exporter gave up on is closed
+    // at once, not at the next batch).
+    runtime.block_on(export(cfg, rx, dropped, queued));
+}
+
+async fn export(
+    cfg: ExportConfig,
+    mut rx: Receiver<Batch>,
+    dropped: &prometheus::IntCounter,
+    queued: &AtomicUsize,
+) {
     let client = match connector(&cfg.url) {
         Ok(c) => Client::builder(TokioExecutor::new()).build::<_, Full<Bytes>>(c),
         Err(e) => {
             tracing::error!(error = %e, "span export cannot start: spans are dropped");
-            for batch in rx {
+            while let Some(batch) = rx.recv().await {
                 queued.fetch_sub(batch.bytes.len(), Ordering::AcqRel);
                 dropped.inc_by(batch.spans as u64);
             }
@@ -207,15 +219,9 @@ fn run(
     };
     let (resource, scope) = envelope(&cfg.service_name);
     let mut failures = Failures::default();
-    let mut open = true;
-    while open {
-        // A batch as the analysis thread gathered it (full, or waited
-        // `batch_delay`); the wait is bounded so an end is seen.
-        let mut batch = match rx.recv_timeout(cfg.batch_delay.max(Duration::from_millis(100))) {
-            Ok(batch) => batch,
-            Err(RecvTimeoutError::Timeout) => continue,
-            Err(RecvTimeoutError::Disconnected) => break,
-        };
+    // A batch as the analysis thread gathered it (full, or waited
+    // `batch_delay`), until every sender is gone.
+    while let Some(mut batch) = rx.recv().await {
         // Whatever else is already waiting goes in the same request.
         while batch.spans < cfg.batch_spans {
             match rx.try_recv() {
@@ -223,19 +229,14 @@ fn run(
                     batch.bytes.extend_from_slice(&more.bytes);
                     batch.spans += more.spans;
                 }
-                Err(mpsc::TryRecvError::Empty) => break,
-                Err(mpsc::TryRecvError::Disconnected) => {
-                    open = false;
-                    break;
-                }
+                Err(_) => break,
             }
         }
         let n = batch.spans as u64;
         // Off the queue's byte count: what is sent now is held once, here.
         queued.fetch_sub(batch.bytes.len(), Ordering::AcqRel);
         let body = Bytes::from(request(&resource, &scope, &batch.bytes));
-        let sent = runtime.block_on(post(&client, &cfg, body));
-        if let Err(why) = sent {
+        if let Err(why) = post(&client, &cfg, body).await {
             dropped.inc_by(n);
             failures.note(&cfg.url, n, &why);
         }
@@ -265,8 +266,7 @@ async fn post(client: &OtlpClient, cfg: &ExportConfig, body: Bytes) -> Result<()
     let answer = tokio::time::timeout(cfg.timeout, async {
         let resp = client.request(req).await.map_err(|e| error_chain(&e))?;
         let status = resp.status();
-        // Read the answer so the connection can be reused.
-        let _ = resp.into_body().collect().await;
+        read_answer(resp.into_body()).await;
         if status.is_success() {
             Ok(())
         } else {
@@ -275,6 +275,25 @@ async fn post(client: &OtlpClient, cfg: &ExportConfig, body: Bytes) -> Result<()
     })
     .await;
     answer.unwrap_or_else(|_| Err(format!("no answer within {:?}", cfg.timeout)))
+}
+
+/// Most of a collector's answer that is read. An OTLP answer is a small
+/// `ExportTraceServiceResponse`; whatever sits at the endpoint may send
+/// more, without end.
+const MAX_ANSWER: usize = 64 * 1024;
+
+/// Reads the collector's answer, so its connection can be reused, up to
+/// [`MAX_ANSWER`] bytes; a longer answer is dropped unread, and with it the
+/// connection (hyper does not reuse a connection whose body was left
+/// unread). The status alone says whether the spans were taken.
+async fn read_answer(mut body: hyper::body::Incoming) {
+    let mut read = 0;
+    while let Some(Ok(frame)) = body.frame().await {
+        read += frame.data_ref().map_or(0, Bytes::len);
+        if read > MAX_ANSWER {
+            return;
+        }
+    }
 }
 
 fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {

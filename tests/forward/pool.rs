@@ -79,3 +79,129 @@ async fn a_pooled_connection_closed_by_the_upstream_is_replaced() {
     }
     assert_eq!(used.load(Ordering::SeqCst), 20);
 }
+
+/// The stream hog, scaled down: with 64 upstream connections
+/// (`max_upstream_connections`), twelve h2 caller connections open twenty
+/// streams each to an upstream that holds its answers. No caller connection
+/// holds more than its share (64 / 8 = 8) and the last eighth goes at most
+/// one per caller connection, so another caller's plain request is served
+/// at once; the hogs' excess streams wait their turn and are all answered
+/// once the upstream lets go. (On main, the hogs took all 64 and the other
+/// caller waited for `upstream_header_timeout`.)
+#[tokio::test]
+async fn one_callers_streams_cannot_take_every_upstream_connection() {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    use http_body_util::BodyExt;
+    use std::time::{Duration, Instant};
+
+    const HOGS: usize = 12;
+    const STREAMS: usize = 20;
+    const BUDGET: usize = 64;
+    const SHARE: usize = BUDGET / 8;
+    // The shared slots: all but the last eighth, reserved for caller
+    // connections that hold none (one each)...
+    const SHARED: usize = BUDGET - SHARE;
+    // ...so the hogs hold at most the shared slots and one reserved slot
+    // for each hog that got no shared one.
+    const HELD: usize = SHARED + (HOGS - SHARED / SHARE);
+
+    #[derive(Default)]
+    struct Held {
+        now: usize,
+        per_hog: HashMap<String, (usize, usize)>,
+    }
+    let held: Arc<Mutex<Held>> = Arc::default();
+    let (release, released) = tokio::sync::watch::channel(false);
+    let up = upstream({
+        let held = held.clone();
+        move |req: http::Request<hyper::body::Incoming>| {
+            let held = held.clone();
+            let mut released = released.clone();
+            async move {
+                if req.uri().path() == "/slow" {
+                    let hog = req.headers()["x-hog"].to_str().unwrap().to_string();
+                    {
+                        let mut h = held.lock().unwrap();
+                        h.now += 1;
+                        let (now, max) = h.per_hog.entry(hog.clone()).or_default();
+                        *now += 1;
+                        *max = (*max).max(*now);
+                    }
+                    let _ = released.wait_for(|r| *r).await;
+                    let mut h = held.lock().unwrap();
+                    h.now -= 1;
+                    h.per_hog.entry(hog).or_default().0 -= 1;
+                }
+                http::Response::new(full("ok"))
+            }
+        }
+    })
+    .await;
+    let mut cfg = config(up);
+    cfg.proxy.max_upstream_connections = BUDGET;
+    let tap = proxy(cfg).await;
+    let addr = tap.listen_addr();
+
+    let mut hogs = Vec::new();
+    for hog in 0..HOGS {
+        let client = h2_client();
+        for _ in 0..STREAMS {
+            let client = client.clone();
+            hogs.push(tokio::spawn(async move {
+                let req = http::Request::get(format!("http://{addr}/slow"))
+                    .header("x-hog", hog.to_string())
+                    .body(full(""))
+                    .unwrap();
+                let resp = client.request(req).await.expect("a hog's answer");
+                let status = resp.status();
+                let _ = resp.into_body().collect().await;
+                status
+            }));
+        }
+    }
+    let deadline = Instant::now() + WAIT;
+    while held.lock().unwrap().now < SHARED {
+        assert!(Instant::now() < deadline, "the hogs never held {SHARED}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    let start = Instant::now();
+    let req = http::Request::get(format!("http://{addr}/fast"))
+        .body(full(""))
+        .unwrap();
+    let other = tokio::time::timeout(Duration::from_secs(5), client().request(req)).await;
+    let waited = start.elapsed();
+    let status = other
+        .unwrap_or_else(|_| {
+            panic!(
+                "another caller waited {waited:?} while the hogs held {}",
+                held.lock().unwrap().now
+            )
+        })
+        .expect("the other caller's answer")
+        .status();
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        waited < Duration::from_secs(1),
+        "another caller waited {waited:?}"
+    );
+    {
+        let h = held.lock().unwrap();
+        assert!(h.now <= HELD, "{} upstream connections held", h.now);
+        for (hog, (_, max)) in &h.per_hog {
+            assert!(*max <= SHARE, "caller connection {hog} held {max}");
+        }
+    }
+
+    release.send_replace(true);
+    for hog in hogs {
+        let status = within("a hog's stream", hog).await.expect("task");
+        assert_eq!(
+            status,
+            StatusCode::OK,
+            "an excess stream waited, not failed"
+        );
+    }
+}

@@ -488,3 +488,80 @@ async fn an_unreachable_upstream_is_a_grpc_status() {
     );
     assert!(got.body.is_empty());
 }
+
+/// Status details of about `len` bytes once in base64: the A2A error's
+/// `ErrorInfo` and a long `DebugInfo`, as a server with stack traces sends.
+fn large_details(len: usize) -> Vec<u8> {
+    let mut status = proto::RpcStatus::decode(&details("TASK_NOT_FOUND", "a2a-protocol.org")[..])
+        .expect("status");
+    status.details.push(proto::Any {
+        type_url: "type.googleapis.com/google.rpc.DebugInfo".into(),
+        value: vec![b'x'; len * 3 / 4],
+    });
+    status.encode_to_vec()
+}
+
+/// The status a call ended with and its details: in the trailers, or in
+/// the head of a trailers-only answer.
+fn ending(a: &Answer) -> (Option<http::HeaderValue>, Option<http::HeaderValue>) {
+    let from = a.trailers.as_ref().unwrap_or(&a.head.headers);
+    (
+        from.get("grpc-status").cloned(),
+        from.get("grpc-status-details-bin").cloned(),
+    )
+}
+
+/// Forwarding does not change an answer: a trailers-only answer with 40 KB
+/// of `grpc-status-details-bin`, and a status with the same details in the
+/// trailers after a message, reach the caller as they reach it directly
+/// (on main, hyper's 16 KiB header-list limit on the upstream client made
+/// the first `14 UNAVAILABLE` and cut the details off the second).
+#[tokio::test]
+async fn large_status_details_arrive_as_sent() {
+    const NOT_FOUND: u32 = 5;
+    let up = GrpcUpstream::start().await;
+    let p = Proxy::start(up.addr, "").await;
+    let big = large_details(40_000);
+    let replies = [
+        GrpcReply::trailers_only(NOT_FOUND, Some(&big)),
+        GrpcReply::messages(&[task_msg("t-1", WORKING).encode_to_vec()])
+            .status(NOT_FOUND, Some(&big)),
+    ];
+    for reply in replies {
+        up.push(reply.clone());
+        let direct = call(up.addr, GET, &get_request("t-1")).await;
+        let (status, details) = ending(&direct);
+        assert_eq!(status.as_ref().map(|s| s.as_bytes()), Some(&b"5"[..]));
+        let details = details.expect("details, directly");
+        assert!(details.len() >= 40_000, "{}", details.len());
+        up.push(reply);
+        let proxied = call(p.listen, GET, &get_request("t-1")).await;
+        assert_eq!(proxied.head.status, direct.head.status);
+        let (got_status, got_details) = ending(&proxied);
+        let size = |d: &Option<http::HeaderValue>| d.as_ref().map(http::HeaderValue::len);
+        assert_eq!(
+            (&got_status, size(&got_details)),
+            (&status, Some(details.len())),
+            "the answer changed (status, details' length)"
+        );
+        assert!(got_details == Some(details), "the details changed");
+        assert_eq!(proxied.body, direct.body);
+        assert_eq!(proxied.trailers.is_some(), direct.trailers.is_some());
+    }
+}
+
+/// A header list over `proxy.max_header_list_size` is still refused (the
+/// bound holds), as `13 INTERNAL` (the same answer would be refused again)
+/// counted under its own reason, `protocol`.
+#[tokio::test]
+async fn a_header_list_over_the_limit_is_refused_and_counted() {
+    let up = GrpcUpstream::start().await;
+    let p = Proxy::start(up.addr, "[proxy]\nmax_header_list_size = \"16KiB\"\n").await;
+    up.push(GrpcReply::trailers_only(5, Some(&large_details(40_000))));
+    let got = call(p.listen, GET, &get_request("t-1")).await;
+    assert_eq!(got.head.headers["grpc-status"], "13");
+    p.wait_metrics("the refusal counted", |s| {
+        metric(s, "a2a_upstream_errors_total", &[("reason", "protocol")]) == Some(1.0)
+    })
+    .await;
+}

@@ -462,3 +462,80 @@ async fn a_grpc_call_is_an_rpc_span() {
     assert_eq!(text(s, "a2a.task.id"), "t-g");
     assert_eq!(text(s, "a2a.task.state"), "completed");
 }
+
+/// A collector (or anything at its address) that answers 200 and then
+/// sends its body without end: a2a-tap reads at most 64 KiB of it and drops
+/// the connection, so its memory does not follow the collector's body, and
+/// the next batch still goes out (on a new connection). The collector's
+/// side counts what it could write before a2a-tap hung up: the kernel's
+/// socket buffers and the 64 KiB, not the body.
+#[tokio::test]
+async fn a_collector_answering_without_end_is_read_to_a_bound() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// What the collector gives up at: on main, a2a-tap read all of it.
+    const CAP: usize = 256 << 20;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    // Each connection: the bytes written before a2a-tap hung up (or CAP).
+    let (ended_tx, mut ended) = tokio::sync::mpsc::unbounded_channel::<usize>();
+    let posts = Arc::new(AtomicUsize::new(0));
+    let seen = posts.clone();
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = listener.accept().await {
+            let (ended_tx, seen) = (ended_tx.clone(), seen.clone());
+            tokio::spawn(async move {
+                let mut head = [0u8; 16];
+                if tcp.read_exact(&mut head).await.is_err() || !head.starts_with(b"POST /v1/traces")
+                {
+                    return;
+                }
+                seen.fetch_add(1, Ordering::SeqCst);
+                let answer = b"HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\n\
+                               transfer-encoding: chunked\r\n\r\n";
+                let mut written = 0;
+                if tcp.write_all(answer).await.is_ok() {
+                    let chunk = format!("10000\r\n{}\r\n", "x".repeat(0x10000));
+                    while written < CAP && tcp.write_all(chunk.as_bytes()).await.is_ok() {
+                        written += chunk.len();
+                    }
+                }
+                let _ = ended_tx.send(written);
+            });
+        }
+    });
+    let up = Upstream::start().await;
+    let config = format!(
+        "[tracing]\nendpoint = \"http://{addr}\"\nbatch_delay = \"50ms\"\nexport_timeout = \"30s\"\n"
+    );
+    let p = Proxy::start(up.addr, &config).await;
+    let evs = [
+        task("t-1", "c", "TASK_STATE_WORKING"),
+        status("t-1", "c", "TASK_STATE_COMPLETED"),
+    ];
+    for id in 1..=2 {
+        exchange(&up, &p, stream_req(id), Reply::sse(&frames(id, &evs))).await;
+        let written = crate::support::within("a2a-tap to hang up on the collector", ended.recv())
+            .await
+            .expect("a connection");
+        assert!(
+            written < 32 << 20,
+            "a2a-tap read {} MiB of the collector's answer",
+            written >> 20
+        );
+        assert_eq!(
+            posts.load(Ordering::SeqCst),
+            id as usize,
+            "batch {id} exported"
+        );
+    }
+    // Status 200: the spans were taken, none counted dropped.
+    let scrape = p.metrics().await;
+    assert_eq!(
+        sample(&scrape, "a2a_trace_spans_dropped_total", &[]),
+        Some(0.0)
+    );
+}

@@ -140,10 +140,13 @@ pub fn client() -> Client<HttpConnector, Body> {
     Client::builder(TokioExecutor::new()).build_http()
 }
 
-/// A caller client speaking h2c (prior knowledge).
+/// A caller client speaking h2c (prior knowledge), taking header lists of
+/// up to 1 MiB (as grpc-go's 16 MiB default does; hyper's 16 KiB would cut
+/// large gRPC status details on the caller's side).
 pub fn h2_client() -> Client<HttpConnector, Body> {
     Client::builder(TokioExecutor::new())
         .http2_only(true)
+        .http2_max_header_list_size(1 << 20)
         .build_http()
 }
 
