@@ -3,12 +3,16 @@
 //! Every serve flag can also come from the environment (`A2A_TAP_<FLAG>`),
 //! below the flag and above the config file.
 
+mod environment;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::{Config, Level, LogFormat, UpstreamUrl};
+
+pub use environment::{unknown_variables, value_error_source};
 
 /// A transparent reverse proxy that validates A2A traffic.
 #[derive(Debug, Parser)]

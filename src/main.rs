@@ -18,7 +18,19 @@ use a2a_tap::server;
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(cli) => cli,
+        Err(err) => {
+            // A bad value from A2A_TAP_<FLAG> is named as the variable.
+            let vars: Vec<_> = std::env::vars_os().collect();
+            if let Some(text) = a2a_tap::cli::value_error_source(&err, &argv, &vars) {
+                eprint!("{text}");
+                return ExitCode::from(2);
+            }
+            err.exit()
+        }
+    };
     match cli.command {
         Some(Command::Check(args)) => check(args),
         Some(Command::Probe(args)) => probe(args),
@@ -45,7 +57,7 @@ fn config_check(args: &ServeArgs) -> ExitCode {
             return ExitCode::from(3);
         }
     };
-    for warning in config.warnings() {
+    for warning in config.warnings().into_iter().chain(environment_warnings()) {
         eprintln!("a2a-tap config check: warning: {warning}");
     }
     println!(
@@ -120,7 +132,7 @@ fn serve(args: &ServeArgs) -> ExitCode {
         }
     };
     let (log_guard, log_dropped) = init_tracing(&config);
-    for warning in config.warnings() {
+    for warning in config.warnings().into_iter().chain(environment_warnings()) {
         tracing::warn!("{warning}");
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -192,6 +204,13 @@ async fn run(config: &Config, log_dropped: LogDrops) -> ExitCode {
     second.abort();
     tracing::info!("stopped");
     ExitCode::SUCCESS
+}
+
+/// The `A2A_TAP_*` variables set that no flag reads (a typo is otherwise
+/// ignored silently).
+fn environment_warnings() -> Vec<String> {
+    let vars: Vec<_> = std::env::vars_os().collect();
+    a2a_tap::cli::unknown_variables(&vars)
 }
 
 /// Reopens the audit log on every SIGHUP (logrotate: rename, then signal).

@@ -278,3 +278,61 @@ fn the_shared_registry_needs_a_redis_url_and_masks_its_password() {
         "{err}"
     );
 }
+
+/// A bad value from the environment names the variable, not the flag it
+/// stands for; the same value as a flag names the flag.
+#[test]
+fn a_bad_environment_value_names_the_variable() {
+    let (code, _, err) = run_with(
+        &[
+            "config",
+            "check",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            "http://127.0.0.1:1",
+        ],
+        &[("A2A_TAP_THREADS", "abc")],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("A2A_TAP_THREADS") && err.contains("'abc'"),
+        "{err}"
+    );
+    assert!(!err.contains("'--threads"), "{err}");
+    // Serving (no subcommand) says the same.
+    let (code, _, err) = run_with(&[], &[("A2A_TAP_LISTEN", "nowhere")]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("A2A_TAP_LISTEN"), "{err}");
+    let (code, _, err) = run_with(&["config", "check", "--threads", "abc"], &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("'--threads <N>'") && !err.contains("A2A_TAP_THREADS"),
+        "{err}"
+    );
+}
+
+/// An `A2A_TAP_*` variable no flag reads is a warning naming it and the
+/// closest known name, in `config check` and at start.
+#[tokio::test]
+async fn an_unknown_a2a_tap_variable_is_a_warning() {
+    let (code, _, err) = check("", &[("A2A_TAP_UPSTRAEM", "http://127.0.0.1:2")]);
+    assert_eq!(code, Some(0), "a warning, not an error: {err}");
+    assert!(
+        err.contains("warning") && err.contains("A2A_TAP_UPSTRAEM"),
+        "{err}"
+    );
+    assert!(err.contains("did you mean A2A_TAP_UPSTREAM?"), "{err}");
+    let up = crate::support::Upstream::start().await;
+    let launch = crate::support::process::Launch {
+        env: vec![("A2A_TAP_UPSTRAEM".into(), "http://127.0.0.1:2".into())],
+        ..Default::default()
+    };
+    let p = crate::support::process::Process::launch(up.addr, "", launch);
+    let log = p.stderr();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("WARN") && l.contains("A2A_TAP_UPSTRAEM")),
+        "{log}"
+    );
+}
