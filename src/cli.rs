@@ -85,6 +85,18 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", env = "A2A_TAP_THREADS",
           value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
+    /// Rewrite the agent card's interface URLs to --public-url, so clients
+    /// that follow the card come back through the proxy (the one opt-in
+    /// alteration of traffic) [default: false]; `--rewrite-agent-card=false`
+    /// turns off what the file turned on.
+    #[arg(long, value_name = "BOOL", env = "A2A_TAP_REWRITE_AGENT_CARD",
+          num_args = 0..=1, default_missing_value = "true", require_equals = true,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub rewrite_agent_card: Option<bool>,
+    /// The proxy's own public base URL, which rewritten cards name, e.g.
+    /// https://agents.example.com (required with --rewrite-agent-card).
+    #[arg(long, value_name = "URL", env = "A2A_TAP_PUBLIC_URL")]
+    pub public_url: Option<UpstreamUrl>,
 }
 
 /// `--log-format` values.
@@ -192,6 +204,12 @@ impl ServeArgs {
         }
         if let Some(threads) = self.threads {
             config.proxy.threads = usize::from(threads);
+        }
+        if let Some(rewrite) = self.rewrite_agent_card {
+            config.rewrite_agent_card = rewrite;
+        }
+        if let Some(url) = &self.public_url {
+            config.public_url = Some(url.clone());
         }
     }
 }

@@ -53,8 +53,8 @@ pub fn value_error_source(
     let Some(ContextValue::String(shown)) = err.get(ContextKind::InvalidArg) else {
         return None;
     };
-    // `--threads <N>` → `--threads`.
-    let flag = shown.split_whitespace().next()?;
+    // `--threads <N>` → `--threads`; `--rewrite-agent-card[=<BOOL>]` → its name.
+    let flag = shown.split([' ', '[', '=']).next()?;
     let on_line = argv.iter().skip(1).any(|a| {
         a.to_str()
             .is_some_and(|a| a == flag || a.starts_with(&format!("{flag}=")))

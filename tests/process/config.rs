@@ -336,3 +336,71 @@ async fn an_unknown_a2a_tap_variable_is_a_warning() {
         "{log}"
     );
 }
+
+/// The card-rewrite knobs have flags and variables, shown by `--help`;
+/// turning rewriting on without a public URL names `public_url`.
+#[test]
+fn card_rewriting_is_reachable_from_flags_and_the_environment() {
+    let (code, out, err) = check(
+        "",
+        &[
+            ("A2A_TAP_REWRITE_AGENT_CARD", "true"),
+            ("A2A_TAP_PUBLIC_URL", "https://tap.example"),
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("rewrite_agent_card = true"), "{out}");
+    assert!(
+        out.contains("public_url = \"https://tap.example/\""),
+        "{out}"
+    );
+    let f = file(&format!(
+        "{BASE}rewrite_agent_card = true\npublic_url = \"https://tap.example\"\n"
+    ));
+    let path = f.path().to_str().expect("utf-8");
+    // A flag turns off what the file turned on.
+    let (code, out, err) = run_with(
+        &[
+            "config",
+            "check",
+            "--config",
+            path,
+            "--rewrite-agent-card=false",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("rewrite_agent_card = false"), "{out}");
+    refused(
+        run_with(
+            &[
+                "config",
+                "check",
+                "--listen",
+                "127.0.0.1:0",
+                "--upstream",
+                "http://127.0.0.1:1",
+                "--rewrite-agent-card",
+            ],
+            &[],
+        ),
+        &["public_url", "rewrite_agent_card"],
+    );
+    refused(
+        check("", &[("A2A_TAP_REWRITE_AGENT_CARD", "maybe")]),
+        &["A2A_TAP_REWRITE_AGENT_CARD", "'maybe'"],
+    );
+    let (code, help, _) = run_with(&["--help"], &[]);
+    assert_eq!(code, Some(0));
+    for needle in [
+        "--rewrite-agent-card",
+        "A2A_TAP_REWRITE_AGENT_CARD",
+        "--public-url",
+        "A2A_TAP_PUBLIC_URL",
+    ] {
+        assert!(
+            help.contains(needle),
+            "`{needle}` missing from --help: {help}"
+        );
+    }
+}
