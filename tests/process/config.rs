@@ -404,3 +404,26 @@ fn card_rewriting_is_reachable_from_flags_and_the_environment() {
         );
     }
 }
+
+/// Starting with the upstream unreachable is a warning naming it (not only
+/// `/readyz`); a reachable one is not.
+#[tokio::test]
+async fn an_unreachable_upstream_at_start_is_a_warning_naming_it() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a port");
+    let p = crate::support::process::Process::start(closed, "");
+    let log = p.stderr();
+    let line = log
+        .lines()
+        .find(|l| l.contains("does not accept connections at start"))
+        .unwrap_or_else(|| panic!("no warning: {log}"));
+    assert!(
+        line.contains("WARN") && line.contains(&closed.to_string()),
+        "{line}"
+    );
+    let up = crate::support::Upstream::start().await;
+    let p = crate::support::process::Process::start(up.addr, "");
+    let log = p.stderr();
+    assert!(!log.contains("does not accept connections"), "{log}");
+}
