@@ -231,17 +231,26 @@ async fn reopen_on_sighup(hup: Option<Signal>, app: Arc<App>) {
 /// The config file, then the environment and flags over it, validated;
 /// `RUST_LOG`, which overrides `[log] level`, is checked too.
 fn load_config(args: &ServeArgs) -> Result<Config, ConfigError> {
-    let mut config = match &args.config {
-        Some(path) => Config::from_file(path)?,
-        None => Config::default(),
+    // Every type error of the file, and then what the keys that read give.
+    let mut parsed = match &args.config {
+        Some(path) => Config::from_file_all(path)?,
+        None => a2a_tap::config::parse::Parsed {
+            config: Some(Config::default()),
+            problems: Vec::new(),
+            set_aside: Vec::new(),
+        },
     };
+    let Some(mut config) = parsed.config.take() else {
+        return Err(one_or_all(parsed.problems));
+    };
+    let mut problems = std::mem::take(&mut parsed.problems);
     args.apply(&mut config);
-    let mut problems = Vec::new();
-    match config.validate() {
-        Ok(()) => {}
-        Err(ConfigError::Problems(all)) => problems.extend(all),
-        Err(e) => problems.push(e),
-    }
+    let found = match config.validate() {
+        Ok(()) => Vec::new(),
+        Err(ConfigError::Problems(all)) => all,
+        Err(e) => vec![e],
+    };
+    problems.extend(found.into_iter().filter(|p| !parsed.repeats(p)));
     if let Ok(filter) = std::env::var("RUST_LOG") {
         if let Err(why) = filter.parse::<Level>() {
             problems.push(ConfigError::Invalid {
@@ -250,10 +259,19 @@ fn load_config(args: &ServeArgs) -> Result<Config, ConfigError> {
             });
         }
     }
-    match problems.len() {
-        0 => Ok(config),
-        1 => Err(problems.remove(0)),
-        _ => Err(ConfigError::Problems(problems)),
+    if problems.is_empty() {
+        Ok(config)
+    } else {
+        Err(one_or_all(problems))
+    }
+}
+
+/// One problem as itself, several as a list.
+fn one_or_all(mut problems: Vec<ConfigError>) -> ConfigError {
+    if problems.len() == 1 {
+        problems.remove(0)
+    } else {
+        ConfigError::Problems(problems)
     }
 }
 

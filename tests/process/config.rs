@@ -427,3 +427,44 @@ async fn an_unreachable_upstream_at_start_is_a_warning_naming_it() {
     let log = p.stderr();
     assert!(!log.contains("does not accept connections"), "{log}");
 }
+
+/// Six mistakes take one run: every type error of the file (each named by
+/// its line and value), and the rules of the keys that read, whatever else
+/// is set (`tracing.sample_ratio` with tracing off; an audit log that
+/// cannot be written).
+#[test]
+fn config_check_names_every_type_error_and_every_rule_in_one_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let audit = dir.path().join("no-such-dir").join("audit.jsonl");
+    let f = file(&format!(
+        "listen = \"127.0.0.1:0\"\nupstream = \"http://127.0.0.1:99999\"\n\
+         audit_log = \"{}\"\n\
+         [proxy]\ngrace_period = \"10\"\ndrain_delay = \"ten minutes\"\n\
+         [analysis]\nmax_body_bytes = \"64MB!\"\n\
+         [tracing]\nsample_ratio = 3.0\n",
+        audit.display()
+    ));
+    let (code, out, err) = run_with(
+        &[
+            "config",
+            "check",
+            "--config",
+            f.path().to_str().expect("utf-8"),
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(2), "{out}{err}");
+    for needle in [
+        "99999",
+        "grace_period = \"10\"",
+        "ten minutes",
+        "64MB!",
+        "`tracing.sample_ratio`: 3 is not from 0 to 1",
+        "`audit_log`: cannot be written",
+    ] {
+        assert!(err.contains(needle), "`{needle}` missing from: {err}");
+    }
+    // The bad upstream is reported once, not again as missing.
+    assert!(!err.contains("`upstream` is required"), "{err}");
+    assert!(!audit.exists() && !audit.parent().expect("dir").exists());
+}
