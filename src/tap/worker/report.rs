@@ -222,7 +222,7 @@ impl BypassCheck {
                 cards,
                 "the agent card sends clients past the proxy: clients that follow it talk to the \
                  agent directly, unseen; set --rewrite-agent-card with --public-url = the \
-                 proxy's address (rewrite_agent_card, public_url in the config); `cards` such \
+                 proxy's address (rewrite_agent_card = true with public_url in the config); `cards` such \
                  cards since the last such line (logged at most every 10 minutes; counted in \
                  a2a_agent_card_bypass_total)"
             );
