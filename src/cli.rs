@@ -152,8 +152,8 @@ pub enum ProbeFormat {
 /// Flags of `probe`.
 #[derive(Debug, Clone, Args)]
 pub struct ProbeArgs {
-    /// TOML config file: its `[severity]`, `[analysis]` and `[audit]`
-    /// apply to the probe's own traffic as live.
+    /// TOML config file: its `[severity]`, `[analysis]`, `[audit]`,
+    /// `[registry]` and `[stall]` apply to the probe's own traffic as live.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Output format.

@@ -468,3 +468,25 @@ fn config_check_names_every_type_error_and_every_rule_in_one_run() {
     assert!(!err.contains("`upstream` is required"), "{err}");
     assert!(!audit.exists() && !audit.parent().expect("dir").exists());
 }
+
+/// `check --help` and `probe --help` name the same config sections (the
+/// ones both apply offline as live).
+#[test]
+fn check_and_probe_help_agree_on_the_config_sections() {
+    for command in ["check", "probe"] {
+        let (code, help, err) = run_with(&[command, "--help"], &[]);
+        assert_eq!(code, Some(0), "{err}");
+        for section in [
+            "[severity]",
+            "[analysis]",
+            "[audit]",
+            "[registry]",
+            "[stall]",
+        ] {
+            assert!(
+                help.contains(section),
+                "{command} --help lacks {section}: {help}"
+            );
+        }
+    }
+}
