@@ -3,12 +3,16 @@
 //! Every serve flag can also come from the environment (`A2A_TAP_<FLAG>`),
 //! below the flag and above the config file.
 
+mod environment;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::{Config, Level, LogFormat, UpstreamUrl};
+
+pub use environment::{unknown_variables, value_error_source};
 
 /// A transparent reverse proxy that validates A2A traffic.
 #[derive(Debug, Parser)]
@@ -81,6 +85,18 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", env = "A2A_TAP_THREADS",
           value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
+    /// Rewrite the agent card's interface URLs to --public-url, so clients
+    /// that follow the card come back through the proxy (the one opt-in
+    /// alteration of traffic) [default: false]; `--rewrite-agent-card=false`
+    /// turns off what the file turned on.
+    #[arg(long, value_name = "BOOL", env = "A2A_TAP_REWRITE_AGENT_CARD",
+          num_args = 0..=1, default_missing_value = "true", require_equals = true,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub rewrite_agent_card: Option<bool>,
+    /// The proxy's own public base URL, which rewritten cards name, e.g.
+    /// https://agents.example.com (required with --rewrite-agent-card).
+    #[arg(long, value_name = "URL", env = "A2A_TAP_PUBLIC_URL")]
+    pub public_url: Option<UpstreamUrl>,
 }
 
 /// `--log-format` values.
@@ -136,8 +152,8 @@ pub enum ProbeFormat {
 /// Flags of `probe`.
 #[derive(Debug, Clone, Args)]
 pub struct ProbeArgs {
-    /// TOML config file: its `[severity]`, `[analysis]` and `[audit]`
-    /// apply to the probe's own traffic as live.
+    /// TOML config file: its `[severity]`, `[analysis]`, `[audit]`,
+    /// `[registry]` and `[stall]` apply to the probe's own traffic as live.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Output format.
@@ -188,6 +204,12 @@ impl ServeArgs {
         }
         if let Some(threads) = self.threads {
             config.proxy.threads = usize::from(threads);
+        }
+        if let Some(rewrite) = self.rewrite_agent_card {
+            config.rewrite_agent_card = rewrite;
+        }
+        if let Some(url) = &self.public_url {
+            config.public_url = Some(url.clone());
         }
         // A secret: from the environment (over the file), never a flag.
         if let Some(key) = std::env::var(crate::config::SHARED_KEY_ENV)

@@ -5,6 +5,7 @@
 //! bytes, as an integer or with a unit (`"64MiB"`).
 
 mod defaults;
+pub mod parse;
 mod registry_settings;
 mod trace_settings;
 mod values;
@@ -254,18 +255,32 @@ impl std::str::FromStr for Config {
 
     /// Parses TOML; call [`Config::validate`] afterwards.
     fn from_str(text: &str) -> Result<Config, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))
+        let mut parsed = parse::parse_all(text);
+        match (parsed.config, parsed.problems.len()) {
+            (Some(config), 0) => Ok(config),
+            (_, 1) => Err(parsed.problems.remove(0)),
+            _ => Err(ConfigError::Problems(parsed.problems)),
+        }
     }
 }
 
 impl Config {
     /// Reads and parses a file (not yet validated).
     pub fn from_file(path: &std::path::Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        Config::read(path)?.parse()
+    }
+
+    /// Reads and parses a file, naming every type error at once; the
+    /// config of the keys that read, when the rest is TOML.
+    pub fn from_file_all(path: &std::path::Path) -> Result<parse::Parsed, ConfigError> {
+        Config::read(path).map(|text| parse::parse_all(&text))
+    }
+
+    fn read(path: &std::path::Path) -> Result<String, ConfigError> {
+        std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
             source,
-        })?;
-        text.parse()
+        })
     }
 
     /// Checks what the types alone cannot: required keys, ranges, cross-key
@@ -320,6 +335,11 @@ impl Config {
         }
         if self.audit_log.is_empty() {
             invalid("audit_log", "must be a path or `-` for stdout");
+        } else if self.validate && self.audit_log != "-" {
+            if let Err(why) = writable(std::path::Path::new(&self.audit_log)) {
+                // Else the proxy would start and drop every record.
+                invalid("audit_log", &format!("cannot be written: {why}"));
+            }
         }
         if self.log.access_log.is_empty() {
             invalid("log.access_log", "must be a path or `-` for stdout");
@@ -422,9 +442,16 @@ impl Config {
         if let Err(e) = self.policy() {
             problems.push(e);
         }
-        if let Err(e) = self.trace_settings(|name| std::env::var(name).ok()) {
-            problems.push(e);
+        // The [tracing] keys are checked whether tracing is on or not: an
+        // OTEL_EXPORTER_OTLP_ENDPOINT set later must not turn a silent
+        // mistake into a failed restart.
+        let tracing = self.tracing_key_problems();
+        if tracing.is_empty() {
+            if let Err(e) = self.trace_settings(|name| std::env::var(name).ok()) {
+                problems.push(e);
+            }
         }
+        problems.extend(tracing);
         problems
     }
 
@@ -468,6 +495,30 @@ impl Config {
             (None, None) => "unknown".to_string(),
         }
     }
+}
+
+/// Whether the audit log at `path` can be appended to (as the writer
+/// opens it: created when absent), without changing it: an existing file is
+/// opened for appending and closed; for an absent one, a file is created
+/// and removed.
+fn writable(path: &std::path::Path) -> Result<(), String> {
+    use std::fs::OpenOptions;
+    if path.exists() {
+        return OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map(drop)
+            .map_err(|e| format!("{}: {e}", path.display()));
+    }
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .and_then(|f| {
+            drop(f);
+            std::fs::remove_file(path)
+        })
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn nanos(d: &HumanDuration) -> u64 {

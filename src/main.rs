@@ -18,7 +18,19 @@ use a2a_tap::server;
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(cli) => cli,
+        Err(err) => {
+            // A bad value from A2A_TAP_<FLAG> is named as the variable.
+            let vars: Vec<_> = std::env::vars_os().collect();
+            if let Some(text) = a2a_tap::cli::value_error_source(&err, &argv, &vars) {
+                eprint!("{text}");
+                return ExitCode::from(2);
+            }
+            err.exit()
+        }
+    };
     match cli.command {
         Some(Command::Check(args)) => check(args),
         Some(Command::Probe(args)) => probe(args),
@@ -45,7 +57,7 @@ fn config_check(args: &ServeArgs) -> ExitCode {
             return ExitCode::from(3);
         }
     };
-    for warning in config.warnings() {
+    for warning in config.warnings().into_iter().chain(environment_warnings()) {
         eprintln!("a2a-tap config check: warning: {warning}");
     }
     println!(
@@ -120,7 +132,7 @@ fn serve(args: &ServeArgs) -> ExitCode {
         }
     };
     let (log_guard, log_dropped) = init_tracing(&config);
-    for warning in config.warnings() {
+    for warning in config.warnings().into_iter().chain(environment_warnings()) {
         tracing::warn!("{warning}");
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -194,6 +206,13 @@ async fn run(config: &Config, log_dropped: LogDrops) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The `A2A_TAP_*` variables set that no flag reads (a typo is otherwise
+/// ignored silently).
+fn environment_warnings() -> Vec<String> {
+    let vars: Vec<_> = std::env::vars_os().collect();
+    a2a_tap::cli::unknown_variables(&vars)
+}
+
 /// Reopens the audit log on every SIGHUP (logrotate: rename, then signal).
 async fn reopen_on_sighup(hup: Option<Signal>, app: Arc<App>) {
     let Some(mut hup) = hup else {
@@ -212,17 +231,26 @@ async fn reopen_on_sighup(hup: Option<Signal>, app: Arc<App>) {
 /// The config file, then the environment and flags over it, validated;
 /// `RUST_LOG`, which overrides `[log] level`, is checked too.
 fn load_config(args: &ServeArgs) -> Result<Config, ConfigError> {
-    let mut config = match &args.config {
-        Some(path) => Config::from_file(path)?,
-        None => Config::default(),
+    // Every type error of the file, and then what the keys that read give.
+    let mut parsed = match &args.config {
+        Some(path) => Config::from_file_all(path)?,
+        None => a2a_tap::config::parse::Parsed {
+            config: Some(Config::default()),
+            problems: Vec::new(),
+            set_aside: Vec::new(),
+        },
     };
+    let Some(mut config) = parsed.config.take() else {
+        return Err(one_or_all(parsed.problems));
+    };
+    let mut problems = std::mem::take(&mut parsed.problems);
     args.apply(&mut config);
-    let mut problems = Vec::new();
-    match config.validate() {
-        Ok(()) => {}
-        Err(ConfigError::Problems(all)) => problems.extend(all),
-        Err(e) => problems.push(e),
-    }
+    let found = match config.validate() {
+        Ok(()) => Vec::new(),
+        Err(ConfigError::Problems(all)) => all,
+        Err(e) => vec![e],
+    };
+    problems.extend(found.into_iter().filter(|p| !parsed.repeats(p)));
     if let Ok(filter) = std::env::var("RUST_LOG") {
         if let Err(why) = filter.parse::<Level>() {
             problems.push(ConfigError::Invalid {
@@ -231,10 +259,19 @@ fn load_config(args: &ServeArgs) -> Result<Config, ConfigError> {
             });
         }
     }
-    match problems.len() {
-        0 => Ok(config),
-        1 => Err(problems.remove(0)),
-        _ => Err(ConfigError::Problems(problems)),
+    if problems.is_empty() {
+        Ok(config)
+    } else {
+        Err(one_or_all(problems))
+    }
+}
+
+/// One problem as itself, several as a list.
+fn one_or_all(mut problems: Vec<ConfigError>) -> ConfigError {
+    if problems.len() == 1 {
+        problems.remove(0)
+    } else {
+        ConfigError::Problems(problems)
     }
 }
 

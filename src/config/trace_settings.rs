@@ -132,6 +132,42 @@ impl Config {
     }
 }
 
+impl Config {
+    /// The `[tracing]` keys' own rules (ranges, non-zero bounds), whether
+    /// an export endpoint is set or not.
+    pub(crate) fn tracing_key_problems(&self) -> Vec<ConfigError> {
+        let t = &self.tracing;
+        let mut problems = Vec::new();
+        let mut invalid = |key: &str, why: String| {
+            problems.push(ConfigError::Invalid {
+                key: key.to_string(),
+                why,
+            })
+        };
+        if let Some(r) = t.sample_ratio.filter(|r| !(0.0..=1.0).contains(r)) {
+            invalid("tracing.sample_ratio", format!("{r} is not from 0 to 1"));
+        }
+        for (key, n) in [
+            ("tracing.queue_spans", t.queue_spans),
+            ("tracing.queue_bytes", t.queue_bytes),
+            ("tracing.batch_spans", t.batch_spans),
+        ] {
+            if n == 0 {
+                invalid(key, "must be greater than zero".into());
+            }
+        }
+        for (key, d) in [
+            ("tracing.batch_delay", t.batch_delay.0),
+            ("tracing.export_timeout", t.export_timeout.0),
+        ] {
+            if d == Duration::ZERO {
+                invalid(key, "must be greater than zero".into());
+            }
+        }
+        problems
+    }
+}
+
 /// An OTLP/HTTP base URL's traces URL: its path with `/v1/traces` after it.
 fn traces_url(base: &str) -> String {
     format!("{}/v1/traces", base.trim_end_matches('/'))

@@ -20,6 +20,7 @@ use http::Method;
 pub use checks::{CheckId, CheckResult, Verdict};
 pub use report::Format;
 
+use crate::a2a::card::CardInfo;
 use crate::check::{Judge, Settings};
 use crate::lifecycle::Registry;
 use client::{headers, Client, Limits};
@@ -60,8 +61,9 @@ pub fn check_url(url: &str) -> Result<(), String> {
 
 /// Runs the probe and prints the report; returns the exit code: 0 every
 /// check passed or was not applicable and no finding is at error
-/// severity, 1 a check failed or an error finding, 2 a bad URL, 3 the
-/// agent could not be reached at all.
+/// severity, 1 a check failed or an error finding, 2 a bad URL or a URL
+/// on which no check could run (a clean report of nothing would pass a CI
+/// gate), 3 the agent could not be reached at all.
 pub fn run(options: &Options) -> i32 {
     let target = match card::Target::parse(&options.url) {
         Ok(t) => t,
@@ -83,8 +85,13 @@ pub fn run(options: &Options) -> i32 {
     match runtime.block_on(probe(&target, options)) {
         Ok(report) => {
             report.print(options.format);
+            if let Some(why) = &report.nothing_ran {
+                eprintln!("a2a-tap probe: URL {}: {why}", options.url);
+            }
             if report.failed() {
                 1
+            } else if report.nothing_ran.is_some() {
+                2
             } else {
                 0
             }
@@ -159,7 +166,10 @@ async fn probe(target: &card::Target, options: &Options) -> Result<ProbeReport, 
             }
         }
     }
-    Ok(ProbeReport::new(
+    let nothing_ran = card
+        .as_ref()
+        .and_then(|card| nothing_ran(target, card, &interfaces));
+    let mut report = ProbeReport::new(
         target,
         card_check,
         interfaces,
@@ -167,5 +177,50 @@ async fn probe(target: &card::Target, options: &Options) -> Result<ProbeReport, 
         client.elapsed(),
         client.limits(),
         options.settings.engine.evidence,
+    );
+    report.nothing_ran = nothing_ran;
+    Ok(report)
+}
+
+/// Why no check could run on any interface of `card`, and what to pass
+/// instead; `None` when one interface was probed.
+fn nothing_ran(target: &card::Target, card: &CardInfo, interfaces: &[IfaceOut]) -> Option<String> {
+    if interfaces.iter().any(|i| i.contacted) {
+        return None;
+    }
+    if card.interfaces.is_empty() {
+        return Some(
+            "no check could run: the card lists no interface (1.0 supportedInterfaces, 0.3 url); \
+             pass the URL of an agent whose card lists its JSON-RPC or HTTP+JSON endpoint"
+                .into(),
+        );
+    }
+    let why: Vec<String> = interfaces
+        .iter()
+        .map(|i| {
+            let reason = i.checks.first().map_or("", |c| c.reason.as_str());
+            format!("{} {}: {reason}", i.name, i.url)
+        })
+        .collect();
+    // An interface in a binding the probe speaks, on another origin: the
+    // agent's own URL is likely there.
+    let elsewhere = card.interfaces.iter().find_map(|i| {
+        let spoken = ["JSONRPC", "HTTP+JSON"]
+            .iter()
+            .any(|b| i.binding.eq_ignore_ascii_case(b));
+        let url = i.url.parse::<http::Uri>().ok()?;
+        let origin = format!("{}://{}", url.scheme_str()?, url.authority()?);
+        (spoken && !target.same_origin(&url)).then_some(origin)
+    });
+    let what = match elsewhere {
+        Some(origin) => format!(
+            "the probe only talks to the origin of the URL given: pass the agent's own URL, e.g. `a2a-tap probe {origin}`"
+        ),
+        None => "the probe speaks JSON-RPC and HTTP+JSON, 1.0 and 0.3: pass the URL of an agent that offers one of them".into(),
+    };
+    Some(format!(
+        "no check could run: none of the {} interface(s) the card lists could be probed ({}); {what}",
+        interfaces.len(),
+        why.join("; ")
     ))
 }

@@ -249,7 +249,17 @@ pub async fn start_with(
     ));
     let timeout = config.proxy.connect_timeout.0;
     let (host, port) = (upstream.host().to_string(), upstream.port());
-    readiness.set_upstream_ok(admin::probe(&host, port, timeout).await);
+    let reachable = admin::probe(&host, port, timeout).await;
+    if !reachable {
+        // `/readyz` alone would say so: an operator reads the log first.
+        tracing::warn!(
+            upstream = %config.upstream_name(),
+            address = %format!("{host}:{port}"),
+            "the upstream does not accept connections at start: callers get 502 and /readyz \
+             is not ready until it does (probed every 2 s)"
+        );
+    }
+    readiness.set_upstream_ok(reachable);
 
     let (shutdown, shutdown_rx) = watch::channel(false);
     let (now, now_rx) = watch::channel(false);

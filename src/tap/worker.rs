@@ -376,7 +376,8 @@ impl Worker {
         let host = live.host.take();
         if let Some(card) = sink.card {
             tracing::debug!(interfaces = card.interfaces.len(), "agent card seen");
-            self.bypass.judge(&card, host.as_deref(), &self.upstream);
+            self.bypass
+                .judge(&card, host.as_deref(), &self.upstream, at);
             self.card = Some(card);
         }
         if let Some(exchange) = exchange {

@@ -312,3 +312,215 @@ fn the_registry_key_is_masked_and_checked() {
         &["registry.max_read_bytes", "256KiB"],
     );
 }
+
+/// A bad value from the environment names the variable, not the flag it
+/// stands for; the same value as a flag names the flag.
+#[test]
+fn a_bad_environment_value_names_the_variable() {
+    let (code, _, err) = run_with(
+        &[
+            "config",
+            "check",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            "http://127.0.0.1:1",
+        ],
+        &[("A2A_TAP_THREADS", "abc")],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("A2A_TAP_THREADS") && err.contains("'abc'"),
+        "{err}"
+    );
+    assert!(!err.contains("'--threads"), "{err}");
+    // Serving (no subcommand) says the same.
+    let (code, _, err) = run_with(&[], &[("A2A_TAP_LISTEN", "nowhere")]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("A2A_TAP_LISTEN"), "{err}");
+    let (code, _, err) = run_with(&["config", "check", "--threads", "abc"], &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("'--threads <N>'") && !err.contains("A2A_TAP_THREADS"),
+        "{err}"
+    );
+}
+
+/// An `A2A_TAP_*` variable no flag reads is a warning naming it and the
+/// closest known name, in `config check` and at start.
+#[tokio::test]
+async fn an_unknown_a2a_tap_variable_is_a_warning() {
+    let (code, _, err) = check("", &[("A2A_TAP_UPSTRAEM", "http://127.0.0.1:2")]);
+    assert_eq!(code, Some(0), "a warning, not an error: {err}");
+    assert!(
+        err.contains("warning") && err.contains("A2A_TAP_UPSTRAEM"),
+        "{err}"
+    );
+    assert!(err.contains("did you mean A2A_TAP_UPSTREAM?"), "{err}");
+    let up = crate::support::Upstream::start().await;
+    let launch = crate::support::process::Launch {
+        env: vec![("A2A_TAP_UPSTRAEM".into(), "http://127.0.0.1:2".into())],
+        ..Default::default()
+    };
+    let p = crate::support::process::Process::launch(up.addr, "", launch);
+    let log = p.stderr();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("WARN") && l.contains("A2A_TAP_UPSTRAEM")),
+        "{log}"
+    );
+}
+
+/// The card-rewrite knobs have flags and variables, shown by `--help`;
+/// turning rewriting on without a public URL names `public_url`.
+#[test]
+fn card_rewriting_is_reachable_from_flags_and_the_environment() {
+    let (code, out, err) = check(
+        "",
+        &[
+            ("A2A_TAP_REWRITE_AGENT_CARD", "true"),
+            ("A2A_TAP_PUBLIC_URL", "https://tap.example"),
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("rewrite_agent_card = true"), "{out}");
+    assert!(
+        out.contains("public_url = \"https://tap.example/\""),
+        "{out}"
+    );
+    let f = file(&format!(
+        "{BASE}rewrite_agent_card = true\npublic_url = \"https://tap.example\"\n"
+    ));
+    let path = f.path().to_str().expect("utf-8");
+    // A flag turns off what the file turned on.
+    let (code, out, err) = run_with(
+        &[
+            "config",
+            "check",
+            "--config",
+            path,
+            "--rewrite-agent-card=false",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("rewrite_agent_card = false"), "{out}");
+    refused(
+        run_with(
+            &[
+                "config",
+                "check",
+                "--listen",
+                "127.0.0.1:0",
+                "--upstream",
+                "http://127.0.0.1:1",
+                "--rewrite-agent-card",
+            ],
+            &[],
+        ),
+        &["public_url", "rewrite_agent_card"],
+    );
+    refused(
+        check("", &[("A2A_TAP_REWRITE_AGENT_CARD", "maybe")]),
+        &["A2A_TAP_REWRITE_AGENT_CARD", "'maybe'"],
+    );
+    let (code, help, _) = run_with(&["--help"], &[]);
+    assert_eq!(code, Some(0));
+    for needle in [
+        "--rewrite-agent-card",
+        "A2A_TAP_REWRITE_AGENT_CARD",
+        "--public-url",
+        "A2A_TAP_PUBLIC_URL",
+    ] {
+        assert!(
+            help.contains(needle),
+            "`{needle}` missing from --help: {help}"
+        );
+    }
+}
+
+/// Starting with the upstream unreachable is a warning naming it (not only
+/// `/readyz`); a reachable one is not.
+#[tokio::test]
+async fn an_unreachable_upstream_at_start_is_a_warning_naming_it() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a port");
+    let p = crate::support::process::Process::start(closed, "");
+    let log = p.stderr();
+    let line = log
+        .lines()
+        .find(|l| l.contains("does not accept connections at start"))
+        .unwrap_or_else(|| panic!("no warning: {log}"));
+    assert!(
+        line.contains("WARN") && line.contains(&closed.to_string()),
+        "{line}"
+    );
+    let up = crate::support::Upstream::start().await;
+    let p = crate::support::process::Process::start(up.addr, "");
+    let log = p.stderr();
+    assert!(!log.contains("does not accept connections"), "{log}");
+}
+
+/// Six mistakes take one run: every type error of the file (each named by
+/// its line and value), and the rules of the keys that read, whatever else
+/// is set (`tracing.sample_ratio` with tracing off; an audit log that
+/// cannot be written).
+#[test]
+fn config_check_names_every_type_error_and_every_rule_in_one_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let audit = dir.path().join("no-such-dir").join("audit.jsonl");
+    let f = file(&format!(
+        "listen = \"127.0.0.1:0\"\nupstream = \"http://127.0.0.1:99999\"\n\
+         audit_log = \"{}\"\n\
+         [proxy]\ngrace_period = \"10\"\ndrain_delay = \"ten minutes\"\n\
+         [analysis]\nmax_body_bytes = \"64MB!\"\n\
+         [tracing]\nsample_ratio = 3.0\n",
+        audit.display()
+    ));
+    let (code, out, err) = run_with(
+        &[
+            "config",
+            "check",
+            "--config",
+            f.path().to_str().expect("utf-8"),
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(2), "{out}{err}");
+    for needle in [
+        "99999",
+        "grace_period = \"10\"",
+        "ten minutes",
+        "64MB!",
+        "`tracing.sample_ratio`: 3 is not from 0 to 1",
+        "`audit_log`: cannot be written",
+    ] {
+        assert!(err.contains(needle), "`{needle}` missing from: {err}");
+    }
+    // The bad upstream is reported once, not again as missing.
+    assert!(!err.contains("`upstream` is required"), "{err}");
+    assert!(!audit.exists() && !audit.parent().expect("dir").exists());
+}
+
+/// `check --help` and `probe --help` name the same config sections (the
+/// ones both apply offline as live).
+#[test]
+fn check_and_probe_help_agree_on_the_config_sections() {
+    for command in ["check", "probe"] {
+        let (code, help, err) = run_with(&[command, "--help"], &[]);
+        assert_eq!(code, Some(0), "{err}");
+        for section in [
+            "[severity]",
+            "[analysis]",
+            "[audit]",
+            "[registry]",
+            "[stall]",
+        ] {
+            assert!(
+                help.contains(section),
+                "{command} --help lacks {section}: {help}"
+            );
+        }
+    }
+}

@@ -26,6 +26,8 @@ pub struct Launch {
     pub unread_stderr: bool,
     /// Where the audit log goes, in the temp dir (default `audit.jsonl`).
     pub audit_file: Option<String>,
+    /// Environment variables set for it.
+    pub env: Vec<(String, String)>,
 }
 
 /// a2a-tap as a child process, killed on drop.
@@ -92,7 +94,10 @@ impl Process {
             }
             None => Command::new(BIN),
         };
-        cmd.arg("--config").arg(&config).stdin(Stdio::null());
+        cmd.arg("--config")
+            .arg(&config)
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null());
         if launch.unread_stderr {
             // The first lines are read here for the ports, the rest left
             // unread.

@@ -3,7 +3,7 @@
 //! skipped for not applicable; error findings as failed cases of their
 //! own) and SARIF 2.1.0 (a result per failed check and per finding).
 
-use super::{describe_rule, CheckOut, ProbeReport};
+use super::{describe_rule, CheckOut, ProbeReport, NOTHING_RAN};
 use crate::probe::checks::Verdict;
 use crate::report::audit::Record;
 use crate::report::{junit, sarif};
@@ -26,6 +26,21 @@ pub(super) fn junit(r: &ProbeReport) -> String {
                 .map(|c| case(&class, c))
                 .chain(i.findings.iter().filter_map(finding_case))
                 .collect(),
+            seconds: 0.0,
+        });
+    }
+    if let Some(why) = &r.nothing_ran {
+        // An error, not 56 skipped cases and no failure: CI must not pass.
+        suites.push(junit::Suite {
+            name: format!("a2a-tap probe {}", r.url),
+            cases: vec![junit::Case {
+                name: NOTHING_RAN.into(),
+                classname: "a2a-tap.probe".into(),
+                outcome: junit::CaseOutcome::Errored {
+                    message: why.clone(),
+                },
+                out: String::new(),
+            }],
             seconds: 0.0,
         });
     }
@@ -102,6 +117,15 @@ pub(super) fn sarif(r: &ProbeReport) -> String {
             message: c.reason.clone(),
             uri: iface.map_or(r.card_url.clone(), |i| i.url.clone()),
             properties,
+        });
+    }
+    if let Some(why) = &r.nothing_ran {
+        results.push(sarif::Finding {
+            rule_id: NOTHING_RAN.into(),
+            level: sarif::Level::Error,
+            message: why.clone(),
+            uri: r.card_url.clone(),
+            properties: serde_json::Map::new(),
         });
     }
     let located = std::iter::once((&r.card_url, &r.card_findings))

@@ -73,6 +73,9 @@ pub struct ProbeReport {
     pub card_findings: Vec<Record>,
     pub interfaces: Vec<IfaceOut>,
     pub bounds: Bounds,
+    /// Why no check could run on any interface, and what to pass instead
+    /// (`null` when one did): the run then exits 2, never 0.
+    pub nothing_ran: Option<String>,
 }
 
 impl IfaceOut {
@@ -135,6 +138,7 @@ impl ProbeReport {
                 seconds: elapsed.as_secs_f64(),
                 max_seconds: limits.total.as_secs(),
             },
+            nothing_ran: None,
         }
     }
 
@@ -246,8 +250,15 @@ pub(crate) fn abbreviate(text: &str, max: usize) -> String {
     format!("{}… ({} bytes in all)", &flat[..end], flat.len())
 }
 
+/// The rule id of a run in which no check could run (JUnit case, SARIF
+/// result).
+pub(crate) const NOTHING_RAN: &str = "no-check-ran";
+
 /// The SARIF rule description of a rule id: a check's, else the kind.
 pub(crate) fn describe_rule(id: &str) -> String {
+    if id == NOTHING_RAN {
+        return "the probe could run no check on any interface of the card".into();
+    }
     CheckId::PER_INTERFACE
         .iter()
         .chain(std::iter::once(&CheckId::AgentCardValid))

@@ -48,6 +48,9 @@ pub(super) fn render(r: &ProbeReport) -> String {
         r.bounds.seconds,
         r.bounds.max_seconds
     );
+    if let Some(why) = &r.nothing_ran {
+        let _ = writeln!(out, "{}", safe(why));
+    }
     out
 }
 

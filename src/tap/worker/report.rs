@@ -183,7 +183,7 @@ pub(crate) struct BypassCheck {
     /// The authority of the proxy's `public_url`.
     pub(crate) public: Option<String>,
     counter: prometheus::IntCounter,
-    warned: bool,
+    warning: Every,
 }
 
 impl BypassCheck {
@@ -195,12 +195,18 @@ impl BypassCheck {
             counter: metrics
                 .agent_card_bypass_total
                 .with_label_values(&[upstream]),
-            warned: false,
+            warning: Every::new(BYPASS_WARNING_EVERY),
         }
     }
 
-    /// Judges `card`, fetched at `host`.
-    pub(crate) fn judge(&mut self, card: &CardInfo, host: Option<&str>, upstream: &str) {
+    /// Judges `card`, fetched at `host`, at `at` (the clock of judging).
+    pub(crate) fn judge(
+        &mut self,
+        card: &CardInfo,
+        host: Option<&str>,
+        upstream: &str,
+        at: Instant,
+    ) {
         if !self.on {
             return;
         }
@@ -209,15 +215,75 @@ impl BypassCheck {
             return;
         }
         self.counter.inc();
-        if !std::mem::replace(&mut self.warned, true) {
+        if let Some(cards) = self.warning.due(at) {
             tracing::warn!(
                 upstream = %upstream,
                 urls = %log_safe(&past.join(" ")),
                 fetched_at = host.map(log_safe).as_deref(),
+                cards,
                 "the agent card sends clients past the proxy: clients that follow it talk to the \
-                 agent directly, unseen; set rewrite_agent_card = true with public_url = the \
-                 proxy's address (logged once; counted in a2a_agent_card_bypass_total)"
+                 agent directly, unseen; set --rewrite-agent-card with --public-url = the \
+                 proxy's address (rewrite_agent_card = true with public_url in the config); `cards` such \
+                 cards since the last such line (logged at most every 10 minutes; counted in \
+                 a2a_agent_card_bypass_total)"
             );
         }
+    }
+}
+
+/// How often the bypass warning is repeated while bypassing cards keep
+/// passing: often enough to be seen in any log window, rarely enough not
+/// to flood it.
+const BYPASS_WARNING_EVERY: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// A log line's rate: the first occurrence at once, then at most one per
+/// `every`, each saying how many occurrences it stands for.
+#[derive(Debug)]
+struct Every {
+    every: std::time::Duration,
+    last: Option<Instant>,
+    /// Occurrences since the last line (this one included).
+    since: u64,
+}
+
+impl Every {
+    fn new(every: std::time::Duration) -> Every {
+        Every {
+            every,
+            last: None,
+            since: 0,
+        }
+    }
+
+    /// Counts an occurrence at `at`; `Some(occurrences since the last
+    /// line)` when a line is due.
+    fn due(&mut self, at: Instant) -> Option<u64> {
+        self.since += 1;
+        let due = self
+            .last
+            .is_none_or(|last| at.saturating_duration_since(last) >= self.every);
+        due.then(|| {
+            self.last = Some(at);
+            std::mem::take(&mut self.since)
+        })
+    }
+}
+
+#[cfg(test)]
+mod every_tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn the_first_at_once_then_at_most_one_line_per_period_with_the_count() {
+        let t0 = Instant::now();
+        let mut e = Every::new(Duration::from_secs(600));
+        assert_eq!(e.due(t0), Some(1));
+        for s in 1..600 {
+            assert_eq!(e.due(t0 + Duration::from_secs(s)), None, "at {s} s");
+        }
+        assert_eq!(e.due(t0 + Duration::from_secs(600)), Some(600));
+        assert_eq!(e.due(t0 + Duration::from_secs(601)), None);
+        assert_eq!(e.due(t0 + Duration::from_secs(5000)), Some(2));
     }
 }

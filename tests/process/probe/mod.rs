@@ -399,3 +399,112 @@ async fn hostile_answers_are_bounded_and_escaped() {
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
 }
+
+/// An agent that serves only `card` (its interfaces' `{base}` replaced by
+/// its own URL); anything else is 404.
+async fn card_only(card: &'static str) -> std::net::SocketAddr {
+    use crate::support::{full, upstream};
+    let port = std::sync::Arc::new(std::sync::OnceLock::<u16>::new());
+    let p = port.clone();
+    let addr = upstream(move |req: http::Request<hyper::body::Incoming>| {
+        let base = format!("http://127.0.0.1:{}", p.get().copied().unwrap_or(0));
+        let (status, text) = if req.uri().path().ends_with("agent-card.json") {
+            (200, card.replace("{base}", &base))
+        } else {
+            (404, "no".to_owned())
+        };
+        async move {
+            http::Response::builder()
+                .status(status)
+                .header("content-type", "application/json")
+                .body(full(text))
+                .expect("response")
+        }
+    })
+    .await;
+    let _ = port.set(addr.port());
+    addr
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_probe_in_which_no_check_could_run_never_passes() {
+    const HEAD: &str = r#""name": "n", "version": "1", "capabilities": {}"#;
+    // (card, what the sentence says, exit code: 2, or 1 where the card
+    // itself fails agent-card-valid)
+    let cases: [(String, &str, i32); 3] = [
+        (
+            format!(
+                r#"{{{HEAD}, "supportedInterfaces": [
+                {{"url": "http://elsewhere.example:8443/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}},
+                {{"url": "http://elsewhere.example:8443/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}}]}}"#
+            ),
+            "a2a-tap probe http://elsewhere.example:8443",
+            2,
+        ),
+        (
+            format!(
+                r#"{{{HEAD}, "supportedInterfaces": [
+                {{"url": "{{base}}/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"}}]}}"#
+            ),
+            "the probe speaks JSON-RPC and HTTP+JSON",
+            2,
+        ),
+        (
+            format!(r#"{{{HEAD}, "supportedInterfaces": []}}"#),
+            "the card lists no interface",
+            1,
+        ),
+    ];
+    for (card, says, code) in cases {
+        let addr = card_only(Box::leak(card.into_boxed_str())).await;
+        let url = format!("http://{addr}");
+        let out = run(vec!["probe".into(), url.clone()]).await;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{says}: {text}\n{err}");
+        assert!(
+            err.contains("no check could run") && err.contains(says),
+            "{err}"
+        );
+        assert!(text.contains("no check could run"), "{text}");
+
+        let out = run(vec![
+            "probe".into(),
+            "--format".into(),
+            "json".into(),
+            url.clone(),
+        ])
+        .await;
+        assert_eq!(out.status.code(), Some(code));
+        let report: Value = serde_json::from_slice(&out.stdout).expect("json report");
+        let why = report["nothing_ran"].as_str().unwrap_or_default();
+        assert!(why.contains(says), "{report:#}");
+
+        let out = run(vec![
+            "probe".into(),
+            "--format".into(),
+            "junit".into(),
+            url.clone(),
+        ])
+        .await;
+        assert_eq!(out.status.code(), Some(code));
+        let xml = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            xml.contains("<testsuites") && xml.contains(r#"errors="1""#),
+            "{xml}"
+        );
+        assert!(xml.contains(r#"<testcase name="no-check-ran""#), "{xml}");
+        assert!(xml.contains("<error message=\"no check could run"), "{xml}");
+
+        let out = run(vec!["probe".into(), "--format".into(), "sarif".into(), url]).await;
+        assert_eq!(out.status.code(), Some(code));
+        let sarif: Value = serde_json::from_slice(&out.stdout).expect("sarif");
+        let results = sarif["runs"][0]["results"].as_array().expect("results");
+        assert!(
+            results
+                .iter()
+                .any(|r| r["ruleId"] == "no-check-ran" && r["level"] == "error"),
+            "{sarif:#}"
+        );
+    }
+}
