@@ -14,7 +14,8 @@ use super::Cli;
 const PREFIX: &str = "A2A_TAP_";
 
 /// `A2A_TAP_*` names that are not flags but are a2a-tap's own:
-/// `A2A_TAP_COMMIT` labels a build (build.rs, the Dockerfile).
+/// `A2A_TAP_COMMIT` labels a build (build.rs, the Dockerfile);
+/// `A2A_TAP_REGISTRY_SHARED_KEY` is a secret, never a flag.
 const OTHER_KNOWN: &[&str] = &["A2A_TAP_COMMIT", crate::config::SHARED_KEY_ENV];
 
 /// Every flag's variable, with the flag it stands for (`--threads`).
