@@ -253,7 +253,8 @@ fn rust_sdk_direct_and_through_proxy() {
             let bad_gateway = ["\"status\": 502", "\"http\": 502"];
             let dropped = text.contains("Server disconnected without sending a response")
                 || (text.contains("different outcomes")
-                    && bad_gateway.iter().any(|b| text.contains(b)));
+                    && bad_gateway.iter().any(|b| text.contains(b)))
+                || client_got_an_answer_the_agent_never_sent(text);
             if !dropped {
                 panic::resume_unwind(payload);
             }
@@ -291,4 +292,21 @@ fn rust_sdk_direct_and_through_proxy() {
         // `long`'s re-cancel is legal (§3.3.1, idempotent) and not reported.
         &[],
     );
+}
+
+/// The wire check's failure when the client got more answers than the
+/// agent sent ("(34 vs 35 exchanges)"): one request met a connection the
+/// agent dropped and was answered by a2a-tap's 502, which the wire client
+/// then sent again. The same defect as the others above, seen by the
+/// byte check instead of the outcome check.
+fn client_got_an_answer_the_agent_never_sent(text: &str) -> bool {
+    let Some(counts) = text
+        .split("differ from the bytes the agent sent (")
+        .nth(1)
+        .and_then(|rest| rest.split(" exchanges)").next())
+    else {
+        return false;
+    };
+    let mut n = counts.split(" vs ").map(|c| c.trim().parse::<usize>());
+    matches!((n.next(), n.next()), (Some(Ok(sent)), Some(Ok(got))) if got == sent + 1)
 }
