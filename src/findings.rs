@@ -92,6 +92,7 @@ kinds! {
     CapabilityMismatch => "capability_mismatch", Warning;
     VersionMismatch => "version_mismatch", Warning;
     ErrorCodeMismatch => "error_code_mismatch", Warning;
+    InvalidTimestamp => "invalid_timestamp", Warning;
 }
 
 impl fmt::Display for Kind {
@@ -169,7 +170,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        assert_eq!(Kind::ALL.len(), 21);
+        assert_eq!(Kind::ALL.len(), 22);
         for k in Kind::ALL {
             assert_eq!(Kind::from_name(k.as_str()), Some(*k));
         }

@@ -15,6 +15,7 @@ mod hostile;
 mod kinds;
 mod metrics;
 mod paths;
+mod field_kinds;
 mod spec_kinds;
 mod traces;
 mod trust;
