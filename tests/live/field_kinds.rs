@@ -79,3 +79,55 @@ fn with_ts_task(mut ev: serde_json::Value, ts: &str) -> serde_json::Value {
     ev["task"]["status"]["timestamp"] = json!(ts);
     ev
 }
+
+/// A JSON-RPC 1.0 error whose `code` is one A2A error's and whose typed
+/// ErrorInfo `reason` names another (§5.4's table). Look-alikes: a code
+/// and reason that agree, a code with no details, a reason under -32603
+/// (a code naming no A2A error is not judged), and a 0.3 error (free-form
+/// `data`).
+#[tokio::test]
+async fn error_code_mismatch_over_jsonrpc() {
+    let (up, p) = setup("").await;
+    let err = |id: i64, code: i64, reason: Option<&str>| {
+        let mut e = json!({"code": code, "message": "m"});
+        if let Some(r) = reason {
+            e["data"] = json!([{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": r, "domain": "a2a-protocol.org"}]);
+        }
+        json!({"jsonrpc": "2.0", "id": id, "error": e}).to_string()
+    };
+    let ask = |id: i64, method: &str, t: &str| request(json!(id), method, json!({"id": t}));
+    // Look-alikes.
+    let fine = [
+        (1, "GetTask", -32001, Some("TASK_NOT_FOUND")),
+        (2, "CancelTask", -32002, Some("TASK_NOT_CANCELABLE")),
+        (3, "GetTask", -32001, None),
+        (4, "GetTask", -32603, Some("TASK_NOT_FOUND")),
+    ];
+    for (id, method, code, reason) in fine {
+        exchange(&up, &p, ask(id, method, "t-ok"), Reply::json(200, &err(id, code, reason))).await;
+    }
+    up.push(Reply::json(200, &err(5, -32001, Some("TASK_NOT_CANCELABLE"))));
+    let v03 = json!({"jsonrpc": "2.0", "id": 5, "method": "tasks/get", "params": {"id": "t-ok"}});
+    p.send("POST", "/", &[], &v03.to_string()).await;
+    // Provoked: a cancel answered TaskNotFound's code with TaskNotCancelable's reason.
+    exchange(
+        &up,
+        &p,
+        ask(6, "CancelTask", "t-1"),
+        Reply::json(200, &err(6, -32001, Some("TASK_NOT_CANCELABLE"))),
+    )
+    .await;
+    let recs = settle_expecting(
+        &up,
+        &p,
+        &[expect("error_code_mismatch", "warning", Some("t-1"), None)],
+        "CancelTask",
+    )
+    .await;
+    let detail = recs[0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("code -32001 is TaskNotFound") && detail.contains("TaskNotCancelable"),
+        "{detail}"
+    );
+}
