@@ -181,6 +181,9 @@ pub struct AnalysisSection {
     /// Bytes queued for, or held by, analysis across all exchanges; beyond it the exchange that crosses it is left unjudged and counted.
     #[serde(deserialize_with = "size_usize")]
     pub queue_bytes: usize,
+    /// How long a stream may stay open after its end (its task's terminal
+    /// state, its one Message, 0.3 `final:true`) before `stream_not_closed`.
+    pub close_wait: HumanDuration,
 }
 
 /// `[stall]`: per-state limits for `stalled_task`; each may be `"off"`.
@@ -340,6 +343,12 @@ impl Config {
             if value == 0 {
                 invalid(key, "must be greater than zero");
             }
+        }
+        if nanos(&self.analysis.close_wait) == 0 {
+            invalid(
+                "analysis.close_wait",
+                "must be greater than zero (a stream cannot close in no time)",
+            );
         }
         if nanos(&self.registry.ttl) == 0 {
             invalid("registry.ttl", "must be greater than zero");

@@ -93,6 +93,7 @@ kinds! {
     VersionMismatch => "version_mismatch", Warning;
     ErrorCodeMismatch => "error_code_mismatch", Warning;
     InvalidTimestamp => "invalid_timestamp", Warning;
+    StreamNotClosed => "stream_not_closed", Warning;
 }
 
 impl fmt::Display for Kind {
@@ -170,7 +171,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        assert_eq!(Kind::ALL.len(), 22);
+        assert_eq!(Kind::ALL.len(), 23);
         for k in Kind::ALL {
             assert_eq!(Kind::from_name(k.as_str()), Some(*k));
         }

@@ -59,6 +59,7 @@ impl Default for AnalysisSection {
             max_request_bytes: MIB,
             max_event_bytes: MIB,
             queue_bytes: 64 * MIB,
+            close_wait: HumanDuration::secs(5),
         }
     }
 }

@@ -28,6 +28,9 @@ pub struct EngineConfig {
     /// Largest SSE event; larger becomes one `malformed_event`.
     pub max_event_bytes: usize,
     pub evidence: EvidencePolicy,
+    /// How long a stream may stay open after its end (`stream_not_closed`,
+    /// judged live on the analysis thread's tick).
+    pub close_wait: std::time::Duration,
 }
 
 impl Default for EngineConfig {
@@ -36,6 +39,7 @@ impl Default for EngineConfig {
             max_body_bytes: 4 << 20,
             max_event_bytes: 1 << 20,
             evidence: EvidencePolicy::default(),
+            close_wait: std::time::Duration::from_secs(5),
         }
     }
 }

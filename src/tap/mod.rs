@@ -31,6 +31,7 @@ pub fn engine_config(config: &Config) -> EngineConfig {
     EngineConfig {
         max_body_bytes: config.analysis.max_body_bytes,
         max_event_bytes: config.analysis.max_event_bytes,
+        close_wait: config.analysis.close_wait.0,
         evidence: EvidencePolicy {
             max_bytes: config.audit.evidence_bytes,
             redact_parts: config.audit.redact_parts,

@@ -214,5 +214,9 @@ async fn a_grpc_interface_at_host_port_is_read_as_its_authority() {
         .await;
     let recs = crate::support::a2a::settle(&up, &p).await;
     assert!(recs.is_empty(), "no finding on either card: {recs:#?}");
-    assert_eq!(bypass(&p.metrics().await), Some(1.0), "the look-alike is not counted");
+    assert_eq!(
+        bypass(&p.metrics().await),
+        Some(1.0),
+        "the look-alike is not counted"
+    );
 }

@@ -27,7 +27,11 @@ async fn invalid_timestamp() {
         &up,
         &p,
         1,
-        &stamped("t-ok", "2026-12-01T10:00:00Z", "2026-12-01T10:00:00.123456Z"),
+        &stamped(
+            "t-ok",
+            "2026-12-01T10:00:00Z",
+            "2026-12-01T10:00:00.123456Z",
+        ),
     )
     .await;
     let v03 = json!({"jsonrpc": "2.0", "id": 2, "method": "message/stream", "params": {"message": {"kind": "message", "role": "user", "messageId": "m", "parts": [{"kind": "text", "text": "hi"}]}}}).to_string();
@@ -50,15 +54,16 @@ async fn invalid_timestamp() {
         &p,
         4,
         "t-2",
-        bare_task("t-2", "c", "TASK_STATE_WORKING", Some("2026-12-01T10:00:00")),
+        bare_task(
+            "t-2",
+            "c",
+            "TASK_STATE_WORKING",
+            Some("2026-12-01T10:00:00"),
+        ),
     )
     .await;
     let recs = settle(&up, &p).await;
-    assert_eq!(
-        kinds(&recs),
-        ["invalid_timestamp"; 2],
-        "{recs:#?}"
-    );
+    assert_eq!(kinds(&recs), ["invalid_timestamp"; 2], "{recs:#?}");
     assert_eq!(recs[0]["task_id"], "t-1");
     assert_eq!(recs[0]["event_index"], 1);
     assert_eq!(recs[0]["method"], "SendStreamingMessage");
@@ -68,10 +73,7 @@ async fn invalid_timestamp() {
     for r in &recs {
         check_fields(r);
         assert_eq!(r["severity"], "warning");
-        assert!(
-            r["detail"].as_str().unwrap().contains("ending in Z"),
-            "{r}"
-        );
+        assert!(r["detail"].as_str().unwrap().contains("ending in Z"), "{r}");
     }
 }
 
@@ -105,9 +107,18 @@ async fn error_code_mismatch_over_jsonrpc() {
         (4, "GetTask", -32603, Some("TASK_NOT_FOUND")),
     ];
     for (id, method, code, reason) in fine {
-        exchange(&up, &p, ask(id, method, "t-ok"), Reply::json(200, &err(id, code, reason))).await;
+        exchange(
+            &up,
+            &p,
+            ask(id, method, "t-ok"),
+            Reply::json(200, &err(id, code, reason)),
+        )
+        .await;
     }
-    up.push(Reply::json(200, &err(5, -32001, Some("TASK_NOT_CANCELABLE"))));
+    up.push(Reply::json(
+        200,
+        &err(5, -32001, Some("TASK_NOT_CANCELABLE")),
+    ));
     let v03 = json!({"jsonrpc": "2.0", "id": 5, "method": "tasks/get", "params": {"id": "t-ok"}});
     p.send("POST", "/", &[], &v03.to_string()).await;
     // Provoked: a cancel answered TaskNotFound's code with TaskNotCancelable's reason.
@@ -129,5 +140,133 @@ async fn error_code_mismatch_over_jsonrpc() {
     assert!(
         detail.contains("code -32001 is TaskNotFound") && detail.contains("TaskNotCancelable"),
         "{detail}"
+    );
+}
+
+/// A held SSE answer: `frames` (then `extra` raw chunks) at once, the end
+/// only once its hold is released.
+fn held(frames_: Vec<String>, extra: &[&str]) -> (Reply, crate::support::Hold) {
+    let mut r = Reply::sse(&frames_);
+    r.chunks
+        .extend(extra.iter().map(|c| bytes::Bytes::from(c.to_string())));
+    let hold = crate::support::Hold::after(r.chunks.len());
+    r.hold = Some(hold.clone());
+    (r, hold)
+}
+
+/// Waits (bounded) until the audit log holds `n` records of `kind`.
+async fn wait_records(
+    p: &crate::support::tap::Proxy,
+    kind: &str,
+    n: usize,
+) -> Vec<serde_json::Value> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let recs: Vec<_> = p
+            .records()
+            .into_iter()
+            .filter(|r| r["kind"] == kind)
+            .collect();
+        if recs.len() >= n {
+            return recs;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{n} {kind} records never came: {recs:#?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// A stream still open `close_wait` (5 s) after its task's terminal state
+/// (1.0 §3.1.2 "MUST close"), with a keep-alive comment after it, and a
+/// stream still open after its one Message ("then close immediately"):
+/// each reported once, while still open, by the analysis thread's tick.
+/// Look-alikes: a stream closed 10 ms after its terminal event, one whose
+/// caller hung up first, one still working (nothing ended it yet).
+#[tokio::test]
+async fn stream_not_closed() {
+    let (up, p) = setup("").await;
+    let ms = std::time::Duration::from_millis;
+    let done = |t: &str, id| {
+        frames(
+            id,
+            &[
+                task(t, "c", "TASK_STATE_WORKING"),
+                status(t, "c", "TASK_STATE_COMPLETED"),
+            ],
+        )
+    };
+    // Look-alike: closed 10 ms after its terminal event.
+    let (reply, ok_hold) = held(done("t-ok", 1), &[]);
+    up.push(reply);
+    let (tcp_ok, _) = p
+        .post_until("/", V1, &stream_req(1), "TASK_STATE_COMPLETED")
+        .await;
+    p.clock.advance(ms(10));
+    ok_hold.release.notify_one();
+    // Look-alike: the caller hangs up first.
+    let (reply, gone_hold) = held(done("t-gone", 2), &[]);
+    up.push(reply);
+    let (tcp, _) = p
+        .post_until("/", V1, &stream_req(2), "TASK_STATE_COMPLETED")
+        .await;
+    drop(tcp);
+    gone_hold.dropped.notified().await;
+    // Look-alike: a task still working, its stream open.
+    let (reply, work_hold) = held(frames(3, &[task("t-work", "c", "TASK_STATE_WORKING")]), &[]);
+    up.push(reply);
+    let (tcp_work, _) = p
+        .post_until("/", V1, &stream_req(3), "TASK_STATE_WORKING")
+        .await;
+    // Provoked: completed, then only a keep-alive comment; a lone Message.
+    let (reply, open_hold) = held(done("t-1", 4), &[": keep-alive\n\n"]);
+    up.push(reply);
+    let (_tcp_open, _) = p.post_until("/", V1, &stream_req(4), "keep-alive").await;
+    let (reply, msg_hold) = held(frames(5, &[message("c-m")]), &[]);
+    up.push(reply);
+    let (_tcp_msg, _) = p.post_until("/", V1, &stream_req(5), "hello").await;
+    drop(tcp_ok);
+    // Everything so far judged, nothing reported yet.
+    assert!(settle(&up, &p).await.is_empty());
+    p.clock.advance(ms(5_500));
+    let recs = wait_records(&p, "stream_not_closed", 2).await;
+    let mut by_task: Vec<(Option<&str>, &str)> = recs
+        .iter()
+        .map(|r| (r["task_id"].as_str(), r["detail"].as_str().unwrap_or("")))
+        .collect();
+    by_task.sort();
+    assert_eq!(by_task.len(), 2, "{recs:#?}");
+    assert_eq!(by_task[0].0, None, "the Message stream names no task");
+    assert!(by_task[0].1.contains("its one Message"), "{}", by_task[0].1);
+    assert_eq!(by_task[1].0, Some("t-1"));
+    assert!(
+        by_task[1].1.contains("reached completed"),
+        "{}",
+        by_task[1].1
+    );
+    // Once per stream: more ticks add nothing; the streams' ends write no more.
+    p.clock.advance(ms(6_000));
+    drop(tcp_work);
+    work_hold.dropped.notified().await;
+    for h in [&open_hold, &msg_hold] {
+        h.release.notify_one();
+    }
+    let rest = settle(&up, &p).await;
+    let all = p.records();
+    let not_closed: Vec<_> = all
+        .iter()
+        .filter(|r| r["kind"] == "stream_not_closed")
+        .collect();
+    assert_eq!(not_closed.len(), 2, "{all:#?}");
+    for r in &not_closed {
+        check_fields(r);
+        assert_eq!(r["severity"], "warning");
+        assert_eq!(r["method"], "SendStreamingMessage");
+        assert_eq!(r["occurrences"], 1);
+    }
+    assert!(
+        rest.iter().all(|r| r["kind"] == "stream_not_closed"),
+        "no other finding: {rest:#?}"
     );
 }

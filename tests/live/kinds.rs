@@ -953,7 +953,8 @@ fn every_catalogue_kind_has_its_test_here() {
         include_str!("kinds.rs"),
         include_str!("spec_kinds.rs"),
         include_str!("field_kinds.rs"),
-    ].concat();
+    ]
+    .concat();
     let missing: Vec<&str> = a2a_tap::findings::Kind::ALL
         .iter()
         .map(|k| k.as_str())

@@ -143,7 +143,9 @@ fn a_grpc_interface_at_host_port() {
     let grpc = card("agent.svc:50051", "GRPC");
     assert!(grpc.problems.is_empty(), "{:?}", grpc.problems);
     assert_eq!(grpc.bypassing(Some("tap:8080"), None), ["agent.svc:50051"]);
-    assert!(card("TAP:8080", "GRPC").bypassing(Some("tap:8080"), None).is_empty());
+    assert!(card("TAP:8080", "GRPC")
+        .bypassing(Some("tap:8080"), None)
+        .is_empty());
     assert!(card("[::1]:8080", "GRPC")
         .bypassing(Some("[::1]:8080"), None)
         .is_empty());

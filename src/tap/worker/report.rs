@@ -4,7 +4,7 @@
 
 use super::Worker;
 use crate::a2a::card::CardInfo;
-use crate::a2a::model::{EventKind, Exchange, TaskState};
+use crate::a2a::model::{EventKind, Exchange, TaskState, Version};
 use crate::engine::{Sink, SkipReason};
 use std::time::Instant;
 
@@ -20,6 +20,48 @@ impl Worker {
         let mut found = Vec::new();
         self.registry.tick(now, &mut found);
         self.report(0, None, found);
+        self.streams_left_open();
+    }
+
+    /// `stream_not_closed`: streams still open `close_wait` after their
+    /// last word (1.0 §3.1.2, §3.1.6; 0.3 `final:true`), reported while
+    /// they are open, once each. Keep-alive comments after the end move
+    /// nothing: only the stream's end settles it, and a caller that hangs
+    /// up first ends it too.
+    fn streams_left_open(&mut self) {
+        let at = self.time.now();
+        let wait = self.engine_cfg.close_wait;
+        let mut due = Vec::new();
+        for (id, live) in self.live.iter_mut() {
+            let Some(over) = live.over_at.filter(|_| !live.close_reported) else {
+                continue;
+            };
+            let open_for = at.saturating_duration_since(over);
+            if open_for < wait {
+                continue;
+            }
+            live.close_reported = true;
+            let r = live.engine.reducer();
+            let why = match (r.exchange().version, r.state()) {
+                (Version::V0_3, _) => "its status with final:true".to_owned(),
+                (_, Some(s)) if s.is_terminal() => format!("its task reached {s}"),
+                _ => "its one Message".to_owned(),
+            };
+            let mut f = Finding::new(
+                Kind::StreamNotClosed,
+                format!(
+                    "expected the stream to close after {why}; it is still open {:.1}s later (close_wait {:.1}s)",
+                    open_for.as_secs_f64(),
+                    wait.as_secs_f64()
+                ),
+            );
+            f.task_id = r.task_id().map(str::to_owned);
+            f.context_id = r.context_id().map(str::to_owned);
+            due.push((id, r.exchange().clone(), f));
+        }
+        for (id, exchange, f) in due {
+            self.report(id, Some(&exchange), vec![f]);
+        }
     }
 
     pub(super) fn skipped(&self, reason: SkipReason) {
