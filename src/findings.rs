@@ -94,6 +94,7 @@ kinds! {
     ErrorCodeMismatch => "error_code_mismatch", Warning;
     InvalidTimestamp => "invalid_timestamp", Warning;
     StreamNotClosed => "stream_not_closed", Warning;
+    SubscriberNotNotified => "subscriber_not_notified", Warning;
 }
 
 impl fmt::Display for Kind {
@@ -171,7 +172,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        assert_eq!(Kind::ALL.len(), 23);
+        assert_eq!(Kind::ALL.len(), 24);
         for k in Kind::ALL {
             assert_eq!(Kind::from_name(k.as_str()), Some(*k));
         }

@@ -281,6 +281,7 @@ impl Worker {
                 span,
                 over_at: None,
                 close_reported: false,
+                notify_reported: false,
             },
         );
     }

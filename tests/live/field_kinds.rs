@@ -270,3 +270,77 @@ async fn stream_not_closed() {
         "no other finding: {rest:#?}"
     );
 }
+
+/// A 1.0 subscribe stream open while another exchange (a cancel answered
+/// CANCELED) showed its task terminal, still silent `close_wait` later
+/// (§3.1.6: the stream MUST terminate when the task reaches a terminal
+/// state; §3.5.2: every stream receives the same events). Look-alike: a
+/// subscribe stream that carries the terminal state a GetTask showed, and
+/// ends with the task.
+#[tokio::test]
+async fn subscriber_not_notified() {
+    let (up, p) = setup("").await;
+    let subscribe = |id: i64, t: &str| request(json!(id), "SubscribeToTask", json!({"id": t}));
+    // Look-alike: the subscriber hears the completion and the stream ends.
+    let mut reply = Reply::sse(&frames(
+        1,
+        &[
+            task("t-ok", "c", "TASK_STATE_WORKING"),
+            status("t-ok", "c", "TASK_STATE_COMPLETED"),
+        ],
+    ));
+    let ok_hold = crate::support::Hold::after(1);
+    reply.hold = Some(ok_hold.clone());
+    up.push(reply);
+    let (tcp_ok, _) = p
+        .post_until("/", V1, &subscribe(1, "t-ok"), "TASK_STATE_WORKING")
+        .await;
+    get_task(
+        &up,
+        &p,
+        2,
+        "t-ok",
+        bare_task("t-ok", "c", "TASK_STATE_COMPLETED", None),
+    )
+    .await;
+    ok_hold.release.notify_one();
+    // Provoked: canceled on another exchange, the subscriber never told.
+    let (reply, hold) = held(frames(3, &[task("t-1", "c", "TASK_STATE_WORKING")]), &[]);
+    up.push(reply);
+    let (tcp, _) = p
+        .post_until("/", V1, &subscribe(3, "t-1"), "TASK_STATE_WORKING")
+        .await;
+    exchange(
+        &up,
+        &p,
+        request(json!(4), "CancelTask", json!({"id": "t-1"})),
+        Reply::json(
+            200,
+            &rpc(json!(4), bare_task("t-1", "c", "TASK_STATE_CANCELED", None)),
+        ),
+    )
+    .await;
+    assert!(
+        settle(&up, &p).await.is_empty(),
+        "nothing before close_wait"
+    );
+    drop(tcp_ok);
+    p.clock.advance(std::time::Duration::from_millis(5_500));
+    let recs = wait_records(&p, "subscriber_not_notified", 1).await;
+    assert_eq!(recs.len(), 1, "{recs:#?}");
+    let r = &recs[0];
+    check_fields(r);
+    assert_eq!(r["task_id"], "t-1");
+    assert_eq!(r["method"], "SubscribeToTask");
+    assert_eq!(r["severity"], "warning");
+    assert!(r["detail"].as_str().unwrap().contains("canceled"), "{r}");
+    // The caller hangs up; nothing else was found.
+    drop(tcp);
+    hold.dropped.notified().await;
+    let all = p.records();
+    let others: Vec<_> = all
+        .iter()
+        .filter(|r| r["kind"] != "subscriber_not_notified" && r["kind"] != "malformed_event")
+        .collect();
+    assert!(others.is_empty(), "{others:#?}");
+}

@@ -28,6 +28,8 @@ pub(super) struct Live {
     /// have closed (`stream_not_closed`); and whether that was reported.
     pub(super) over_at: Option<Instant>,
     pub(super) close_reported: bool,
+    /// `subscriber_not_notified` was reported.
+    pub(super) notify_reported: bool,
 }
 
 /// Maps keyed by request id, looked up for every message.
