@@ -171,7 +171,7 @@ pub(crate) fn number_id(raw: &str) -> Option<Cow<'_, str>> {
     out.extend(digits.iter().map(|&c| char::from(c)));
     let zeros = usize::try_from(exp).ok();
     match zeros.filter(|z| digits.len().saturating_add(*z) <= PLAIN_DIGITS) {
-        Some(z) => out.extend(std::iter::repeat('0').take(z)),
+        Some(z) => out.extend(std::iter::repeat_n('0', z)),
         None => {
             out.push('e');
             out.push_str(&exp.to_string());
