@@ -97,6 +97,28 @@ kinds! {
     SubscriberNotNotified => "subscriber_not_notified", Warning;
 }
 
+impl Kind {
+    /// The sections of spec 1.0.1 the kind rests on (the audit record's
+    /// `rule.spec`); `None` where no one section states the rule.
+    pub fn spec(self) -> Option<&'static str> {
+        Some(match self {
+            Kind::ContextIdMismatch => "1.0.1 §3.4.2",
+            Kind::EventAfterTerminal => "1.0.1 §3.1.2, §11.7",
+            Kind::StreamStart => "1.0.1 §3.1.2, §3.1.6",
+            Kind::MessageNotAlone => "1.0.1 §3.1.2",
+            Kind::TerminalTaskAccepted => "1.0.1 §3.1.1, §3.1.5, §3.1.6",
+            Kind::SealedArtifactUpdated => "1.0.1 §4.2.2",
+            Kind::InvalidAgentCard => "1.0.1 §4.4.1, §4.4.6",
+            Kind::CapabilityMismatch => "1.0.1 §3.3.4",
+            Kind::ErrorCodeMismatch => "1.0.1 §5.4, §11.6",
+            Kind::InvalidTimestamp => "1.0.1 §5.6.1",
+            Kind::StreamNotClosed => "1.0.1 §3.1.2, §3.1.6",
+            Kind::SubscriberNotNotified => "1.0.1 §3.1.6, §3.5.2",
+            _ => return None,
+        })
+    }
+}
+
 impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
