@@ -201,6 +201,9 @@ pub struct AnalysisSection {
     pub max_inflated_bytes: usize,
     /// Plain bytes per compressed byte an answer may inflate to (past its first MiB).
     pub max_inflate_ratio: u64,
+    /// How long a stream may stay open after its end (its task's terminal
+    /// state, its one Message, 0.3 `final:true`) before `stream_not_closed`.
+    pub close_wait: HumanDuration,
 }
 
 /// `[stall]`: per-state limits for `stalled_task`; each may be `"off"`.
@@ -397,6 +400,12 @@ impl Config {
             if value == 0 {
                 invalid(key, "must be greater than zero");
             }
+        }
+        if nanos(&self.analysis.close_wait) == 0 {
+            invalid(
+                "analysis.close_wait",
+                "must be greater than zero (a stream cannot close in no time)",
+            );
         }
         if nanos(&self.registry.ttl) == 0 {
             invalid("registry.ttl", "must be greater than zero");

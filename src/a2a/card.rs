@@ -141,8 +141,9 @@ impl CardInfo {
     /// The interface URLs that lead past the proxy: to neither `host` (the
     /// authority the card was fetched at, the caller's `Host`) nor
     /// `public` (the proxy's `public_url` authority). A client that follows
-    /// the card talks to those directly. URLs that are not absolute are
-    /// not judged.
+    /// the card talks to those directly. A gRPC interface's url may be
+    /// `host:port` (spec 1.0.2: "hostname:port, not an absolute URL"), read
+    /// as that authority. Other URLs that are not absolute are not judged.
     pub fn bypassing(&self, host: Option<&str>, public: Option<&str>) -> Vec<&str> {
         let ours: Vec<HostPort> = [host, public]
             .into_iter()
@@ -155,7 +156,7 @@ impl CardInfo {
         self.interfaces
             .iter()
             .filter(|i| {
-                HostPort::of_url(&i.url).is_some_and(|at| !ours.iter().any(|o| o.reaches(&at)))
+                HostPort::of_interface(i).is_some_and(|at| !ours.iter().any(|o| o.reaches(&at)))
             })
             .map(|i| i.url.as_str())
             .collect()
@@ -181,6 +182,17 @@ impl HostPort {
             host: a.host().to_ascii_lowercase(),
             port: a.port_u16(),
             default_port: false,
+        })
+    }
+
+    /// Where an interface leads: its absolute URL, or a gRPC interface's
+    /// `host:port` (the port being given, the caller's scheme is moot).
+    fn of_interface(i: &Interface) -> Option<HostPort> {
+        HostPort::of_url(&i.url).or_else(|| {
+            let grpc = i.binding.eq_ignore_ascii_case("GRPC");
+            let at = HostPort::of_authority(&i.url).filter(|_| grpc && !i.url.contains('/'))?;
+            let default_port = at.port.is_none();
+            Some(HostPort { default_port, ..at })
         })
     }
 

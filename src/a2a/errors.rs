@@ -16,17 +16,17 @@ pub(super) fn error_obj(cur: &mut Cursor<'_>, m: &'static str) -> Result<Option<
         }
         let mut code = None;
         let mut typed = Details::default();
-        let mut data_fault = None;
+        let mut data_typed = Details::default();
         members(cur, &["code", "details", "data"], |cur, i| {
             match i {
                 0 => code = self::code(cur)?,
                 1 => typed = details(cur)?,
-                _ => data_fault = data(cur)?,
+                _ => data_typed = data(cur)?,
             }
             Ok(())
         })?;
-        let mut e = info(code.unwrap_or(0), typed.reason);
-        e.fault = typed.fault.or(data_fault);
+        let mut e = info(code.unwrap_or(0), typed.reason.or(data_typed.reason));
+        e.fault = typed.fault.or(data_typed.fault);
         Ok(e)
     })
 }
@@ -86,24 +86,26 @@ pub(super) fn details(cur: &mut Cursor<'_>) -> Result<Details> {
 
 /// A JSON-RPC `error.data`: free-form, so only an array is read as typed
 /// entries (an entry that is not an object names no type either).
-fn data(cur: &mut Cursor<'_>) -> Result<Option<DetailFault>> {
+fn data(cur: &mut Cursor<'_>) -> Result<Details> {
+    let mut out = Details::default();
     if cur.peek()? != Kind::Array {
         cur.skip_value()?;
-        return Ok(None);
+        return Ok(out);
     }
     cur.begin_array()?;
-    let (mut first, mut entry, mut fault) = (true, 0, None);
+    let (mut first, mut entry) = (true, 0);
     while cur.next_item(&mut first)? {
-        let found = if cur.peek()? == Kind::Object {
-            typed_entry(cur, entry)?.1
+        let (reason, fault) = if cur.peek()? == Kind::Object {
+            typed_entry(cur, entry)?
         } else {
             cur.skip_value()?;
-            Some(DetailFault::Untyped { entry })
+            (None, Some(DetailFault::Untyped { entry }))
         };
-        fault = fault.or(found);
+        out.reason = out.reason.or(reason);
+        out.fault = out.fault.or(fault);
         entry += 1;
     }
-    Ok(fault)
+    Ok(out)
 }
 
 /// One typed entry (the cursor at its `{`): the A2A error its `reason`
@@ -159,7 +161,7 @@ pub(crate) fn error_from_reason(reason: &str) -> Option<A2aError> {
 }
 
 /// The JSON-RPC A2A error codes.
-fn error_from_code(code: i64) -> Option<A2aError> {
+pub(super) fn error_from_code(code: i64) -> Option<A2aError> {
     use A2aError::*;
     Some(match code {
         -32001 => TaskNotFound,

@@ -64,6 +64,7 @@ impl Default for AnalysisSection {
             max_id_bytes: crate::lifecycle::DEFAULT_MAX_ID_BYTES,
             max_inflated_bytes: 64 * MIB,
             max_inflate_ratio: 100,
+            close_wait: HumanDuration::secs(5),
         }
     }
 }

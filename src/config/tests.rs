@@ -161,3 +161,14 @@ fn header_list_size_is_bounded_both_ways() {
     let c: Config = text.parse().expect("parses");
     c.validate().expect("1 MiB is valid");
 }
+
+#[test]
+fn close_wait_defaults_to_five_seconds_and_is_never_zero() {
+    let c: Config = minimal().parse().expect("parses");
+    assert_eq!(c.analysis.close_wait.0, Duration::from_secs(5));
+    let text = format!("{}[analysis]\nclose_wait = \"0s\"\n", minimal());
+    assert!(err_text(&text).contains("analysis.close_wait"));
+    let ok = format!("{}[analysis]\nclose_wait = \"250ms\"\n", minimal());
+    let c: Config = ok.parse().expect("parses");
+    c.validate().expect("valid");
+}

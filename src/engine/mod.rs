@@ -32,6 +32,9 @@ pub struct EngineConfig {
     /// What one exchange may inflate (`Content-Encoding`, gRPC gzip).
     pub inflate: inflate::Budget,
     pub evidence: EvidencePolicy,
+    /// How long a stream may stay open after its end (`stream_not_closed`,
+    /// judged live on the analysis thread's tick).
+    pub close_wait: std::time::Duration,
 }
 
 impl Default for EngineConfig {
@@ -42,6 +45,7 @@ impl Default for EngineConfig {
             max_id_bytes: crate::lifecycle::DEFAULT_MAX_ID_BYTES,
             inflate: inflate::Budget::default(),
             evidence: EvidencePolicy::default(),
+            close_wait: std::time::Duration::from_secs(5),
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use super::reducer::Reducer;
 use super::registry::{secs, Observation, Registry, Verdict};
+use super::timestamp::{self, Fault};
 use super::Millis;
 use crate::a2a::model::{
     Binding, Decoded, ErrorInfo, Event, Operation, Payload, RpcId, StateValue, Status, TaskState,
@@ -32,6 +33,15 @@ impl Reducer {
     ) -> Option<TaskState> {
         // For findings only: the stream's context is read on demand.
         let known_ctx = || ctx.or(self.context_id());
+        if let Some(detail) = self.timestamp_fault(task_id, status) {
+            out.push(make(
+                Kind::InvalidTimestamp,
+                Some(task_id),
+                known_ctx(),
+                ix,
+                detail,
+            ));
+        }
         let state = match &status.state {
             StateValue::Known(s) => *s,
             StateValue::Unspecified(raw) => {
@@ -98,6 +108,25 @@ impl Reducer {
             out.push(f);
         }
         Some(state)
+    }
+
+    /// `invalid_timestamp`: a JSON status timestamp out of its version's
+    /// form (`timestamp::fault`). gRPC carries a google.protobuf.Timestamp,
+    /// which the engine renders itself: nothing there to judge.
+    fn timestamp_fault(&self, task_id: &str, status: &Status) -> Option<String> {
+        let ts = status.timestamp.as_deref()?;
+        if self.exchange.binding == Binding::Grpc {
+            return None;
+        }
+        let v1 = self.exchange.version == Version::V1_0;
+        let want = match timestamp::fault(ts, v1)? {
+            Fault::NotUtcZ => "an ISO 8601 time in UTC ending in Z (1.0 §5.6.1)",
+            Fault::Unreadable if v1 => "an ISO 8601 time in UTC ending in Z (1.0 §5.6.1)",
+            Fault::Unreadable => "an ISO 8601 date and time",
+        };
+        Some(format!(
+            "expected task {task_id}'s status timestamp to be {want}; got {ts:?}"
+        ))
     }
 
     /// `terminal_task_accepted`, judged once, on the first success answer

@@ -200,6 +200,21 @@ impl Reducer {
         self.saw_error
     }
 
+    /// Whether the stream has had its last word and should close (1.0
+    /// §3.1.2, §3.1.6): its task reached a terminal state, or it carried
+    /// its one Message; 0.3: a status with `final:true`. Whether the
+    /// answer is a stream at all is the engine's to say (`is_stream`); an
+    /// answer that has ended is never waiting to close.
+    pub fn stream_over(&self) -> bool {
+        if self.ended.is_some() || self.body == Body::Plain {
+            return false;
+        }
+        match self.exchange.version {
+            Version::V1_0 => self.terminal.is_some() || self.saw_message,
+            Version::V0_3 => self.final_seen,
+        }
+    }
+
     /// Decoded A2A events seen on the stream.
     pub fn events(&self) -> u64 {
         self.events

@@ -223,6 +223,17 @@ impl Registry {
         }
     }
 
+    /// The terminal state `task_id` was seen in after an exchange stamped
+    /// `seq` began (so that exchange was open before it), and when it was
+    /// first seen there (`subscriber_not_notified`).
+    pub fn terminal_after(&self, task_id: &str, seq: Seq) -> Option<(TaskState, Millis)> {
+        let e = self.tasks.get(task_id)?;
+        match e.terminal_seq {
+            Some(t) if t > seq => Some((e.state, e.entered)),
+            _ => None,
+        }
+    }
+
     /// Records one observation; see `Verdict`. Also records a changed
     /// `contextId` (the caller judges `context_id_mismatch` beforehand with
     /// `context_other_than`, or with `observe_noting_context`).

@@ -83,6 +83,30 @@ pub fn parse(s: &str) -> Option<Stamp> {
     Some(Stamp { secs, nanos })
 }
 
+/// How a status timestamp breaks the form its version gives it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// Not a date and time at all.
+    Unreadable,
+    /// A date and time, but not in UTC ending in `Z` (1.0 §5.6.1).
+    NotUtcZ,
+}
+
+/// Judges a JSON status timestamp. 1.0 (§5.6.1): "MUST be represented as
+/// ISO 8601 formatted strings in UTC", "MUST NOT include timezone offsets
+/// other than 'Z'": `YYYY-MM-DDTHH:MM:SS[.frac]Z` (RFC 3339's lower-case
+/// `t`/`z` are the same letters). 0.3 gives the field only the type comment
+/// "ISO 8601 datetime string" and no rule on the zone: there only a string
+/// that is no date and time at all is a fault.
+pub fn fault(s: &str, v1: bool) -> Option<Fault> {
+    if parse(s).is_none() {
+        return Some(Fault::Unreadable);
+    }
+    let b = s.as_bytes();
+    let utc_z = matches!(b.get(10), Some(b'T' | b't')) && matches!(b.last(), Some(b'Z' | b'z'));
+    (v1 && !utc_z).then_some(Fault::NotUtcZ)
+}
+
 /// Reads `len` ASCII digits at `at`.
 fn num(b: &[u8], at: usize, len: usize) -> Option<u32> {
     let digits = b.get(at..at + len)?;
@@ -149,6 +173,31 @@ mod tests {
         let b = parse("2025-06-01T10:00:00.123456789123+00:00").map(|t| t.nanos);
         assert_eq!(b, Some(123_456_789));
         assert!(parse("2025-06-01T10:00:00.1Z") < parse("2025-06-01T10:00:00.12Z"));
+    }
+
+    #[test]
+    fn faults_per_version() {
+        for ok in [
+            "2026-12-01T10:00:00Z",
+            "2026-12-01T10:00:00.123456Z",
+            "2026-12-01t10:00:00.5z",
+        ] {
+            assert_eq!(fault(ok, true), None, "{ok}");
+        }
+        for not_z in [
+            "2026-12-01T10:00:00+00:00",
+            "2026-12-01T12:00:00+02:00",
+            "2026-12-01T10:00:00",
+            "2026-12-01 10:00:00Z",
+            " 2026-12-01T10:00:00Z",
+        ] {
+            assert_eq!(fault(not_z, true), Some(Fault::NotUtcZ), "{not_z}");
+            assert_eq!(fault(not_z, false), None, "{not_z}");
+        }
+        for bad in ["yesterday", "1764583200", "2026-12-01"] {
+            assert_eq!(fault(bad, true), Some(Fault::Unreadable), "{bad}");
+            assert_eq!(fault(bad, false), Some(Fault::Unreadable), "{bad}");
+        }
     }
 
     #[test]

@@ -18,7 +18,7 @@ use writer::Sink;
 
 /// The contract's audit record fields, in order: what `Record` writes and
 /// what consumers may rely on.
-pub const FIELDS: [&str; 15] = [
+pub const FIELDS: [&str; 16] = [
     "ts",
     "kind",
     "severity",
@@ -34,6 +34,7 @@ pub const FIELDS: [&str; 15] = [
     "occurrences",
     "detail",
     "evidence",
+    "rule",
 ];
 
 /// One audit record, field for field as the contract names them.
@@ -58,10 +59,27 @@ pub struct Record {
     pub occurrences: u64,
     pub detail: String,
     pub evidence: Option<String>,
+    /// What the finding rests on; parts unknown are omitted.
+    pub rule: Rule,
     /// The replica whose fact the finding rests on (shared registry); the
     /// field is absent otherwise, so it is not among `FIELDS`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub heard_from: Option<String>,
+}
+
+/// A record's `rule`: the spec sections (and conformance-kit requirement
+/// ids) a finding rests on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Rule {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spec: Option<&'static str>,
+}
+
+impl Rule {
+    /// The rule of `kind`.
+    pub fn of(kind: crate::findings::Kind) -> Rule {
+        Rule { spec: kind.spec() }
+    }
 }
 
 /// Where records go.
@@ -281,6 +299,7 @@ impl Record {
             trace_id: origin.trace_id.clone(),
             event_index: finding.event_index,
             occurrences: 1,
+            rule: Rule::of(finding.kind),
             detail: finding.detail,
             evidence: finding.evidence,
             heard_from: finding.heard_from,

@@ -61,11 +61,16 @@ pub fn log(rules: &[Rule], results: &[Finding]) -> Value {
     let rules_json: Vec<Value> = all
         .iter()
         .map(|r| {
-            json!({
+            let mut v = json!({
                 "id": r.id,
                 "name": r.id,
                 "shortDescription": { "text": r.description },
-            })
+            });
+            // A catalogue kind names the spec sections it rests on.
+            if let Some(spec) = crate::findings::Kind::from_name(&r.id).and_then(|k| k.spec()) {
+                v["properties"] = json!({ "spec": spec });
+            }
+            v
         })
         .collect();
     let results_json: Vec<Value> = results
@@ -137,9 +142,23 @@ mod tests {
         );
         let run = &log["runs"][0];
         assert_eq!(run["tool"]["driver"]["rules"][0]["id"], "terminal_exit");
+        assert!(run["tool"]["driver"]["rules"][0]
+            .get("properties")
+            .is_none());
         assert_eq!(
             run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
             "a%20b.sse"
         );
+    }
+
+    #[test]
+    fn a_kind_rule_names_its_spec_sections() {
+        let rules = [Rule {
+            id: "invalid_timestamp".into(),
+            description: "d".into(),
+        }];
+        let log = log(&rules, &[]);
+        let rule = &log["runs"][0]["tool"]["driver"]["rules"][0];
+        assert_eq!(rule["properties"]["spec"], "1.0.1 §5.6.1");
     }
 }

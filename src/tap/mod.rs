@@ -37,6 +37,7 @@ pub fn engine_config(config: &Config) -> EngineConfig {
             config.analysis.max_inflated_bytes as u64,
             config.analysis.max_inflate_ratio,
         ),
+        close_wait: config.analysis.close_wait.0,
         evidence: EvidencePolicy {
             max_bytes: config.audit.evidence_bytes,
             redact_parts: config.audit.redact_parts,

@@ -282,6 +282,9 @@ impl Worker {
                 host: caller.host,
                 trace_id,
                 span,
+                over_at: None,
+                close_reported: false,
+                notify_reported: false,
             },
         );
     }
@@ -314,6 +317,10 @@ impl Worker {
         }
         for reason in &sink.gaps {
             self.series.skipped(*reason).inc();
+        }
+        if live.over_at.is_none() && live.engine.is_stream() && live.engine.reducer().stream_over()
+        {
+            live.over_at = Some(self.clock);
         }
         let seen: u32 = sink.events.iter().sum();
         if seen > 0 && live.first_event.is_none() {

@@ -387,4 +387,32 @@ async fn a_card_repeating_keys_keeps_no_internal_url() {
         );
     }
     assert_eq!(bypass(&p.metrics().await), Some(0.0));
+
+/// Spec 1.0.2: a gRPC interface's url is `host:port`. A card whose gRPC
+/// interface names the agent's own `host:port` sends clients past the
+/// proxy and is counted; it is a valid card (no `invalid_agent_card`).
+/// Look-alike: the same card naming the proxy's `host:port`.
+#[tokio::test]
+async fn a_grpc_interface_at_host_port_is_read_as_its_authority() {
+    use crate::support::{sample, NAME};
+    let bypass = |s: &str| sample(s, "a2a_agent_card_bypass_total", &[("upstream", NAME)]);
+    let grpc_card = |at: &str| {
+        format!(
+            r#"{{"name":"Echo","version":"1","capabilities":{{"streaming":true}},"supportedInterfaces":[{{"url":"{at}","protocolBinding":"GRPC","protocolVersion":"1.0"}}]}}"#
+        )
+    };
+    let up = Upstream::start().await;
+    let p = Proxy::start(up.addr, "").await;
+    let path = "/.well-known/agent-card.json";
+    get_card(&up, &p, path, &grpc_card(&p.listen.to_string())).await;
+    get_card(&up, &p, path, &grpc_card(&up.addr.to_string())).await;
+    p.wait_metrics("the bypassing card counted", |s| bypass(s) == Some(1.0))
+        .await;
+    let recs = crate::support::a2a::settle(&up, &p).await;
+    assert!(recs.is_empty(), "no finding on either card: {recs:#?}");
+    assert_eq!(
+        bypass(&p.metrics().await),
+        Some(1.0),
+        "the look-alike is not counted"
+    );
 }

@@ -128,3 +128,29 @@ fn interface_urls_that_lead_past_the_proxy() {
     assert!(!past("http://127.0.0.1:9999/", None, None));
     assert!(!past("/a2a", Some("tap:8080"), None));
 }
+
+/// Spec 1.0.2: a gRPC interface's url is `host:port`, not an absolute URL.
+/// It is no problem of the card, and it leads where its authority does.
+#[test]
+fn a_grpc_interface_at_host_port() {
+    let card = |url: &str, binding: &str| {
+        CardInfo::parse(
+            format!(r#"{{"name":"a","version":"1","capabilities":{{}},"supportedInterfaces":[{{"url":"{url}","protocolBinding":"{binding}","protocolVersion":"1.0"}}]}}"#)
+                .as_bytes(),
+        )
+        .unwrap()
+    };
+    let grpc = card("agent.svc:50051", "GRPC");
+    assert!(grpc.problems.is_empty(), "{:?}", grpc.problems);
+    assert_eq!(grpc.bypassing(Some("tap:8080"), None), ["agent.svc:50051"]);
+    assert!(card("TAP:8080", "GRPC")
+        .bypassing(Some("tap:8080"), None)
+        .is_empty());
+    assert!(card("[::1]:8080", "GRPC")
+        .bypassing(Some("[::1]:8080"), None)
+        .is_empty());
+    // Only a gRPC interface is read so: a bare authority elsewhere is no URL.
+    assert!(card("agent.svc:50051", "JSONRPC")
+        .bypassing(Some("tap:8080"), None)
+        .is_empty());
+}

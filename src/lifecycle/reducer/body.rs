@@ -138,8 +138,9 @@ impl Reducer {
     /// specification maps it to (§5.4; the 1.0.1 table moved some, and
     /// either table is accepted): the HTTP status of an HTTP+JSON body, the
     /// gRPC status of a gRPC call (`ix`: the error ended a stream). The
-    /// error is known by its ErrorInfo `reason`, problem `type` or code;
-    /// JSON-RPC answers are not judged (there the code names the error).
+    /// error is known by its ErrorInfo `reason`, problem `type` or code.
+    /// Over JSON-RPC the code names the error: judged only against a typed
+    /// ErrorInfo `reason` naming another A2A error (`check_rpc_code`).
     pub(super) fn check_error_status(
         &self,
         e: &ErrorInfo,
@@ -149,6 +150,9 @@ impl Reducer {
         let ex = &self.exchange;
         if ex.version != Version::V1_0 {
             return;
+        }
+        if ex.binding == Binding::JsonRpc {
+            return self.check_rpc_code(e, ix, out);
         }
         let (allowed, got, over): (&[u16], i64, &str) = match (ex.binding, ix) {
             (Binding::Rest, None) => match rest_statuses(e.error) {
@@ -178,6 +182,26 @@ impl Reducer {
             e.error,
             want.join(" or "),
             name(got)
+        );
+        out.push(self.finding(Kind::ErrorCodeMismatch, ix, detail));
+    }
+
+    /// `error_code_mismatch` over JSON-RPC (1.0): the `code` is one A2A
+    /// error's (§5.4's table) while the typed ErrorInfo in `data[]` names
+    /// another by its `reason`. Both are the agent's own words, so the
+    /// contradiction is certain. Not judged: a code that names no A2A
+    /// error (-32603 with a reason, an extension's code), and a code
+    /// against what the proxy guesses the cause was.
+    fn check_rpc_code(&self, e: &ErrorInfo, ix: Option<u64>, out: &mut Vec<Finding>) {
+        let Some(by_code) = e.jsonrpc_code_names() else {
+            return;
+        };
+        if e.error == by_code || e.error == A2aError::Other {
+            return;
+        }
+        let detail = format!(
+            "expected the JSON-RPC code and the ErrorInfo reason to name the same A2A error (§5.4); code {} is {by_code:?}, the reason names {:?}",
+            e.code, e.error
         );
         out.push(self.finding(Kind::ErrorCodeMismatch, ix, detail));
     }

@@ -24,6 +24,12 @@ pub(super) struct Live {
     pub(super) trace_id: Option<Box<str>>,
     /// Its span, when it is traced.
     pub(super) span: Option<Box<crate::trace::span::OpenSpan>>,
+    /// When (on the judging clock) the stream had its last word and should
+    /// have closed (`stream_not_closed`); and whether that was reported.
+    pub(super) over_at: Option<Instant>,
+    pub(super) close_reported: bool,
+    /// `subscriber_not_notified` was reported.
+    pub(super) notify_reported: bool,
 }
 
 /// Maps keyed by request id, looked up for every message.
@@ -44,6 +50,11 @@ impl LiveSet {
 
     pub(super) fn get_mut(&mut self, id: u64) -> Option<&mut Live> {
         self.0.get_mut(&id)
+    }
+
+    /// The exchanges being judged, with their ids.
+    pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = (u64, &mut Live)> {
+        self.0.iter_mut().map(|(id, l)| (*id, l))
     }
 
     /// The ids of the exchanges being judged.
