@@ -387,6 +387,7 @@ async fn a_card_repeating_keys_keeps_no_internal_url() {
         );
     }
     assert_eq!(bypass(&p.metrics().await), Some(0.0));
+}
 
 /// Spec 1.0.2: a gRPC interface's url is `host:port`. A card whose gRPC
 /// interface names the agent's own `host:port` sends clients past the
