@@ -80,6 +80,28 @@ impl Drop for Scratch {
 
 /// A port that was free a moment ago (bind :0, read it, release it).
 fn free_port() -> u16 {
+    // Below the kernel's ephemeral range (32768-60999 by default), where
+    // the outgoing connections of the tests running beside this one and
+    // every bind to port 0 take their ports: a port found free here is
+    // not taken by them before a2a-tap binds it (a port from `:0` was,
+    // now and then, under load). Picked at random, tried until free.
+    // A counter, so that tests asking at the same moment never draw alike.
+    static DRAWN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let drawn = DRAWN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut seed = u64::from(std::process::id()).wrapping_mul(1_000_003)
+        ^ drawn.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+    for _ in 0..1000 {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let port = 20_000 + ((seed >> 33) % 12_000) as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
     listener.local_addr().expect("local addr").port()
 }
@@ -581,12 +603,21 @@ fn direct_and_through(
     );
     let (sent, got) = (wire(&agent_wire), wire(&client_wire));
     assert!(!sent.is_empty(), "{name}: nothing recorded");
-    assert!(
-        sent == got,
-        "{name}: the bytes the client got through a2a-tap differ from the bytes the agent sent ({} vs {} exchanges)",
-        sent.len(),
-        got.len()
-    );
+    if sent != got {
+        let only = |a: &[String], b: &[String]| -> Vec<String> {
+            a.iter()
+                .filter(|l| !b.contains(l))
+                .map(|l| l.chars().take(400).collect())
+                .collect()
+        };
+        panic!(
+            "{name}: the bytes the client got through a2a-tap differ from the bytes the agent sent ({} vs {} exchanges)\nonly sent: {:#?}\nonly got: {:#?}",
+            sent.len(),
+            got.len(),
+            only(&sent, &got),
+            only(&got, &sent)
+        );
+    }
     (scratch, audit_log)
 }
 

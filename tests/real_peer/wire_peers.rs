@@ -146,55 +146,80 @@ fn fasta2a_direct_and_through_proxy() {
         SSM,
         Some(2),
     );
+    // §5.6.1: timestamps "MUST be represented as ISO 8601 formatted
+    // strings in UTC" with no offset but `Z`; fasta2a stamps every status
+    // with `datetime.now().isoformat()`, local time with no zone
+    // ("2026-12-02T05:24:17.999365"): once per answer that carries one
+    // (a stream's first event, its Task): seven streamed sends, four
+    // cancels, two GetTasks, the blocking send and the subscribe.
+    let stamp = |method, index| {
+        (
+            "invalid_timestamp",
+            "warning",
+            "jsonrpc",
+            "1.0",
+            method,
+            index,
+        )
+    };
+    let mut stamps = vec![stamp(SSM, Some(0)); 7];
+    stamps.extend([stamp(CANCEL, None); 4]);
+    stamps.extend([stamp("GetTask", None); 2]);
+    stamps.push(stamp(SM, None));
+    stamps.push(stamp("SubscribeToTask", Some(0)));
     assert_findings_besides(
         "fasta2a-2.1.1",
         &audit,
         "sdk-agent",
         &[
-            // §4.2.2 TaskArtifactUpdateEvent.append: "If true, the content of
-            // this artifact should be appended to a previously sent artifact
-            // with the same ID". fasta2a's worker sends every chunk with
-            // append:true, the first one too (its own convention, documented
-            // in Worker.publish_artifact and sent so by its pydantic-ai
-            // bridge): on `echo`, `direct` (an echo here: fasta2a has no
-            // direct Message), the `echo done` of `errors`, and `fail`.
-            append,
-            append,
-            append,
-            append,
-            // §3.2.2 SendMessageConfiguration: blocking (returnImmediately
-            // false or unset) "MUST wait until the task reaches a terminal
-            // state ... or an interrupted state". fasta2a's message/send
-            // returns the task it just submitted.
-            (
-                "blocking_returned_active",
-                "error",
-                "jsonrpc",
-                "1.0",
-                SM,
-                None,
-            ),
-            // §3.4.2: a Message's taskId "MUST reference an existing task"
-            // and §3.4.3: clients "MAY use taskId ... to continue or refine a
-            // specific task". fasta2a makes every message a new task: the
-            // follow-up naming the input-required task is answered with a
-            // stream about another task (its first event, the Task).
-            ("task_id_mismatch", "error", "jsonrpc", "1.0", SSM, Some(0)),
-            // `fail`: the chunk is never closed (§4.2.2 lastChunk) when the
-            // task fails, a warning as for every other peer.
-            abandoned("jsonrpc", "1.0"),
-            // `errors`: CancelTask of a completed task answered with the task
-            // (§3.1.5: TaskNotCancelableError "already completed, failed, or
-            // canceled"; §3.3.2's table).
-            (
-                "terminal_task_accepted",
-                "error",
-                "jsonrpc",
-                "1.0",
-                CANCEL,
-                None,
-            ),
-        ],
+            stamps.as_slice(),
+            &[
+                // §4.2.2 TaskArtifactUpdateEvent.append: "If true, the content of
+                // this artifact should be appended to a previously sent artifact
+                // with the same ID". fasta2a's worker sends every chunk with
+                // append:true, the first one too (its own convention, documented
+                // in Worker.publish_artifact and sent so by its pydantic-ai
+                // bridge): on `echo`, `direct` (an echo here: fasta2a has no
+                // direct Message), the `echo done` of `errors`, and `fail`.
+                append,
+                append,
+                append,
+                append,
+                // §3.2.2 SendMessageConfiguration: blocking (returnImmediately
+                // false or unset) "MUST wait until the task reaches a terminal
+                // state ... or an interrupted state". fasta2a's message/send
+                // returns the task it just submitted.
+                (
+                    "blocking_returned_active",
+                    "error",
+                    "jsonrpc",
+                    "1.0",
+                    SM,
+                    None,
+                ),
+                // §3.4.2: a Message's taskId "MUST reference an existing task"
+                // and §3.4.3: clients "MAY use taskId ... to continue or refine a
+                // specific task". fasta2a makes every message a new task: the
+                // follow-up naming the input-required task is answered with a
+                // stream about another task (its first event, the Task).
+                ("task_id_mismatch", "error", "jsonrpc", "1.0", SSM, Some(0)),
+                // `fail`: the chunk is never closed (§4.2.2 lastChunk) when the
+                // task fails, a warning as for every other peer.
+                abandoned("jsonrpc", "1.0"),
+                // `errors`: CancelTask of a completed task answered with the task
+                // (§3.1.5: TaskNotCancelableError "already completed, failed, or
+                // canceled"; §3.3.2's table).
+                (
+                    "terminal_task_accepted",
+                    "error",
+                    "jsonrpc",
+                    "1.0",
+                    CANCEL,
+                    None,
+                ),
+            ],
+        ]
+        .concat(),
         // `long`'s re-cancel, CancelTask of a task this proxy saw CANCELED
         // answered with that canceled task, is legal (§3.3.1: "Cancel Task
         // operations are idempotent") and not reported.
