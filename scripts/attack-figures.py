@@ -9,7 +9,10 @@
      (18 MB on the wire), with the default [analysis] settings (target:
      under a second).
 
-usage: scripts/attack-figures.py target/release/a2a-tap [CALLS]
+usage: scripts/attack-figures.py target/release/a2a-tap [CALLS [WARM]]
+
+The RSS growth is measured after WARM calls of each (default 2), which
+allocate the buffers one call needs (bounded, kept for reuse).
 """
 
 import http.client
@@ -147,6 +150,7 @@ def call(port, rid, method, params):
 def main():
     binary = sys.argv[1]
     calls = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
+    warm = int(sys.argv[3]) if len(sys.argv) > 3 else 2
     agent = ThreadingHTTPServer(("127.0.0.1", 0), Agent)
     threading.Thread(target=agent.serve_forever, daemon=True).start()
     tmp = tempfile.mkdtemp()
@@ -170,18 +174,18 @@ def main():
         msg = lambda i: {"message": {"messageId": f"m{i}", "role": "ROLE_USER",
                                      "contextId": long("ctx", i, 900 * 1024),
                                      "parts": [{"text": "hi"}]}}
-        for i in range(2):
+        for i in range(warm):
             call(port, i, "SendMessage", msg(i))
             call(port, i, "ListTasks", {})
         time.sleep(1)
         before = rss_kib(p.pid)
         t = time.time()
-        for i in range(2, calls + 2):
+        for i in range(warm, calls + warm):
             call(port, i, "SendMessage", msg(i))
             call(port, i, "ListTasks", {})
         time.sleep(2)
         after = rss_kib(p.pid)
-        print(f"id attack: {calls} calls of each in {time.time() - t:.1f} s, "
+        print(f"id attack: {calls} calls of each (after {warm}) in {time.time() - t:.1f} s, "
               f"RSS {before / 1024:.1f} -> {after / 1024:.1f} MB (+{(after - before) / 1024:.1f} MB)")
         status, body = call(port, 1, "SendStreamingMessage",
                             {"message": {"messageId": "bomb", "role": "ROLE_USER",
