@@ -19,12 +19,21 @@ fn main() {
         .or_else(|| git(&["rev-parse", "--short=12", "HEAD"]))
         .unwrap_or_else(|| "unknown".to_string());
     println!("cargo:rustc-env=A2A_TAP_COMMIT={commit}");
-    // Rebuilt when HEAD moves: the file naming the branch, and the branch's ref.
-    if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
-        println!("cargo:rerun-if-changed={dir}/HEAD");
-        println!("cargo:rerun-if-changed={dir}/packed-refs");
-        if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
-            println!("cargo:rerun-if-changed={dir}/{branch}");
+    // Rebuilt when HEAD moves: HEAD itself, its log (written on every
+    // commit and checkout), the branch's ref where it is a file, and the
+    // packed refs. Only files that exist are named: cargo takes a missing
+    // one as changed, and would rebuild the crate every time (a fresh clone
+    // has no `packed-refs`; a worktree's branch ref lives elsewhere, which
+    // `--git-path` resolves).
+    let mut watched = vec!["HEAD".to_string(), "logs/HEAD".into(), "packed-refs".into()];
+    if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
+        watched.push(branch);
+    }
+    for name in watched {
+        if let Some(path) = git(&["rev-parse", "--git-path", &name]) {
+            if std::path::Path::new(&path).exists() {
+                println!("cargo:rerun-if-changed={path}");
+            }
         }
     }
 }
