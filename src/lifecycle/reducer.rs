@@ -200,6 +200,12 @@ impl Reducer {
         self.saw_error
     }
 
+    /// Whether a frame of the answer went unread (a gap): what it said is
+    /// unknown, so no finding may rest on the stream's silence.
+    pub fn gapped(&self) -> bool {
+        self.gapped
+    }
+
     /// Whether the stream has had its last word and should close (1.0
     /// §3.1.2, §3.1.6): its task reached a terminal state, or it carried
     /// its one Message; 0.3: a status with `final:true`. Whether the

@@ -345,3 +345,69 @@ async fn subscriber_not_notified() {
         .collect();
     assert!(others.is_empty(), "{others:#?}");
 }
+
+/// A look-alike of `subscriber_not_notified`: the subscribe stream had a
+/// frame that was not read (over `max_event_bytes`), which may have been
+/// the terminal state itself; its silence is no evidence, so nothing is
+/// reported however long it stays open.
+#[tokio::test]
+async fn a_subscriber_with_an_unread_frame_is_not_accused() {
+    let (up, p) = setup("[analysis]\nmax_event_bytes = \"1KiB\"\n").await;
+    let big = rpc(
+        json!(1),
+        json!({"statusUpdate": {"taskId": "t-g", "contextId": "c",
+            "status": {"state": "TASK_STATE_CANCELED"}, "metadata": {"pad": "x".repeat(4096)}}}),
+    );
+    let mut events = frames(1, &[task("t-g", "c", "TASK_STATE_WORKING")]);
+    events.push(big);
+    let (reply, hold) = held(events, &[]);
+    up.push(reply);
+    let (tcp, _) = p
+        .post_until(
+            "/",
+            V1,
+            &request(json!(1), "SubscribeToTask", json!({"id": "t-g"})),
+            "TASK_STATE_CANCELED",
+        )
+        .await;
+    exchange(
+        &up,
+        &p,
+        request(json!(2), "CancelTask", json!({"id": "t-g"})),
+        Reply::json(
+            200,
+            &rpc(json!(2), bare_task("t-g", "c", "TASK_STATE_CANCELED", None)),
+        ),
+    )
+    .await;
+    // The control: a subscriber on another task, canceled elsewhere too,
+    // every frame read: its finding shows that judging ran past close_wait.
+    let (reply, control) = held(frames(3, &[task("t-h", "c", "TASK_STATE_WORKING")]), &[]);
+    up.push(reply);
+    let (tcp_h, _) = p
+        .post_until(
+            "/",
+            V1,
+            &request(json!(3), "SubscribeToTask", json!({"id": "t-h"})),
+            "TASK_STATE_WORKING",
+        )
+        .await;
+    exchange(
+        &up,
+        &p,
+        request(json!(4), "CancelTask", json!({"id": "t-h"})),
+        Reply::json(
+            200,
+            &rpc(json!(4), bare_task("t-h", "c", "TASK_STATE_CANCELED", None)),
+        ),
+    )
+    .await;
+    p.clock.advance(std::time::Duration::from_millis(5_500));
+    let recs = wait_records(&p, "subscriber_not_notified", 1).await;
+    let accused: Vec<_> = recs.iter().map(|r| r["task_id"].clone()).collect();
+    assert_eq!(accused, ["t-h"], "{recs:#?}");
+    drop(tcp_h);
+    control.dropped.notified().await;
+    drop(tcp);
+    hold.dropped.notified().await;
+}

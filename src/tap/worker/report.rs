@@ -82,7 +82,9 @@ impl Worker {
             let subscribe = ex.operation == Operation::SubscribeToTask
                 && ex.version == Version::V1_0
                 && live.engine.is_stream();
-            if !subscribe || live.notify_reported || r.stream_over() {
+            // A gap may have been the terminal state itself: silence is
+            // only evidence when every frame was read.
+            if !subscribe || live.notify_reported || r.stream_over() || r.gapped() {
                 continue;
             }
             let Some(task) = ex.task_id.as_deref() else {
