@@ -102,7 +102,8 @@ impl<W: Write> Write for Drain<W> {
             Err(_) => buf.len(),
         };
         self.queue.release(n, newlines(&buf[..n.min(buf.len())]));
-        r.map(|_| n).or(Ok(n))
+        // Never an error: a line stderr refused is dropped, not retried.
+        Ok(n)
     }
 
     fn flush(&mut self) -> io::Result<()> {
