@@ -86,7 +86,7 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
     /// Rewrite the agent card's interface URLs to --public-url, so clients
-    /// that follow the card come back through the proxy (the one opt-in
+    /// that follow the card come back through the proxy (an opt-in
     /// alteration of traffic) [default: false]; `--rewrite-agent-card=false`
     /// turns off what the file turned on.
     #[arg(long, value_name = "BOOL", env = "A2A_TAP_REWRITE_AGENT_CARD",

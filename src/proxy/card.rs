@@ -1,4 +1,4 @@
-//! The one opt-in alteration: rewriting the URLs an agent card advertises
+//! An opt-in alteration (off by default): rewriting the URLs an agent card advertises
 //! (1.0 `supportedInterfaces[].url`, 0.3 `url` and
 //! `additionalInterfaces[].url`) to the proxy's public base URL, so clients
 //! that follow the card keep talking through the proxy. Paths, queries and

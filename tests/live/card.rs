@@ -1,4 +1,4 @@
-//! Agent-card rewriting through the running proxy: the one opt-in
+//! Agent-card rewriting through the running proxy: an opt-in
 //! alteration. On, the advertised URLs move onto `public_url` with paths
 //! and tenants kept and every other byte as sent; off, the card passes
 //! byte-identical.
