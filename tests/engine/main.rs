@@ -5,6 +5,7 @@
 mod classify;
 mod cross;
 mod decode;
+mod docs;
 mod fixtures;
 mod framer;
 mod json;
