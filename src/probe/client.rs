@@ -253,6 +253,12 @@ impl<'a> Client<'a> {
         }
     }
 
+    /// The timelines of the exchanges judged so far (with
+    /// `Settings::timeline`), taken.
+    pub(crate) fn lanes(&mut self) -> Vec<crate::report::timeline::Lane> {
+        std::mem::take(&mut self.judge.lanes)
+    }
+
     /// The engine's records of one exchange (none for a request that is
     /// not A2A, or that had no answer).
     fn judge_sent(&mut self, sent: &Sent) -> Vec<Record> {
