@@ -9,11 +9,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-/// What an agent may send in any id, state or text: markup that would
-/// change the page's title if it ran.
-pub(super) const HOSTILE: &str =
-    r#"<img src=x onerror="document.title='pwned'"><script>document.title='pwned'</script>"#;
-
 /// Chromium's path; `None` (with the reason printed) when it is missing
 /// off CI. On CI (`CI=true`) a missing chromium fails the test.
 pub(super) fn chromium() -> Option<PathBuf> {
@@ -124,36 +119,12 @@ pub(super) fn event<'a>(dom: &'a str, request: Option<&str>, index: u64) -> &'a 
     element_at(dom, start, "li")
 }
 
-/// The recording: a stream whose artifact id and one state are agent
-/// markup. Findings: `append_to_unknown_artifact` on event 2 (appending
-/// to an artifact never opened), `unknown_state` on event 5.
-fn hostile_recording(dir: &Path) -> PathBuf {
-    let frame = |result: String| {
-        format!("data: {{\"jsonrpc\": \"2.0\", \"id\": 1, \"result\": {result}}}\n\n")
-    };
-    let hostile = serde_json::to_string(HOSTILE).expect("json string");
-    let status = |state: &str| {
-        frame(format!(
-            r#"{{"statusUpdate": {{"taskId": "tsk_1", "contextId": "ctx_1", "status": {{"state": {state}}}}}}}"#
-        ))
-    };
-    let chunk = |last: bool| {
-        frame(format!(
-            r#"{{"artifactUpdate": {{"taskId": "tsk_1", "contextId": "ctx_1", "artifact": {{"artifactId": {hostile}, "parts": [{{"text": "a"}}]}}, "append": true, "lastChunk": {last}}}}}"#
-        ))
-    };
-    let body = [
-        frame(r#"{"task": {"id": "tsk_1", "contextId": "ctx_1", "status": {"state": "TASK_STATE_SUBMITTED"}}}"#.into()),
-        status("\"TASK_STATE_WORKING\""),
-        chunk(false),
-        chunk(true),
-        status("\"TASK_STATE_COMPLETED\""),
-        status(&hostile),
-    ]
-    .concat();
-    let path = dir.join("hostile.jsonrpc.sse");
-    std::fs::write(&path, body).expect("write recording");
-    path
+/// The sample recording: a stream whose artifact id and last state are
+/// agent markup that would change the page's title if it ran. Findings:
+/// `append_to_unknown_artifact` on event 2 (appending to an artifact
+/// never opened), `unknown_state` on event 5.
+fn hostile_recording() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report/hostile.jsonrpc.sse")
 }
 
 fn check(args: &[&str], file: &Path) -> Output {
@@ -165,7 +136,7 @@ fn check(args: &[&str], file: &Path) -> Output {
         .expect("run a2a-tap check")
 }
 
-/// Asserts what a browser shows of a page with `HOSTILE` in it: no
+/// Asserts what a browser shows of a page with the sample's markup in it: no
 /// console message, the title unchanged, no element the string would
 /// have made, the string itself shown as text.
 pub(super) fn assert_inert(page: &Rendered, title: &str) {
@@ -187,7 +158,7 @@ pub(super) fn assert_inert(page: &Rendered, title: &str) {
 #[test]
 fn check_html_report_renders_in_chromium_with_findings_on_their_events() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let recording = hostile_recording(dir.path());
+    let recording = hostile_recording();
     let text = check(&[], &recording);
     let out = check(&["--format", "html"], &recording);
     // Exit codes are the other formats': an error finding is 1.

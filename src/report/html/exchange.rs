@@ -65,13 +65,19 @@ pub(super) fn source(out: &mut String, n: usize, source: &Source) {
 
 /// One exchange: request, state lane, events, findings.
 fn exchange(out: &mut String, source: usize, lane: &Lane, records: &[&Record]) {
-    let errors = records.iter().any(|r| r.severity == "error");
+    let class = if records.iter().any(|r| r.severity == "error") {
+        " has-error"
+    } else if records.is_empty() {
+        ""
+    } else {
+        " has-warning"
+    };
     let _ = write!(
         out,
         "<article class=\"exchange{}\" id=\"{}\" data-request-id=\"{}\">\
          <h3><span class=\"label\">{}</span> <code>{}</code> \
          <span class=\"status\">{} {}</span></h3>",
-        if errors { " has-error" } else { "" },
+        class,
         anchor(source, &lane.label),
         escape(&lane.label),
         escape(&lane.label),

@@ -34,6 +34,7 @@ tr.check.pass td.verdict { color: var(--ok); }
 tr.check.na { color: var(--mute); }
 .exchange { background: #fff; border: 1px solid var(--line); border-left: 4px solid var(--ok);
   border-radius: 4px; padding: .7em 1em; margin: .8em 0; }
+.exchange.has-warning { border-left-color: var(--warn); }
 .exchange.has-error { border-left-color: var(--err); }
 .exchange .status { color: var(--mute); font-weight: normal; }
 .lane { display: flex; flex-wrap: wrap; align-items: center; gap: .3em; margin: .3em 0 .6em; }
