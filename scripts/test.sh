@@ -29,6 +29,9 @@ echo "== the official Rust SDK's agent, tests/peers/rust (for the real-peer test
 echo "== redis-server (for the shared-registry tests)"
 ./scripts/setup-redis.sh
 
+echo "== chromium (for the HTML report's browser test)"
+./scripts/setup-chromium.sh
+
 echo "== cargo test"
 # Debug build: the proxy tests are I/O-bound and a release build of the
 # dependencies would cost CI more than it saves on 2 cores.

@@ -119,6 +119,10 @@ pub enum CheckFormat {
     Junit,
     /// SARIF 2.1.0: one result per finding.
     Sarif,
+    /// One self-contained HTML page (no network, no external assets): a
+    /// summary, then each exchange's timeline of events with its findings
+    /// marked on the event they rest on; agent text escaped.
+    Html,
 }
 
 /// Flags of `check`.
@@ -147,6 +151,11 @@ pub enum ProbeFormat {
     Junit,
     /// SARIF 2.1.0: a result per failed check and per finding.
     Sarif,
+    /// One self-contained HTML page (no network, no external assets): the
+    /// checks with their reasons, then each exchange's timeline of events
+    /// with its findings marked on the event they rest on; agent text
+    /// escaped.
+    Html,
 }
 
 /// Flags of `probe`.

@@ -75,6 +75,7 @@ fn check(args: CheckArgs) -> ExitCode {
         CheckFormat::Json => a2a_tap::check::Format::Json,
         CheckFormat::Junit => a2a_tap::check::Format::Junit,
         CheckFormat::Sarif => a2a_tap::check::Format::Sarif,
+        CheckFormat::Html => a2a_tap::check::Format::Html,
     };
     let settings = match offline_settings(args.config.as_deref(), "check") {
         Ok(s) => s,
@@ -109,6 +110,7 @@ fn probe(args: ProbeArgs) -> ExitCode {
         ProbeFormat::Json => Format::Json,
         ProbeFormat::Junit => Format::Junit,
         ProbeFormat::Sarif => Format::Sarif,
+        ProbeFormat::Html => Format::Html,
     };
     let settings = match offline_settings(args.config.as_deref(), "probe") {
         Ok(s) => s,

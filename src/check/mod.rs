@@ -13,13 +13,14 @@ mod sidecar;
 use std::path::{Path, PathBuf};
 
 use crate::a2a::card::CardInfo;
-use crate::a2a::model::Exchange;
+use crate::a2a::model::{Decoded, Exchange, Malformed};
 use crate::config::{Config, ConfigError};
 use crate::engine::{EngineConfig, ExchangeEngine, Sink};
 use crate::findings::{Finding, Severity};
 use crate::lifecycle::{End, Millis, Registry, RegistryConfig};
 use crate::report::audit::{Origin, Record};
 use crate::report::pipeline::{Folds, Pipeline};
+use crate::report::timeline::{Lane, Timeline};
 
 pub use report::Format;
 
@@ -68,6 +69,9 @@ pub struct Settings {
     pub engine: EngineConfig,
     pub registry: RegistryConfig,
     pub pipeline: Pipeline,
+    /// Keep each exchange's timeline of events (`Judge::lanes`) for a
+    /// report that draws it (`--format html`).
+    pub timeline: bool,
 }
 
 impl Settings {
@@ -79,6 +83,7 @@ impl Settings {
             engine: crate::tap::engine_config(config),
             registry: crate::tap::registry_config(config),
             pipeline: Pipeline::new(config.policy()?, config.analysis.max_id_bytes),
+            timeline: false,
         })
     }
 }
@@ -87,6 +92,11 @@ impl Settings {
 /// found, 2 a file could not be read or parsed).
 pub fn run(format: Format, files: &[PathBuf], settings: &Settings) -> i32 {
     let mut out = report::Report::new(format);
+    let timeline = Settings {
+        timeline: format == Format::Html,
+        ..settings.clone()
+    };
+    let settings = &timeline;
     let mut failed = false;
     for path in files {
         match input::load(path) {
@@ -115,6 +125,7 @@ pub fn run(format: Format, files: &[PathBuf], settings: &Settings) -> i32 {
                         report::unrecorded(&judged.unrecorded)
                     );
                 }
+                out.lanes(judged.lanes);
                 out.file(path, &judged.records, &judged.unrecorded);
             }
             Err(e) => {
@@ -142,6 +153,8 @@ struct Judged {
     card: Option<CardInfo>,
     read: usize,
     gaps: usize,
+    /// Its events, when the report draws them.
+    timeline: Option<Timeline>,
 }
 
 /// What a recording gave: its records, and how many frames or bodies
@@ -156,6 +169,8 @@ pub(crate) struct Checked {
     /// The exchanges whose answer the recording did not keep (their
     /// labels): not judged.
     pub unrecorded: Vec<String>,
+    /// Each judged exchange's timeline (with `Settings::timeline`).
+    pub lanes: Vec<Lane>,
 }
 
 impl Sink for Judged {
@@ -167,9 +182,17 @@ impl Sink for Judged {
     }
     fn gap(&mut self, _reason: crate::engine::SkipReason) {
         self.gaps += 1;
+        if let Some(t) = &mut self.timeline {
+            t.gaps += 1;
+        }
     }
     fn card(&mut self, card: CardInfo) {
         self.card = Some(card);
+    }
+    fn decoded(&mut self, index: Option<u64>, decoded: Result<&Decoded<'_>, &Malformed>) {
+        if let Some(t) = &mut self.timeline {
+            t.push(index, decoded);
+        }
     }
 }
 
@@ -200,6 +223,7 @@ pub(crate) fn judge_all(
         gaps: judge.gaps,
         assumed,
         unrecorded,
+        lanes: judge.lanes,
     }
 }
 
@@ -215,6 +239,9 @@ pub(crate) struct Judge<'a> {
     pub read: usize,
     /// Events not read (over a limit) so far.
     pub gaps: usize,
+    /// Each exchange judged so far, with its events (kept only with
+    /// `Settings::timeline`).
+    pub lanes: Vec<Lane>,
 }
 
 impl<'a> Judge<'a> {
@@ -226,6 +253,7 @@ impl<'a> Judge<'a> {
             card: None,
             read: 0,
             gaps: 0,
+            lanes: Vec::new(),
         }
     }
 
@@ -250,9 +278,13 @@ impl<'a> Judge<'a> {
         );
         crate::a2a::card::confirm(&mut rec.exchange, self.card.as_ref(), "");
         let origin = Origin::of(&rec.upstream, &rec.exchange, rec.label.clone());
+        let lane = settings.timeline.then(|| lane_of(&rec));
         let seq = registry.open_exchange();
         let mut engine = ExchangeEngine::new(rec.exchange, seq, settings.engine);
-        let mut judged = Judged::default();
+        let mut judged = Judged {
+            timeline: lane.as_ref().map(|_| Timeline::default()),
+            ..Judged::default()
+        };
         engine.response_head(rec.status, rec.content_type.as_deref(), None);
         engine.response_data(&rec.body, registry, now, &mut judged);
         engine.response_end(rec.end, registry, now, &mut judged);
@@ -273,10 +305,31 @@ impl<'a> Judge<'a> {
         records.extend(folds.take().map(|held| held.record));
         self.read += judged.read;
         self.gaps += judged.gaps;
+        if let (Some(mut lane), Some(timeline)) = (lane, judged.timeline) {
+            lane.timeline = timeline;
+            self.lanes.push(lane);
+        }
         if judged.card.is_some() {
             self.card = judged.card;
         }
         records
+    }
+}
+
+/// The lane of an exchange about to be judged: its request and answer head.
+fn lane_of(rec: &Recorded) -> Lane {
+    let ex = &rec.exchange;
+    Lane {
+        label: rec.label.clone(),
+        request: format!(
+            "{} {} {}",
+            ex.binding.as_str(),
+            ex.version.as_str(),
+            ex.operation.as_str()
+        ),
+        status: rec.status,
+        content_type: rec.content_type.clone(),
+        timeline: Timeline::default(),
     }
 }
 

@@ -1,14 +1,16 @@
 //! How `check` prints what it found: a readable report, audit records as
 //! JSON Lines (`--format json`), JUnit XML (`junit`: one test case per
 //! input file, failed by its error-severity findings) or SARIF 2.1.0
-//! (`sarif`: one result per finding, the rule id its kind).
+//! (`sarif`: one result per finding, the rule id its kind), or one HTML
+//! page (`html`: each exchange's timeline, findings on their events).
 
 use std::io::Write;
 use std::path::Path;
 
 use super::{display, errors};
 use crate::report::audit::Record;
-use crate::report::{junit, sarif};
+use crate::report::timeline::Lane;
+use crate::report::{html, junit, sarif};
 
 pub use crate::report::Format;
 
@@ -22,6 +24,9 @@ pub(crate) struct Report {
     cases: Vec<junit::Case>,
     /// SARIF: one result per finding, written at the end.
     results: Vec<sarif::Finding>,
+    /// HTML: the page, written at the end; the next file's lanes.
+    page: html::Page,
+    lanes: Vec<Lane>,
 }
 
 impl Report {
@@ -33,7 +38,17 @@ impl Report {
             errors: 0,
             cases: Vec::new(),
             results: Vec::new(),
+            page: html::Page {
+                title: "a2a-tap check".into(),
+                ..html::Page::default()
+            },
+            lanes: Vec::new(),
         }
+    }
+
+    /// The timelines of the next file's exchanges (HTML).
+    pub(crate) fn lanes(&mut self, lanes: Vec<Lane>) {
+        self.lanes = lanes;
     }
 
     /// Prints one file's findings, and which of its answers were not
@@ -63,11 +78,21 @@ impl Report {
                     .extend(records.iter().map(|r| result_of(&uri, r)));
                 Ok(())
             }
+            Format::Html => {
+                self.page.sources.push(html::Source {
+                    name: display(path),
+                    lanes: std::mem::take(&mut self.lanes),
+                    records: records.to_vec(),
+                    unrecorded: unrecorded.to_vec(),
+                });
+                Ok(())
+            }
         };
     }
 
     /// A file that could not be read or parsed (JUnit: an errored case).
     pub(crate) fn unreadable(&mut self, path: &Path, why: &str) {
+        self.page.notes.push(format!("{}: {why}", display(path)));
         self.cases.push(junit::Case {
             name: display(path),
             classname: "a2a-tap.check".into(),
@@ -97,6 +122,12 @@ impl Report {
             Format::Sarif => {
                 let log = sarif::log(&[], &self.results);
                 println!("{}", serde_json::to_string_pretty(&log).unwrap_or_default());
+            }
+            Format::Html => {
+                // A closed stdout (a pipe to `head`) is not worth a panic.
+                let _ = std::io::stdout()
+                    .lock()
+                    .write_all(self.page.render().as_bytes());
             }
         }
         self.errors

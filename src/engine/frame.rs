@@ -36,15 +36,21 @@ pub(super) fn on_frame(
             sink.read();
             last.decode(ev.data, |decoded| match decoded {
                 Ok(d) if not_a_response(reducer.exchange(), d) => {
-                    reducer.on_malformed(Some(i), &bare_frame(d), scratch)
+                    let m = bare_frame(d);
+                    sink.decoded(Some(i), Err(&m));
+                    reducer.on_malformed(Some(i), &m, scratch)
                 }
                 Ok(d) => {
                     if let Some(k) = event_kind(d) {
                         sink.event(k);
                     }
+                    sink.decoded(Some(i), Ok(d));
                     reducer.on_decoded(Some(i), d, reg, now, scratch);
                 }
-                Err(m) => reducer.on_malformed(Some(i), m, scratch),
+                Err(m) => {
+                    sink.decoded(Some(i), Err(m));
+                    reducer.on_malformed(Some(i), m, scratch)
+                }
             });
             ev.data
         }

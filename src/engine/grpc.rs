@@ -162,6 +162,7 @@ impl Grpc {
         let decoded = decode_response(ex.version, ex.operation, msg);
         j.sink.read();
         j.scratch.clear();
+        j.sink.decoded(i, decoded.as_ref());
         match &decoded {
             Ok(d) => {
                 if let Payload::Event(e) = &d.payload {
@@ -206,6 +207,7 @@ impl Grpc {
         if i.is_some() {
             j.sink.event(EventKind::Error);
         }
+        j.sink.decoded(i, Ok(&d));
         j.scratch.clear();
         j.reducer.on_decoded(i, &d, j.reg, j.now, j.scratch);
         let evidence = format!(

@@ -11,7 +11,7 @@ pub mod inflate;
 use crate::a2a::card::CardInfo;
 use crate::a2a::decode::decode;
 use crate::a2a::last_frame::LastFrame;
-use crate::a2a::model::{EventKind, Exchange, Operation, Payload};
+use crate::a2a::model::{Decoded, EventKind, Exchange, Malformed, Operation, Payload};
 use crate::findings::{Finding, Kind};
 use crate::lifecycle::{End, Millis, Outcome, Reducer, Registry, Seq};
 use crate::sse::Framer;
@@ -65,6 +65,10 @@ pub trait Sink {
     /// An agent card passed (a 2xx answer to `GetAgentCard` that is a JSON
     /// object): what it says of the agent.
     fn card(&mut self, _card: CardInfo) {}
+    /// What one frame, message or whole body read decoded to (or why it is
+    /// malformed), with its event index (`None` for a whole body): for a
+    /// report that draws each exchange's timeline (`--format html`).
+    fn decoded(&mut self, _index: Option<u64>, _decoded: Result<&Decoded<'_>, &Malformed>) {}
 }
 
 impl Sink for Vec<Finding> {
@@ -432,11 +436,13 @@ impl ExchangeEngine {
         match decode(buf) {
             Ok(d) if success || matches!(d.payload, Payload::Error(_)) => {
                 sink.read();
+                sink.decoded(None, Ok(&d));
                 self.reducer
                     .on_decoded(None, &d, reg, now, &mut self.scratch)
             }
             Err(m) if success => {
                 sink.read();
+                sink.decoded(None, Err(&m));
                 self.reducer.on_malformed(None, &m, &mut self.scratch)
             }
             // A non-2xx answer that is not an A2A error (an auth layer's

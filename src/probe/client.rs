@@ -253,6 +253,12 @@ impl<'a> Client<'a> {
         }
     }
 
+    /// The timelines of the exchanges judged so far (with
+    /// `Settings::timeline`), taken.
+    pub(crate) fn lanes(&mut self) -> Vec<crate::report::timeline::Lane> {
+        std::mem::take(&mut self.judge.lanes)
+    }
+
     /// The engine's records of one exchange (none for a request that is
     /// not A2A, or that had no answer).
     fn judge_sent(&mut self, sent: &Sent) -> Vec<Record> {
@@ -275,7 +281,7 @@ impl<'a> Client<'a> {
             return Vec::new();
         };
         let millis = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.judge.judge(Recorded {
+        let records = self.judge.judge(Recorded {
             exchange,
             status,
             content_type: sent.content_type.clone(),
@@ -291,7 +297,12 @@ impl<'a> Client<'a> {
             } else {
                 End::Upstream
             },
-        })
+        });
+        // The HTML report shows the request as sent.
+        if let Some(lane) = self.judge.lanes.last_mut() {
+            lane.request = format!("{} {} ({})", sent.method, sent.uri, lane.request);
+        }
+        records
     }
 }
 

@@ -106,7 +106,11 @@ pub fn run(options: &Options) -> i32 {
 /// The whole run; `Err` when the card URL could not be reached at all.
 async fn probe(target: &card::Target, options: &Options) -> Result<ProbeReport, String> {
     let mut registry = Registry::new(options.settings.registry.clone());
-    let judge = Judge::new(&mut registry, &options.settings);
+    let settings = Settings {
+        timeline: options.format == Format::Html,
+        ..options.settings.clone()
+    };
+    let judge = Judge::new(&mut registry, &settings);
     let limits = Limits {
         max_requests: LIMITS.max_requests,
         total: LIMITS.total,
@@ -179,6 +183,7 @@ async fn probe(target: &card::Target, options: &Options) -> Result<ProbeReport, 
         options.settings.engine.evidence,
     );
     report.nothing_ran = nothing_ran;
+    report.lanes = client.lanes();
     Ok(report)
 }
 

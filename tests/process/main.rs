@@ -10,6 +10,7 @@ mod bounds;
 mod check;
 mod config;
 mod hostile;
+mod html;
 mod probe;
 mod replicas;
 mod signals;

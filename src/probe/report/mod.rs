@@ -1,9 +1,10 @@
 //! The probe's report: per interface, each check's verdict, reason and
 //! evidence (request sent, answer received, abbreviated), and the
 //! engine's findings on the probe's own traffic; printed as text, one
-//! JSON document, JUnit XML or SARIF 2.1.0.
+//! JSON document, JUnit XML, SARIF 2.1.0 or one HTML page.
 
 mod ci;
+mod html;
 mod text;
 
 use std::time::Duration;
@@ -76,6 +77,9 @@ pub struct ProbeReport {
     /// Why no check could run on any interface, and what to pass instead
     /// (`null` when one did): the run then exits 2, never 0.
     pub nothing_ran: Option<String>,
+    /// Each judged exchange's timeline (`--format html` only).
+    #[serde(skip)]
+    pub lanes: Vec<crate::report::timeline::Lane>,
 }
 
 impl IfaceOut {
@@ -139,6 +143,7 @@ impl ProbeReport {
                 max_seconds: limits.total.as_secs(),
             },
             nothing_ran: None,
+            lanes: Vec::new(),
         }
     }
 
@@ -171,6 +176,7 @@ impl ProbeReport {
             Format::Json => serde_json::to_string_pretty(self).unwrap_or_default() + "\n",
             Format::Junit => ci::junit(self),
             Format::Sarif => ci::sarif(self),
+            Format::Html => html::render(self),
         };
         use std::io::Write;
         // A closed stdout (a pipe to `head`) is not worth a panic.

@@ -7,6 +7,7 @@
 
 mod agent;
 mod formats;
+mod html;
 
 use std::process::{Command, Output};
 
