@@ -8,6 +8,7 @@ mod log_safe;
 pub mod metrics;
 pub mod pipeline;
 pub mod sarif;
+pub mod spec_link;
 
 pub use log_safe::log_safe;
 pub use metrics::Metrics;
