@@ -12,4 +12,5 @@ mod config;
 mod hostile;
 mod probe;
 mod replicas;
+mod rules;
 mod signals;
