@@ -3,6 +3,11 @@
 
 use std::fmt;
 
+mod sources;
+
+#[cfg(test)]
+pub(crate) use sources::conformance_rows;
+
 /// Severity of a finding, as written to the audit log and metric labels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Severity {
@@ -95,28 +100,6 @@ kinds! {
     InvalidTimestamp => "invalid_timestamp", Warning;
     StreamNotClosed => "stream_not_closed", Warning;
     SubscriberNotNotified => "subscriber_not_notified", Warning;
-}
-
-impl Kind {
-    /// The sections of spec 1.0.1 the kind rests on (the audit record's
-    /// `rule.spec`); `None` where no one section states the rule.
-    pub fn spec(self) -> Option<&'static str> {
-        Some(match self {
-            Kind::ContextIdMismatch => "1.0.1 §3.4.2",
-            Kind::EventAfterTerminal => "1.0.1 §3.1.2, §11.7",
-            Kind::StreamStart => "1.0.1 §3.1.2, §3.1.6",
-            Kind::MessageNotAlone => "1.0.1 §3.1.2",
-            Kind::TerminalTaskAccepted => "1.0.1 §3.1.1, §3.1.5, §3.1.6",
-            Kind::SealedArtifactUpdated => "1.0.1 §4.2.2",
-            Kind::InvalidAgentCard => "1.0.1 §4.4.1, §4.4.6",
-            Kind::CapabilityMismatch => "1.0.1 §3.3.4",
-            Kind::ErrorCodeMismatch => "1.0.1 §5.4, §11.6",
-            Kind::InvalidTimestamp => "1.0.1 §5.6.1",
-            Kind::StreamNotClosed => "1.0.1 §3.1.2, §3.1.6",
-            Kind::SubscriberNotNotified => "1.0.1 §3.1.6, §3.5.2",
-            _ => return None,
-        })
-    }
 }
 
 impl fmt::Display for Kind {

@@ -176,18 +176,12 @@ fn write_text(
 fn write_findings(out: &mut impl Write, path: &Path, records: &[Record]) -> std::io::Result<()> {
     writeln!(out, "{}: {} finding(s)", display(path), records.len())?;
     for r in records {
-        let at = match (&r.request_id, r.event_index) {
-            (Some(id), Some(i)) if id.contains('#') => format!("{id} event {i}"),
-            (Some(id), None) if id.contains('#') => id.clone(),
-            (_, Some(i)) => format!("event {i}"),
-            (_, None) => "-".into(),
-        };
         writeln!(
             out,
             "  {:<7} {:<26} {:<22} task {:<12} {}",
             r.severity,
             r.kind,
-            at,
+            place(r),
             r.task_id.as_deref().unwrap_or("-"),
             r.detail
         )?;
@@ -195,10 +189,36 @@ fn write_findings(out: &mut impl Write, path: &Path, records: &[Record]) -> std:
     Ok(())
 }
 
+/// Where in the file a finding is, as the text report and JUnit name it:
+/// the HAR entry or exchange (`x.har#3`) and the event index, `-` when
+/// neither is known.
+fn place(r: &Record) -> String {
+    match (&r.request_id, r.event_index) {
+        (Some(id), Some(i)) if id.contains('#') => format!("{id} event {i}"),
+        (Some(id), None) if id.contains('#') => id.clone(),
+        (_, Some(i)) => format!("event {i}"),
+        (_, None) => "-".into(),
+    }
+}
+
 /// One file's test case: failed when it holds error-severity findings
-/// (each listed in the failure text); warnings go to `system-out`.
+/// (each listed in the failure text); warnings go to `system-out`. Each
+/// line names where the finding is (as the text report does) and the
+/// rule it rests on.
 fn case_of(path: &Path, records: &[Record]) -> junit::Case {
-    let line = |r: &Record| format!("{} {}: {}", r.severity, r.kind, r.detail);
+    let line = |r: &Record| {
+        let rule = r
+            .rule
+            .label()
+            .map_or_else(String::new, |l| format!(" [{l}]"));
+        format!(
+            "{} {} at {}: {}{rule}",
+            r.severity,
+            r.kind,
+            place(r),
+            r.detail
+        )
+    };
     let (errs, warns): (Vec<&Record>, Vec<&Record>) =
         records.iter().partition(|r| r.severity == "error");
     let outcome = match errs.first() {

@@ -245,7 +245,7 @@ fn heard_note(what: &str, heard: Option<&str>) -> String {
 /// `context_id_mismatch` against the registry's contextId for `task_id`.
 impl Reducer {
     /// `context_id_mismatch`: a follow-up that named task T in context C
-    /// answered about T in another context (§3.4.2: agents MUST
+    /// answered about T in another context (§3.4.3: agents MUST
     /// reject a mismatching contextId and taskId).
     pub(super) fn check_request_context(
         &self,

@@ -69,7 +69,7 @@ impl CheckId {
         match self {
             CheckId::AgentCardValid => "The agent card has what its version requires (1.0 §4.4.1, §4.4.6; 0.3 AgentCard).",
             CheckId::BlockingSend => "A SendMessage without returnImmediately (0.3: blocking) returns a terminal or interrupted task, or a Message.",
-            CheckId::FollowUp => "A follow-up to an input-required task is answered about the same task and context (§3.4.2).",
+            CheckId::FollowUp => "A follow-up to an input-required task is answered about the same task and context (§3.4.3).",
             CheckId::ReturnImmediately => "A SendMessage with returnImmediately (0.3: blocking false) is answered at once.",
             CheckId::CancelActive => "CancelTask on a running task cancels it.",
             CheckId::TerminalRejectsMessage => "A message to a terminal task is refused with UnsupportedOperationError (1.0 §3.1.1; 0.3: an error).",

@@ -6,6 +6,7 @@
 mod answer;
 mod capability;
 mod card;
+mod check_sources;
 mod checks;
 mod client;
 mod dialect;

@@ -69,16 +69,38 @@ pub struct Record {
 
 /// A record's `rule`: the spec sections (and conformance-kit requirement
 /// ids) a finding rests on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Rule {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<&'static str>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub tck: &'static [&'static str],
 }
 
 impl Rule {
     /// The rule of `kind`.
     pub fn of(kind: crate::findings::Kind) -> Rule {
-        Rule { spec: kind.spec() }
+        Rule {
+            spec: kind.spec(),
+            tck: kind.tck(),
+        }
+    }
+
+    /// The rule of a catalogue kind named `name`; empty for other names.
+    pub fn of_name(name: &str) -> Rule {
+        crate::findings::Kind::from_name(name).map_or_else(Rule::default, Rule::of)
+    }
+
+    /// One line for people: `1.0.1 §3.1.2; TCK CORE-STREAM-002`, the parts
+    /// unknown left out (`None` when both are).
+    pub fn label(&self) -> Option<String> {
+        let tck = (!self.tck.is_empty()).then(|| format!("TCK {}", self.tck.join(", ")));
+        match (self.spec, tck) {
+            (None, None) => None,
+            (Some(s), None) => Some(s.to_owned()),
+            (None, Some(t)) => Some(t),
+            (Some(s), Some(t)) => Some(format!("{s}; {t}")),
+        }
     }
 }
 

@@ -9,6 +9,7 @@ mod log_safe;
 pub mod metrics;
 pub mod pipeline;
 pub mod sarif;
+pub mod spec_link;
 pub mod timeline;
 
 pub use log_safe::log_safe;

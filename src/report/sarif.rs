@@ -4,6 +4,9 @@
 
 use serde_json::{json, Map, Value};
 
+use super::audit;
+use super::spec_link;
+
 /// The schema URI a SARIF 2.1.0 log names.
 pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
@@ -14,6 +17,9 @@ pub struct Rule {
     pub id: String,
     /// One sentence: what the rule asks.
     pub description: String,
+    /// The spec sections and conformance-kit requirements it rests on
+    /// (`helpUri` and `properties.spec`/`tck`).
+    pub sources: audit::Rule,
 }
 
 /// The level of a result.
@@ -55,6 +61,7 @@ pub fn log(rules: &[Rule], results: &[Finding]) -> Value {
             all.push(Rule {
                 id: r.rule_id.clone(),
                 description: r.rule_id.clone(),
+                sources: audit::Rule::of_name(&r.rule_id),
             });
         }
     }
@@ -66,9 +73,13 @@ pub fn log(rules: &[Rule], results: &[Finding]) -> Value {
                 "name": r.id,
                 "shortDescription": { "text": r.description },
             });
-            // A catalogue kind names the spec sections it rests on.
-            if let Some(spec) = crate::findings::Kind::from_name(&r.id).and_then(|k| k.spec()) {
-                v["properties"] = json!({ "spec": spec });
+            // What the rule rests on: the spec section to read, and the
+            // spec sections and conformance-kit ids as properties.
+            if let Some(uri) = r.sources.spec.and_then(spec_link::help_uri) {
+                v["helpUri"] = uri.into();
+            }
+            if r.sources.label().is_some() {
+                v["properties"] = json!(r.sources);
             }
             v
         })
@@ -141,10 +152,13 @@ mod tests {
             }],
         );
         let run = &log["runs"][0];
-        assert_eq!(run["tool"]["driver"]["rules"][0]["id"], "terminal_exit");
-        assert!(run["tool"]["driver"]["rules"][0]
-            .get("properties")
-            .is_none());
+        let rule = &run["tool"]["driver"]["rules"][0];
+        assert_eq!(rule["id"], "terminal_exit");
+        assert_eq!(rule["properties"], json!({"spec": "1.0.1 §4.1.3"}));
+        assert_eq!(
+            rule["helpUri"],
+            "https://a2a-protocol.org/v1.0.1/specification/#413-taskstate"
+        );
         assert_eq!(
             run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
             "a%20b.sse"
@@ -152,13 +166,32 @@ mod tests {
     }
 
     #[test]
+    fn a_rule_resting_on_nothing_known_has_no_help_or_properties() {
+        let rules = [Rule {
+            id: "stalled_task".into(),
+            description: "d".into(),
+            sources: audit::Rule::of_name("stalled_task"),
+        }];
+        let log = log(&rules, &[]);
+        let rule = &log["runs"][0]["tool"]["driver"]["rules"][0];
+        assert!(rule.get("helpUri").is_none(), "{rule}");
+        assert!(rule.get("properties").is_none(), "{rule}");
+    }
+
+    #[test]
     fn a_kind_rule_names_its_spec_sections() {
         let rules = [Rule {
             id: "invalid_timestamp".into(),
             description: "d".into(),
+            sources: audit::Rule::of_name("invalid_timestamp"),
         }];
         let log = log(&rules, &[]);
         let rule = &log["runs"][0]["tool"]["driver"]["rules"][0];
         assert_eq!(rule["properties"]["spec"], "1.0.1 §5.6.1");
+        assert_eq!(rule["properties"]["tck"], json!(["DM-SERIAL-003"]));
+        assert_eq!(
+            rule["helpUri"],
+            "https://a2a-protocol.org/v1.0.1/specification/#561-timestamps"
+        );
     }
 }

@@ -74,7 +74,11 @@ async fn invalid_timestamp() {
         check_fields(r);
         assert_eq!(r["severity"], "warning");
         assert!(r["detail"].as_str().unwrap().contains("ending in Z"), "{r}");
-        assert_eq!(r["rule"], json!({"spec": "1.0.1 §5.6.1"}), "{r}");
+        assert_eq!(
+            r["rule"],
+            json!({"spec": "1.0.1 §5.6.1", "tck": ["DM-SERIAL-003"]}),
+            "{r}"
+        );
     }
 }
 

@@ -13,4 +13,5 @@ mod hostile;
 mod html;
 mod probe;
 mod replicas;
+mod rules;
 mod signals;

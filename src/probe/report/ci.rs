@@ -3,7 +3,7 @@
 //! skipped for not applicable; error findings as failed cases of their
 //! own) and SARIF 2.1.0 (a result per failed check and per finding).
 
-use super::{describe_rule, CheckOut, ProbeReport, NOTHING_RAN};
+use super::{describe_rule, rule_of, CheckOut, ProbeReport, NOTHING_RAN};
 use crate::probe::checks::Verdict;
 use crate::report::audit::Record;
 use crate::report::{junit, sarif};
@@ -62,11 +62,15 @@ fn case(class: &str, c: &CheckOut) -> junit::Case {
         })
         .collect::<Vec<_>>()
         .join("\n");
+    let rule = c
+        .rule
+        .label()
+        .map_or_else(String::new, |l| format!("rule: {l}\n"));
     let outcome = match c.verdict {
         Verdict::Pass => junit::CaseOutcome::Passed,
         Verdict::Fail => junit::CaseOutcome::Failed {
             message: c.reason.clone(),
-            text: format!("{}\n{evidence}", c.reason),
+            text: format!("{}\n{rule}{evidence}", c.reason),
         },
         Verdict::NotApplicable => junit::CaseOutcome::Skipped {
             message: c.reason.clone(),
@@ -76,10 +80,11 @@ fn case(class: &str, c: &CheckOut) -> junit::Case {
         name: c.id.to_owned(),
         classname: class.to_owned(),
         outcome,
-        out: if c.verdict == Verdict::Pass {
-            c.reason.clone()
-        } else {
-            String::new()
+        out: match (c.verdict, c.rule.label()) {
+            (Verdict::Pass, Some(l)) => format!("{}\nrule: {l}", c.reason),
+            (Verdict::Pass, None) => c.reason.clone(),
+            (_, Some(l)) => format!("rule: {l}"),
+            (_, None) => String::new(),
         },
     }
 }
@@ -92,7 +97,10 @@ fn finding_case(f: &Record) -> Option<junit::Case> {
         classname: "a2a-tap.finding".into(),
         outcome: junit::CaseOutcome::Failed {
             message: f.detail.clone(),
-            text: f.evidence.clone().unwrap_or_default(),
+            text: match f.rule.label() {
+                Some(l) => format!("rule: {l}\n{}", f.evidence.as_deref().unwrap_or("")),
+                None => f.evidence.clone().unwrap_or_default(),
+            },
         },
         out: String::new(),
     })
@@ -167,6 +175,7 @@ pub(super) fn sarif(r: &ProbeReport) -> String {
         .into_iter()
         .map(|id| sarif::Rule {
             description: describe_rule(&id),
+            sources: rule_of(&id),
             id,
         })
         .collect();

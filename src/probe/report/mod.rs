@@ -15,7 +15,7 @@ use super::card::Target;
 use super::checks::{CheckId, CheckResult, Verdict};
 use super::client::{Limits, Sent};
 use crate::engine::evidence::EvidencePolicy;
-use crate::report::audit::Record;
+use crate::report::audit::{Record, Rule};
 
 pub use crate::report::Format;
 
@@ -40,6 +40,8 @@ pub struct CheckOut {
     pub verdict: Verdict,
     pub reason: String,
     pub evidence: Vec<Evidence>,
+    /// The spec sections and conformance-kit requirements it rests on.
+    pub rule: Rule,
 }
 
 /// One interface of the card.
@@ -195,6 +197,7 @@ fn out(r: &CheckResult, sent: &[Sent], policy: EvidencePolicy) -> CheckOut {
             .filter_map(|n| sent.get(n.wrapping_sub(1)))
             .map(|s| evidence(s, policy))
             .collect(),
+        rule: r.id.rule(),
     }
 }
 
@@ -265,12 +268,21 @@ pub(crate) fn describe_rule(id: &str) -> String {
     if id == NOTHING_RAN {
         return "the probe could run no check on any interface of the card".into();
     }
+    check_of(id).map_or_else(
+        || format!("catalogue finding {id}"),
+        |c| c.describe().to_owned(),
+    )
+}
+
+/// What a rule id rests on: a check's sources, else the kind's.
+pub(crate) fn rule_of(id: &str) -> Rule {
+    check_of(id).map_or_else(|| Rule::of_name(id), CheckId::rule)
+}
+
+fn check_of(id: &str) -> Option<CheckId> {
     CheckId::PER_INTERFACE
         .iter()
         .chain(std::iter::once(&CheckId::AgentCardValid))
         .find(|c| c.as_str() == id)
-        .map_or_else(
-            || format!("catalogue finding {id}"),
-            |c| c.describe().to_owned(),
-        )
+        .copied()
 }

@@ -55,9 +55,13 @@ pub(super) fn render(r: &ProbeReport) -> String {
 }
 
 fn check(out: &mut String, c: &CheckOut) {
+    let rule = c
+        .rule
+        .label()
+        .map_or_else(String::new, |l| format!(" [{l}]"));
     let _ = writeln!(
         out,
-        "  {:<5} {:<38} {}",
+        "  {:<5} {:<38} {}{rule}",
         c.verdict.label(),
         c.id,
         safe(&c.reason)

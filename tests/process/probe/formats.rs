@@ -113,3 +113,51 @@ async fn junit_and_sarif_pass_independent_validators() {
         }
     }
 }
+
+/// Issue 38: each check names the spec 1.0.1 sections and the a2a-tck
+/// requirements it rests on, in the text, JSON and SARIF reports.
+#[tokio::test(flavor = "multi_thread")]
+async fn each_check_names_its_spec_sections_and_kit_requirements() {
+    let addr = agent::start(Defect::StreamStartsWithStatus).await;
+    let url = format!("http://{addr}");
+    let args = |format: &str| {
+        vec![
+            "probe".into(),
+            "--format".into(),
+            format.into(),
+            url.clone(),
+        ]
+    };
+    let text = String::from_utf8_lossy(&run(args("text")).await.stdout).into_owned();
+    let line = text
+        .lines()
+        .find(|l| l.contains("stream-starts-with-task"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.ends_with("[1.0.1 §3.1.2; TCK CORE-STREAM-001, CORE-STREAM-002, CORE-STREAM-003]"),
+        "{line}"
+    );
+
+    let json: Value = serde_json::from_slice(&run(args("json")).await.stdout).expect("JSON");
+    assert_eq!(
+        json["card"]["rule"],
+        serde_json::json!({"spec": "1.0.1 §4.4.1, §4.4.6", "tck": ["CARD-PROTO-002", "CARD-STRUCT-001"]})
+    );
+
+    let sarif: Value = serde_json::from_slice(&run(args("sarif")).await.stdout).expect("SARIF");
+    let rules = sarif["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .expect("rules");
+    let rule = rules
+        .iter()
+        .find(|r| r["id"] == "stream-starts-with-task")
+        .unwrap_or_else(|| panic!("{rules:?}"));
+    assert_eq!(
+        rule["helpUri"],
+        "https://a2a-protocol.org/v1.0.1/specification/#312-send-streaming-message"
+    );
+    assert_eq!(
+        rule["properties"]["tck"],
+        serde_json::json!(["CORE-STREAM-001", "CORE-STREAM-002", "CORE-STREAM-003"])
+    );
+}
