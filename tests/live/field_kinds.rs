@@ -406,6 +406,15 @@ async fn a_subscriber_with_an_unread_frame_is_not_accused() {
         ),
     )
     .await;
+    // Both cancels judged before the clock moves: a terminal state judged
+    // after the advance would be stamped at the advanced time.
+    assert!(
+        settle(&up, &p)
+            .await
+            .iter()
+            .all(|r| r["kind"] != "subscriber_not_notified"),
+        "nothing before close_wait"
+    );
     p.clock.advance(std::time::Duration::from_millis(5_500));
     let recs = wait_records(&p, "subscriber_not_notified", 1).await;
     let accused: Vec<_> = recs.iter().map(|r| r["task_id"].clone()).collect();
