@@ -28,6 +28,7 @@ use prometheus::{IntCounter, IntGauge};
 use super::queue::Sender;
 use super::worker::Msg;
 use crate::lifecycle::registry::Fact;
+use crate::pace::{Backoff, Every};
 use crate::report::metrics::Metrics;
 pub(crate) use consume::HeardFacts;
 
@@ -227,26 +228,7 @@ struct Health {
     /// Failures of the connection, entries skipped, a stream that cannot
     /// take entries: each logged on its own limit, so one cannot hide
     /// another.
-    logs: Arc<[Mutex<LogLimit>; 3]>,
-}
-
-#[derive(Default)]
-struct LogLimit {
-    last: Option<Instant>,
-    unlogged: u64,
-}
-
-impl LogLimit {
-    /// Whether to log now; if so, how many were not logged since the last.
-    fn due(&mut self) -> Option<u64> {
-        let now = Instant::now();
-        if self.last.is_some_and(|t| now.duration_since(t) < LOG_EVERY) {
-            self.unlogged += 1;
-            return None;
-        }
-        self.last = Some(now);
-        Some(std::mem::take(&mut self.unlogged))
-    }
+    logs: Arc<[Mutex<Every>; 3]>,
 }
 
 /// Shortest time between two logs of one kind.
@@ -276,7 +258,7 @@ impl Health {
             up: metrics.registry_up.clone(),
             errors: metrics.registry_errors_total.clone(),
             url,
-            logs: Arc::new(Default::default()),
+            logs: Arc::new([(); 3].map(|()| Mutex::new(Every::new(LOG_EVERY)))),
         }
     }
 
@@ -284,11 +266,14 @@ impl Health {
         self.errors.with_label_values(&[op])
     }
 
+    /// Whether to log kind `log` now; if so, how many of it were not
+    /// logged since the last line.
     fn due(&self, log: usize) -> Option<u64> {
         self.logs[log]
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .due()
+            .map(|n| n.saturating_sub(1))
     }
 
     /// `op` (connecting, publishing, reading) failed with `why`: counted,
@@ -344,27 +329,8 @@ impl Health {
 }
 
 /// Doubling waits between reconnects, 100 ms to 5 s.
-struct Backoff {
-    next: Duration,
-}
-
-impl Backoff {
-    fn new() -> Backoff {
-        Backoff {
-            next: Duration::from_millis(100),
-        }
-    }
-
-    /// The wait before the next attempt (then doubled).
-    fn step(&mut self) -> Duration {
-        let wait = self.next;
-        self.next = (self.next * 2).min(Duration::from_secs(5));
-        wait
-    }
-
-    fn reset(&mut self) {
-        *self = Backoff::new();
-    }
+fn reconnects() -> Backoff {
+    Backoff::new(Duration::from_millis(100), Duration::from_secs(5))
 }
 
 /// Sleeps `d` in short naps, returning early once `stop` is raised.

@@ -19,6 +19,7 @@ use tokio::sync::mpsc::{self, error::TrySendError, Receiver, Sender};
 
 use super::encode::{len_delimited, Out};
 use super::span::{Ended, OpenSpan};
+use crate::pace::Every;
 
 /// Where and how spans are exported.
 #[derive(Debug, Clone)]
@@ -309,29 +310,25 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
 
 /// Export failures, logged at most once every ten seconds with how many
 /// spans were lost since the last line.
-#[derive(Default)]
-struct Failures {
-    last: Option<Instant>,
-    unreported: u64,
+struct Failures(Every);
+
+impl Default for Failures {
+    fn default() -> Failures {
+        Failures(Every::new(Duration::from_secs(10)))
+    }
 }
 
 impl Failures {
     fn note(&mut self, url: &http::Uri, spans: u64, why: &str) {
-        self.unreported += spans;
-        if self
-            .last
-            .is_some_and(|t| t.elapsed() < Duration::from_secs(10))
-        {
+        let Some(dropped) = self.0.due_at(Instant::now(), spans) else {
             return;
-        }
-        self.last = Some(Instant::now());
+        };
         tracing::warn!(
             endpoint = %url,
-            dropped = self.unreported,
+            dropped,
             error = %crate::report::log_safe(why),
             "span export failed; the spans are dropped (counted in a2a_trace_spans_dropped_total)"
         );
-        self.unreported = 0;
     }
 }
 

@@ -17,7 +17,7 @@ use prometheus::IntCounter;
 use redis::Value;
 
 use super::wire::{self, Skip};
-use super::{connect, nap, Backoff, Health, ShareSettings, COMMAND_TIMEOUT, SKEW};
+use super::{connect, nap, reconnects, Health, ShareSettings, COMMAND_TIMEOUT, SKEW};
 use crate::lifecycle::registry::Fact;
 use crate::lifecycle::timestamp;
 use crate::tap::queue::Sender;
@@ -108,7 +108,7 @@ impl Consuming {
             Err(e) => return self.health.failed("connect", &e),
         };
         let mut con: Option<(redis::Connection, String)> = None;
-        let mut backoff = Backoff::new();
+        let mut backoff = reconnects();
         let mut idle = PACE;
         while !stop.load(Ordering::Acquire) {
             let (c, sha) = match con.as_mut() {
