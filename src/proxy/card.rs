@@ -62,9 +62,7 @@ impl CardRewriter {
         Arc::new(CardRewriter {
             settings,
             upstream: upstream.to_owned(),
-            bypass: metrics
-                .agent_card_bypass_total
-                .with_label_values(&[upstream]),
+            bypass: metrics.agent_card_bypass_total.with(upstream),
             warned: Mutex::new(Every::new(WARN_EVERY)),
         })
     }

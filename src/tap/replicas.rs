@@ -29,7 +29,7 @@ use super::queue::Sender;
 use super::worker::Msg;
 use crate::lifecycle::registry::Fact;
 use crate::pace::{Backoff, Every};
-use crate::report::metrics::Metrics;
+use crate::report::metrics::{Metrics, RegistryErrors};
 pub(crate) use consume::HeardFacts;
 
 /// How the replicas share facts.
@@ -160,12 +160,8 @@ impl Replicas {
             waiting: waiting.clone(),
             dropped: health.errors("dropped"),
         };
-        let published = metrics
-            .registry_facts_total
-            .with_label_values(&["published"]);
-        let received = metrics
-            .registry_facts_total
-            .with_label_values(&["received"]);
+        let published = metrics.registry_facts_total.with("published");
+        let received = metrics.registry_facts_total.with("received");
         let p =
             publish::Publishing::new(settings.clone(), replica.clone(), health.clone(), published);
         let c = consume::Consuming::new(settings, replica, health, received, queue);
@@ -223,7 +219,7 @@ fn replica_name() -> String {
 #[derive(Clone)]
 struct Health {
     up: IntGauge,
-    errors: prometheus::IntCounterVec,
+    errors: RegistryErrors,
     url: String,
     /// Failures of the connection, entries skipped, a stream that cannot
     /// take entries: each logged on its own limit, so one cannot hide
@@ -251,7 +247,7 @@ const OPS: [&str; 10] = [
 impl Health {
     fn new(metrics: &Metrics, url: String) -> Health {
         for op in OPS {
-            metrics.registry_errors_total.with_label_values(&[op]);
+            metrics.registry_errors_total.with(op);
         }
         metrics.registry_up.set(0);
         Health {
@@ -263,7 +259,7 @@ impl Health {
     }
 
     fn errors(&self, op: &str) -> IntCounter {
-        self.errors.with_label_values(&[op])
+        self.errors.with(op)
     }
 
     /// Whether to log kind `log` now; if so, how many of it were not

@@ -224,11 +224,11 @@ impl Worker {
         self.registry.take_transitions(&mut |from, to, n| {
             metrics
                 .task_transitions_total
-                .with_label_values(&[
+                .with(
                     upstream,
                     from.map_or("none", TaskState::as_str),
                     to.as_str(),
-                ])
+                )
                 .inc_by(n);
         });
     }
@@ -287,9 +287,7 @@ impl BypassCheck {
         BypassCheck {
             on: true,
             public: None,
-            counter: metrics
-                .agent_card_bypass_total
-                .with_label_values(&[upstream]),
+            counter: metrics.agent_card_bypass_total.with(upstream),
             warning: Every::new(BYPASS_WARNING_EVERY),
         }
     }
