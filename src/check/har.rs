@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::Recorded;
+use super::{Recorded, RecordingError};
 use crate::a2a::classify::classify;
 
 #[derive(Deserialize)]
@@ -74,8 +74,8 @@ struct Header {
 }
 
 /// The A2A exchanges of a HAR file; other entries are passed over.
-pub(crate) fn exchanges(bytes: &[u8], label: &str) -> Result<Vec<Recorded>, String> {
-    let har: Har = serde_json::from_slice(bytes).map_err(|e| format!("not a HAR file: {e}"))?;
+pub(crate) fn exchanges(bytes: &[u8], label: &str) -> Result<Vec<Recorded>, RecordingError> {
+    let har: Har = serde_json::from_slice(bytes).map_err(RecordingError::NotHar)?;
     let mut first: Option<std::time::SystemTime> = None;
     let mut out = Vec::new();
     for (i, entry) in har.log.entries.into_iter().enumerate() {
@@ -107,14 +107,17 @@ fn recorded(
     resp: Response,
     label: &str,
     index: usize,
-) -> Result<Option<Recorded>, String> {
-    let entry = || format!("entry {index}");
+) -> Result<Option<Recorded>, RecordingError> {
+    let entry = |why| RecordingError::Entry {
+        index,
+        why: Box::new(why),
+    };
     let method = http::Method::from_bytes(req.method.as_bytes())
-        .map_err(|_| format!("{}: bad method {:?}", entry(), req.method))?;
+        .map_err(|_| entry(RecordingError::Method(req.method.clone())))?;
     let uri: http::Uri = req
         .url
         .parse()
-        .map_err(|_| format!("{}: bad url {:?}", entry(), req.url))?;
+        .map_err(|_| entry(RecordingError::Url(req.url.clone())))?;
     let headers = header_map(&req.headers);
     let body = req.post_data.and_then(|p| p.text).unwrap_or_default();
     let Some(exchange) = classify(&method, &uri, &headers, body.as_bytes()) else {
@@ -130,7 +133,7 @@ fn recorded(
     let text = content.text.unwrap_or_default();
     let body = if content.encoding.as_deref() == Some("base64") {
         crate::a2a::base64::decode(text.as_bytes())
-            .ok_or_else(|| format!("{}: response text is not base64", entry()))?
+            .ok_or_else(|| entry(RecordingError::NotBase64))?
     } else {
         text.into_bytes()
     };
