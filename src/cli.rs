@@ -178,7 +178,7 @@ pub struct ProbeArgs {
     pub url: String,
 }
 
-fn probe_url(text: &str) -> Result<String, String> {
+fn probe_url(text: &str) -> Result<String, crate::probe::UrlError> {
     crate::probe::check_url(text).map(|()| text.to_owned())
 }
 

@@ -8,6 +8,7 @@ mod defaults;
 pub mod parse;
 mod registry_settings;
 mod trace_settings;
+mod value_errors;
 mod values;
 
 use std::collections::BTreeMap;
@@ -20,6 +21,7 @@ use crate::findings::{Kind, Policy};
 
 pub use registry_settings::{Backend, RedisUrl, RegistrySection, SharedKey, SHARED_KEY_ENV};
 pub use trace_settings::{TraceSettings, TracingSection};
+pub use value_errors::{LevelError, LevelWhy, RedisUrlError, SizeError};
 pub use values::{
     parse_size, HumanDuration, Level, LogFormat, SeverityChoice, StallLimit, UpstreamUrl,
 };
@@ -341,7 +343,8 @@ impl Config {
         } else if self.validate && self.audit_log != "-" {
             if let Err(why) = writable(std::path::Path::new(&self.audit_log)) {
                 // Else the proxy would start and drop every record.
-                invalid("audit_log", &format!("cannot be written: {why}"));
+                let path = &self.audit_log;
+                invalid("audit_log", &format!("cannot be written: {path}: {why}"));
             }
         }
         if self.log.access_log.is_empty() {
@@ -510,14 +513,10 @@ impl Config {
 /// opens it: created when absent), without changing it: an existing file is
 /// opened for appending and closed; for an absent one, a file is created
 /// and removed.
-fn writable(path: &std::path::Path) -> Result<(), String> {
+fn writable(path: &std::path::Path) -> std::io::Result<()> {
     use std::fs::OpenOptions;
     if path.exists() {
-        return OpenOptions::new()
-            .append(true)
-            .open(path)
-            .map(drop)
-            .map_err(|e| format!("{}: {e}", path.display()));
+        return OpenOptions::new().append(true).open(path).map(drop);
     }
     OpenOptions::new()
         .write(true)
@@ -527,7 +526,6 @@ fn writable(path: &std::path::Path) -> Result<(), String> {
             drop(f);
             std::fs::remove_file(path)
         })
-        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn nanos(d: &HumanDuration) -> u64 {

@@ -14,6 +14,7 @@ pub mod engine;
 pub mod findings;
 pub mod lifecycle;
 pub mod limits;
+mod pace;
 pub mod probe;
 pub mod proxy;
 pub mod report;

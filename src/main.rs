@@ -257,7 +257,7 @@ fn load_config(args: &ServeArgs) -> Result<Config, ConfigError> {
         if let Err(why) = filter.parse::<Level>() {
             problems.push(ConfigError::Invalid {
                 key: "RUST_LOG (environment)".to_string(),
-                why,
+                why: why.to_string(),
             });
         }
     }

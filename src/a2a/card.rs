@@ -46,16 +46,24 @@ pub struct CardInfo {
     pub problems: Vec<String>,
 }
 
+/// Why a card body is no card at all.
+#[derive(Debug, thiserror::Error)]
+pub enum CardError {
+    #[error("not valid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("not a JSON object")]
+    NotAnObject,
+}
+
 /// The binding name of the HTTP+JSON interfaces.
 pub const HTTP_JSON: &str = "HTTP+JSON";
 
 impl CardInfo {
     /// Reads a card body; `Err` says why it is not a JSON object.
-    pub fn parse(body: &[u8]) -> Result<CardInfo, String> {
-        let value: Value =
-            serde_json::from_slice(body).map_err(|e| format!("not valid JSON: {e}"))?;
+    pub fn parse(body: &[u8]) -> Result<CardInfo, CardError> {
+        let value: Value = serde_json::from_slice(body)?;
         let Value::Object(card) = value else {
-            return Err("not a JSON object".into());
+            return Err(CardError::NotAnObject);
         };
         Ok(CardInfo::of(&card))
     }

@@ -3,6 +3,7 @@
 //! `model`); a stream's frames that differ only in skipped text share one
 //! decoding (`last_frame`).
 
+pub(crate) mod base64;
 pub mod card;
 pub mod classify;
 pub mod decode;

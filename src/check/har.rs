@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::Recorded;
+use super::{Recorded, RecordingError};
 use crate::a2a::classify::classify;
 
 #[derive(Deserialize)]
@@ -74,8 +74,8 @@ struct Header {
 }
 
 /// The A2A exchanges of a HAR file; other entries are passed over.
-pub(crate) fn exchanges(bytes: &[u8], label: &str) -> Result<Vec<Recorded>, String> {
-    let har: Har = serde_json::from_slice(bytes).map_err(|e| format!("not a HAR file: {e}"))?;
+pub(crate) fn exchanges(bytes: &[u8], label: &str) -> Result<Vec<Recorded>, RecordingError> {
+    let har: Har = serde_json::from_slice(bytes).map_err(RecordingError::NotHar)?;
     let mut first: Option<std::time::SystemTime> = None;
     let mut out = Vec::new();
     for (i, entry) in har.log.entries.into_iter().enumerate() {
@@ -107,14 +107,17 @@ fn recorded(
     resp: Response,
     label: &str,
     index: usize,
-) -> Result<Option<Recorded>, String> {
-    let entry = || format!("entry {index}");
+) -> Result<Option<Recorded>, RecordingError> {
+    let entry = |why| RecordingError::Entry {
+        index,
+        why: Box::new(why),
+    };
     let method = http::Method::from_bytes(req.method.as_bytes())
-        .map_err(|_| format!("{}: bad method {:?}", entry(), req.method))?;
+        .map_err(|_| entry(RecordingError::Method(req.method.clone())))?;
     let uri: http::Uri = req
         .url
         .parse()
-        .map_err(|_| format!("{}: bad url {:?}", entry(), req.url))?;
+        .map_err(|_| entry(RecordingError::Url(req.url.clone())))?;
     let headers = header_map(&req.headers);
     let body = req.post_data.and_then(|p| p.text).unwrap_or_default();
     let Some(exchange) = classify(&method, &uri, &headers, body.as_bytes()) else {
@@ -129,7 +132,8 @@ fn recorded(
     let unrecorded = !kept(&content);
     let text = content.text.unwrap_or_default();
     let body = if content.encoding.as_deref() == Some("base64") {
-        base64_decode(&text).ok_or_else(|| format!("{}: response text is not base64", entry()))?
+        crate::a2a::base64::decode(text.as_bytes())
+            .ok_or_else(|| entry(RecordingError::NotBase64))?
     } else {
         text.into_bytes()
     };
@@ -178,52 +182,4 @@ fn header_map(headers: &[Header]) -> http::HeaderMap {
         }
     }
     map
-}
-
-/// Standard base64 with optional padding; `None` on any other byte.
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    fn val(c: u8) -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    }
-    let clean: Vec<u8> = text.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
-    let clean = clean
-        .strip_suffix(b"==")
-        .or_else(|| clean.strip_suffix(b"="))
-        .unwrap_or(&clean);
-    let mut out = Vec::with_capacity(clean.len() * 3 / 4);
-    for chunk in clean.chunks(4) {
-        let mut acc = 0u32;
-        for (i, c) in chunk.iter().enumerate() {
-            acc |= val(*c)? << (18 - 6 * i);
-        }
-        let bytes = acc.to_be_bytes();
-        match chunk.len() {
-            4 => out.extend_from_slice(&bytes[1..4]),
-            3 => out.extend_from_slice(&bytes[1..3]),
-            2 => out.push(bytes[1]),
-            _ => return None,
-        }
-    }
-    Some(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::base64_decode;
-
-    #[test]
-    fn base64_round_trips() {
-        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
-        assert_eq!(base64_decode("aGVsbG8h").unwrap(), b"hello!");
-        assert_eq!(base64_decode("aGk=").unwrap(), b"hi");
-        assert!(base64_decode("a").is_none());
-        assert!(base64_decode("a*==").is_none());
-    }
 }

@@ -11,7 +11,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::{display, har, sidecar, CheckError, Recorded};
+use super::{display, har, sidecar, CheckError, Recorded, RecordingError};
 use crate::a2a::decode::decode;
 use crate::a2a::model::{Binding, Exchange, Operation, Version};
 
@@ -46,14 +46,14 @@ pub(crate) fn parse(
     bytes: Vec<u8>,
     sidecar: Option<sidecar::Sidecar>,
     label: String,
-) -> Result<Vec<Recorded>, String> {
+) -> Result<Vec<Recorded>, RecordingError> {
     match (ext, sidecar) {
         ("sse", Some(sc)) => sc.stream(bytes, &label),
         ("jsonl", Some(sc)) => sc.lines(&bytes, &label),
         ("sse", None) => Ok(vec![stream(bytes, label)]),
         ("jsonl", None) => Ok(vec![stream(jsonl_to_sse(&bytes), label)]),
         ("har", _) => har::exchanges(&bytes, &label),
-        (_, _) => Err("unknown file type: expected .sse, .jsonl, .har, or - for stdin".into()),
+        (_, _) => Err(RecordingError::UnknownType),
     }
 }
 

@@ -7,6 +7,7 @@
 
 mod har;
 mod input;
+mod recording_error;
 mod report;
 mod sidecar;
 
@@ -22,6 +23,7 @@ use crate::report::audit::{Origin, Record};
 use crate::report::pipeline::{Folds, Pipeline};
 use crate::report::timeline::{Lane, Timeline};
 
+pub use recording_error::RecordingError;
 pub use report::Format;
 
 /// One exchange found in a file, ready to judge.
@@ -59,7 +61,7 @@ pub enum CheckError {
         source: std::io::Error,
     },
     #[error("{path}: {why}")]
-    Format { path: PathBuf, why: String },
+    Format { path: PathBuf, why: RecordingError },
 }
 
 /// How recordings are judged: the engine's limits, the registry's bounds,
@@ -342,8 +344,11 @@ pub fn judge_recording(
     ext: &str,
     bytes: &[u8],
     sidecar: Option<&[u8]>,
-) -> Result<Vec<Record>, String> {
-    let sidecar = sidecar.map(sidecar::parse).transpose()?;
+) -> Result<Vec<Record>, RecordingError> {
+    let sidecar = sidecar
+        .map(sidecar::parse)
+        .transpose()
+        .map_err(RecordingError::Sidecar)?;
     let exchanges = input::parse(ext, bytes.to_vec(), sidecar, "recording".into())?;
     let settings = Settings::default();
     let mut registry = Registry::new(settings.registry.clone());

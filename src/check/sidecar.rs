@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::Recorded;
+use super::{Recorded, RecordingError};
 use crate::a2a::classify::classify;
 
 #[derive(Deserialize)]
@@ -38,43 +38,43 @@ struct SideResponse {
 }
 
 /// Reads `STEM.json` beside `path`, if there is one.
-pub(crate) fn load(path: &Path) -> Result<Option<Sidecar>, String> {
+pub(crate) fn load(path: &Path) -> Result<Option<Sidecar>, RecordingError> {
     let side = path.with_extension("json");
     let Ok(bytes) = std::fs::read(&side) else {
         return Ok(None);
     };
     parse(&bytes)
         .map(Some)
-        .map_err(|e| format!("sidecar {}: {e}", side.display()))
+        .map_err(|source| RecordingError::SidecarFile { path: side, source })
 }
 
 /// Parses a sidecar's bytes.
-pub(crate) fn parse(bytes: &[u8]) -> Result<Sidecar, String> {
-    serde_json::from_slice(bytes).map_err(|e| e.to_string())
+pub(crate) fn parse(bytes: &[u8]) -> Result<Sidecar, serde_json::Error> {
+    serde_json::from_slice(bytes)
 }
 
 impl Sidecar {
     /// The `.sse` body as the answer to the sidecar's first exchange.
-    pub(crate) fn stream(&self, body: Vec<u8>, label: &str) -> Result<Vec<Recorded>, String> {
-        let ex = self
-            .exchanges
-            .first()
-            .ok_or_else(|| "sidecar lists no exchange".to_string())?;
+    pub(crate) fn stream(
+        &self,
+        body: Vec<u8>,
+        label: &str,
+    ) -> Result<Vec<Recorded>, RecordingError> {
+        let ex = self.exchanges.first().ok_or(RecordingError::NoExchange)?;
         Ok(ex.recorded(body, label.to_owned())?.into_iter().collect())
     }
 
     /// Each `.jsonl` line as the answer to the sidecar exchange of its rank.
-    pub(crate) fn lines(&self, bytes: &[u8], label: &str) -> Result<Vec<Recorded>, String> {
+    pub(crate) fn lines(&self, bytes: &[u8], label: &str) -> Result<Vec<Recorded>, RecordingError> {
         let lines: Vec<&[u8]> = bytes
             .split(|b| *b == b'\n')
             .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
             .collect();
         if lines.len() != self.exchanges.len() {
-            return Err(format!(
-                "{} lines but the sidecar lists {} exchanges",
-                lines.len(),
-                self.exchanges.len()
-            ));
+            return Err(RecordingError::LineCount {
+                lines: lines.len(),
+                exchanges: self.exchanges.len(),
+            });
         }
         let mut out = Vec::new();
         for (i, (line, ex)) in lines.into_iter().zip(&self.exchanges).enumerate() {
@@ -85,14 +85,14 @@ impl Sidecar {
 }
 
 impl SideExchange {
-    fn recorded(&self, body: Vec<u8>, label: String) -> Result<Option<Recorded>, String> {
+    fn recorded(&self, body: Vec<u8>, label: String) -> Result<Option<Recorded>, RecordingError> {
         let r = &self.request;
         let method = http::Method::from_bytes(r.method.as_bytes())
-            .map_err(|_| format!("bad method {:?}", r.method))?;
+            .map_err(|_| RecordingError::Method(r.method.clone()))?;
         let uri: http::Uri = r
             .path
             .parse()
-            .map_err(|_| format!("bad path {:?}", r.path))?;
+            .map_err(|_| RecordingError::Path(r.path.clone()))?;
         let mut headers = http::HeaderMap::new();
         for (k, v) in &r.headers {
             if let (Ok(n), Ok(v)) = (

@@ -5,6 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::value_errors::RedisUrlError;
 use super::values::size_usize;
 use super::{ConfigError, HumanDuration};
 
@@ -179,16 +180,14 @@ impl RedisUrl {
 }
 
 impl std::str::FromStr for RedisUrl {
-    type Err = String;
+    type Err = RedisUrlError;
 
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, RedisUrlError> {
         let masked = RedisUrl(text.to_string()).masked();
         if !(text.starts_with("redis://") || text.starts_with("rediss://")) {
-            return Err(format!(
-                "{masked}: the scheme must be redis:// or rediss://"
-            ));
+            return Err(RedisUrlError::Scheme { masked });
         }
-        redis::Client::open(text).map_err(|e| format!("{masked}: {e}"))?;
+        redis::Client::open(text).map_err(|source| RedisUrlError::Invalid { masked, source })?;
         Ok(RedisUrl(text.to_string()))
     }
 }

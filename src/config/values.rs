@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::value_errors::{LevelError, LevelWhy, SizeError};
 use crate::findings::Severity;
 
 /// A duration written as a humantime string (`"30s"`, `"5m"`, `"1h 30m"`).
@@ -90,14 +91,14 @@ impl serde::de::Visitor<'_> for Text {
 /// A size in bytes: an integer, or a string with a unit (`"64MiB"`,
 /// `"512 KB"`, `"2048"`): B, KB/MB/GB (powers of 1000), KiB/MiB/GiB
 /// (powers of 1024), case ignored.
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, SizeError> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (digits, unit) = t.split_at(split);
     let unit = unit.trim();
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("invalid size `{text}` (a number of bytes, or one like \"64MiB\")"))?;
+    let n: u64 = digits.parse().map_err(|_| SizeError::NotANumber {
+        text: text.to_owned(),
+    })?;
     let scale: u64 = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "kb" => 1_000,
@@ -107,13 +108,15 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "mib" => 1 << 20,
         "gib" => 1 << 30,
         _ => {
-            return Err(format!(
-                "invalid size `{text}`: unknown unit `{unit}` (B, KB, MB, GB, KiB, MiB or GiB)"
-            ))
+            return Err(SizeError::Unit {
+                text: text.to_owned(),
+                unit: unit.to_owned(),
+            })
         }
     };
-    n.checked_mul(scale)
-        .ok_or_else(|| format!("invalid size `{text}`: too large"))
+    n.checked_mul(scale).ok_or_else(|| SizeError::TooLarge {
+        text: text.to_owned(),
+    })
 }
 
 /// Reads a size (`parse_size`) given as an integer or a string.
@@ -220,18 +223,19 @@ impl<'de> Deserialize<'de> for Level {
 }
 
 impl FromStr for Level {
-    type Err = String;
+    type Err = LevelError;
 
     /// A filter of comma-separated directives, each a level (`info`) or
     /// `target=level` (`a2a_tap=debug`). Stricter than `EnvFilter`, which
     /// reads a misspelt level (`debgu`) as a target and so logs nothing at
     /// all: here that is an error naming the directive.
-    fn from_str(text: &str) -> Result<Level, String> {
-        let bad = |why: String| format!("invalid log filter `{text}`: {why}");
+    fn from_str(text: &str) -> Result<Level, LevelError> {
+        let bad = |why| LevelError {
+            text: text.to_owned(),
+            why,
+        };
         if text.trim().is_empty() {
-            return Err(bad(
-                "empty (a level: error, warn, info, debug, trace or off)".into(),
-            ));
+            return Err(bad(LevelWhy::Empty));
         }
         for directive in text.split(',').map(str::trim) {
             if directive.contains('[') {
@@ -244,21 +248,23 @@ impl FromStr for Level {
                             .chars()
                             .all(|c| c.is_ascii_alphanumeric() || "_:-.".contains(c));
                     if !target_ok {
-                        return Err(bad(format!("`{directive}` has no valid target before `=`")));
+                        return Err(bad(LevelWhy::NoTarget {
+                            directive: directive.to_owned(),
+                        }));
                     }
                     level
                 }
                 None => directive,
             };
             if !LEVELS.contains(&level.to_ascii_lowercase().as_str()) {
-                return Err(bad(format!(
-                    "`{level}` is not a level (error, warn, info, debug, trace or off)"
-                )));
+                return Err(bad(LevelWhy::NotALevel {
+                    level: level.to_owned(),
+                }));
             }
         }
         tracing_subscriber::EnvFilter::try_new(text)
             .map(|_| Level(text.to_owned()))
-            .map_err(|e| bad(e.to_string()))
+            .map_err(|e| bad(LevelWhy::Filter(e)))
     }
 }
 

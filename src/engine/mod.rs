@@ -422,7 +422,7 @@ impl ExchangeEngine {
                         sink.card(card);
                         problems
                     }
-                    Err(why) => why,
+                    Err(why) => why.to_string(),
                 };
                 if !problems.is_empty() {
                     let detail = format!("expected a valid agent card for its version; {problems}");

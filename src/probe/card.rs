@@ -8,6 +8,7 @@ use http::Uri;
 use super::answer::Answer;
 use super::checks::{CheckId, CheckResult};
 use super::dialect::Iface;
+use super::error::UrlError;
 use crate::a2a::card::{CardInfo, Interface};
 use crate::a2a::model::{Binding, Version};
 
@@ -21,14 +22,14 @@ pub(crate) struct Target {
 impl Target {
     /// `url` (http or https, with a host): a card URL when its path ends
     /// in `.json`, else the agent's base URL.
-    pub(crate) fn parse(url: &str) -> Result<Target, String> {
-        let given: Uri = url.parse().map_err(|e| format!("not a URL: {e}"))?;
+    pub(crate) fn parse(url: &str) -> Result<Target, UrlError> {
+        let given: Uri = url.parse()?;
         match given.scheme_str() {
             Some(s) if s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https") => {}
-            _ => return Err("expected an http:// or https:// URL".into()),
+            _ => return Err(UrlError::Scheme),
         }
         if given.host().is_none_or(str::is_empty) {
-            return Err("the URL has no host".into());
+            return Err(UrlError::NoHost);
         }
         let path = given.path();
         let card = if path.ends_with(".json") {

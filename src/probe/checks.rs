@@ -126,8 +126,8 @@ impl CheckResult {
     }
 
     /// Not applicable; the reason is prefixed "not applicable: ".
-    pub(crate) fn na(id: CheckId, reason: impl AsRef<str>, exchanges: &[usize]) -> Self {
-        let reason = format!("not applicable: {}", reason.as_ref());
+    pub(crate) fn na(id: CheckId, reason: impl std::fmt::Display, exchanges: &[usize]) -> Self {
+        let reason = format!("not applicable: {reason}");
         Self::new(id, Verdict::NotApplicable, reason, exchanges)
     }
 

@@ -56,11 +56,14 @@ pub(crate) struct Sent {
     pub records: Vec<Record>,
 }
 
-/// Why a request was not sent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a request was not sent: the request budget or the deadline is
+/// spent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum Refused {
-    /// The request budget or the deadline is spent.
-    Budget(String),
+    #[error("the probe's request budget ({0}) was spent")]
+    Requests(usize),
+    #[error("the probe's time limit ({0} s) was reached")]
+    Time(u64),
 }
 
 /// The client of one run.
@@ -81,8 +84,8 @@ impl<'a> Client<'a> {
         limits: Limits,
         judge: Judge<'a>,
         upstream: String,
-    ) -> Result<Client<'a>, String> {
-        let tls = crate::proxy::client::tls_config(https, None).map_err(|e| e.to_string())?;
+    ) -> Result<Client<'a>, crate::proxy::client::ClientError> {
+        let tls = crate::proxy::client::tls_config(https, None)?;
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_connect_timeout(Some(limits.per_request));
@@ -120,18 +123,12 @@ impl<'a> Client<'a> {
         body: Vec<u8>,
     ) -> Result<usize, Refused> {
         if self.sent.len() >= self.limits.max_requests {
-            return Err(Refused::Budget(format!(
-                "the probe's request budget ({}) was spent",
-                self.limits.max_requests
-            )));
+            return Err(Refused::Requests(self.limits.max_requests));
         }
         let deadline = self.started + self.limits.total;
         let now = Instant::now();
         if now >= deadline {
-            return Err(Refused::Budget(format!(
-                "the probe's time limit ({} s) was reached",
-                self.limits.total.as_secs()
-            )));
+            return Err(Refused::Time(self.limits.total.as_secs()));
         }
         let until = deadline.min(now + self.limits.per_request);
         let mut sent = Sent {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::answer::{state_name, Answer, TaskInfo};
 use super::checks::{CheckId as Id, CheckResult as R};
-use super::client::Client;
+use super::client::{Client, Refused};
 use super::dialect::{Call, Iface};
 use crate::a2a::model::{A2aError, StateClass, TaskState, Version};
 
@@ -77,7 +77,7 @@ impl Run<'_, '_> {
         &mut self,
         call: Call<'_>,
         version: Option<&str>,
-    ) -> Result<(usize, Answer), String> {
+    ) -> Result<(usize, Answer), Refused> {
         self.next_id += 1;
         let msg_id = format!(
             "a2a-tap-probe-{}-{}",
@@ -85,11 +85,7 @@ impl Run<'_, '_> {
             self.client.sent.len() + 1
         );
         let b = self.iface.request(&call, self.next_id, &msg_id, version);
-        let i = self
-            .client
-            .send(b.method, b.uri, b.headers, b.body)
-            .await
-            .map_err(|super::client::Refused::Budget(why)| why)?;
+        let i = self.client.send(b.method, b.uri, b.headers, b.body).await?;
         let sent = &self.client.sent[i];
         self.exchanges.push(sent.n);
         Ok((sent.n, sent.read.clone()))

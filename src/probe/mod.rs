@@ -10,6 +10,7 @@ mod check_sources;
 mod checks;
 mod client;
 mod dialect;
+mod error;
 mod flow;
 mod report;
 mod terminal;
@@ -25,6 +26,8 @@ use crate::a2a::card::CardInfo;
 use crate::check::{Judge, Settings};
 use crate::lifecycle::Registry;
 use client::{headers, Client, Limits};
+use error::ProbeError;
+pub use error::UrlError;
 use report::{IfaceOut, ProbeReport};
 
 /// The message sent when `--message` is not given.
@@ -56,7 +59,7 @@ pub struct Options {
 
 /// Checks whether `url` can be probed (http or https, with a host): the
 /// command line's own validation of its `URL`.
-pub fn check_url(url: &str) -> Result<(), String> {
+pub fn check_url(url: &str) -> Result<(), UrlError> {
     card::Target::parse(url).map(|_| ())
 }
 
@@ -105,7 +108,7 @@ pub fn run(options: &Options) -> i32 {
 }
 
 /// The whole run; `Err` when the card URL could not be reached at all.
-async fn probe(target: &card::Target, options: &Options) -> Result<ProbeReport, String> {
+async fn probe(target: &card::Target, options: &Options) -> Result<ProbeReport, ProbeError> {
     let mut registry = Registry::new(options.settings.registry.clone());
     let settings = Settings {
         timeline: options.format == Format::Html,
@@ -130,15 +133,13 @@ async fn probe(target: &card::Target, options: &Options) -> Result<ProbeReport, 
     let card_headers = headers(&[("accept", "application/json")]);
     let i = client
         .send(Method::GET, target.card.clone(), card_headers, Vec::new())
-        .await
-        .map_err(|client::Refused::Budget(why)| why)?;
+        .await?;
     let sent = &client.sent[i];
     if sent.status.is_none() {
-        return Err(format!(
-            "cannot reach the agent card at {}: {}",
-            target.card,
-            sent.failure.as_deref().unwrap_or("no answer")
-        ));
+        return Err(ProbeError::Unreachable {
+            card: target.card.clone(),
+            why: sent.failure.as_deref().unwrap_or("no answer").to_owned(),
+        });
     }
     let (card_check, card) = card::judge_card(sent.status, &sent.answer, &sent.read, sent.n);
     let mut interfaces = Vec::new();

@@ -49,7 +49,7 @@ impl Run<'_, '_> {
                             other.describe()
                         );
                     }
-                    Err(why) => why_none = why,
+                    Err(why) => why_none = why.to_string(),
                 }
             }
         }

@@ -21,7 +21,7 @@ use std::fmt;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use http::header;
@@ -30,6 +30,7 @@ use http_body_util::BodyExt;
 
 use self::coding::{takes_identity, Coding, Unreadable};
 pub use self::rewrite::rewrite;
+use crate::pace::Every;
 use crate::proxy::{BoxError, ProxyBody, ResponseTransform, Transformed};
 use crate::report::Metrics;
 
@@ -48,14 +49,8 @@ pub struct CardRewriter {
     settings: CardSettings,
     upstream: String,
     bypass: prometheus::IntCounter,
-    warned: Mutex<Warned>,
-}
-
-/// The last warning of a card passed unrewritten, and how many passed since.
-#[derive(Default)]
-struct Warned {
-    at: Option<Instant>,
-    since: u64,
+    /// The pace of the warning of cards passed unrewritten.
+    warned: Mutex<Every>,
 }
 
 /// At most one warning of cards passed unrewritten in this long.
@@ -67,10 +62,8 @@ impl CardRewriter {
         Arc::new(CardRewriter {
             settings,
             upstream: upstream.to_owned(),
-            bypass: metrics
-                .agent_card_bypass_total
-                .with_label_values(&[upstream]),
-            warned: Mutex::new(Warned::default()),
+            bypass: metrics.agent_card_bypass_total.with(upstream),
+            warned: Mutex::new(Every::new(WARN_EVERY)),
         })
     }
 
@@ -78,18 +71,14 @@ impl CardRewriter {
     /// and logged at most once a minute.
     fn passed(&self, why: Why) {
         self.bypass.inc();
-        let mut warned = self.warned.lock().unwrap_or_else(PoisonError::into_inner);
-        warned.since += 1;
-        let now = Instant::now();
-        if warned
-            .at
-            .is_some_and(|at| now.duration_since(at) < WARN_EVERY)
-        {
+        let due = self
+            .warned
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .due();
+        let Some(cards) = due else {
             return;
-        }
-        warned.at = Some(now);
-        let cards = std::mem::take(&mut warned.since);
-        drop(warned);
+        };
         tracing::warn!(
             upstream = %self.upstream,
             reason = %why,

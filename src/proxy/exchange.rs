@@ -52,9 +52,7 @@ impl Shared {
         idle_timeout: Duration,
         access: Option<AccessLog>,
     ) -> Shared {
-        let overhead = metrics
-            .proxy_overhead_seconds
-            .with_label_values(&[upstream.as_str()]);
+        let overhead = metrics.proxy_overhead_seconds.with(upstream.as_str());
         Shared {
             metrics,
             upstream,
@@ -68,9 +66,15 @@ impl Shared {
     /// Counts one exchange with `labels` and status class `code`.
     fn count(&self, labels: ExchangeLabels, code: &str, seconds: f64) {
         let m = &self.metrics;
-        let values = [self.upstream.as_str(), labels.binding, labels.method, code];
-        let count = || m.requests_total.with_label_values(&values);
-        let duration = || m.request_duration_seconds.with_label_values(&values[..3]);
+        let upstream = self.upstream.as_str();
+        let count = || {
+            m.requests_total
+                .with(upstream, labels.binding, labels.method, code)
+        };
+        let duration = || {
+            m.request_duration_seconds
+                .with(upstream, labels.binding, labels.method)
+        };
         let Some(cache) = self.series.get(usize::from(labels.slot)) else {
             // Not cacheable: look the series up each time.
             count().inc();
@@ -215,7 +219,7 @@ impl Exchange {
         self.shared
             .metrics
             .upstream_errors_total
-            .with_label_values(&[self.shared.upstream.as_str(), reason.as_str()])
+            .with(self.shared.upstream.as_str(), reason.as_str())
             .inc();
     }
 

@@ -179,7 +179,7 @@ impl Forwarder {
             Err(detail) => {
                 let err = ProxyError::Upstream {
                     reason: super::error::UpstreamReason::Other,
-                    detail,
+                    detail: detail.to_string(),
                 };
                 return self.refuse(&exchange, grpc, err);
             }
@@ -342,7 +342,7 @@ impl Forwarder {
     /// The upstream request target: origin-form for HTTP/1.1 (with a `Host`
     /// header), absolute for HTTP/2. The path is base path + caller's path
     /// and query.
-    fn upstream_uri(&self, caller: &Uri, http2: bool) -> Result<Uri, String> {
+    fn upstream_uri(&self, caller: &Uri, http2: bool) -> Result<Uri, http::Error> {
         let pq = caller
             .path_and_query()
             .cloned()
@@ -351,7 +351,7 @@ impl Forwarder {
             pq
         } else {
             let joined = format!("{}{}", self.target.base_path, pq.as_str());
-            PathAndQuery::try_from(joined).map_err(|e| e.to_string())?
+            PathAndQuery::try_from(joined)?
         };
         if !http2 {
             return Ok(Uri::from(pq));
@@ -361,7 +361,6 @@ impl Forwarder {
             .authority(self.target.authority.clone())
             .path_and_query(pq)
             .build()
-            .map_err(|e| e.to_string())
     }
 
     /// The proxy's own answer to a call it could not forward: a gRPC

@@ -30,64 +30,64 @@ pub struct MetricsError(#[from] prometheus::Error);
 pub struct Metrics {
     registry: Registry,
     /// `a2a_requests_total{upstream,binding,method,code}`; `code` is the status class or `error`.
-    pub requests_total: IntCounterVec,
+    pub requests_total: Requests,
     /// `a2a_request_duration_seconds{upstream,binding,method}`.
-    pub request_duration_seconds: HistogramVec,
+    pub request_duration_seconds: RequestDurations,
     /// `a2a_proxy_overhead_seconds{upstream}`.
-    pub proxy_overhead_seconds: HistogramVec,
+    pub proxy_overhead_seconds: PerUpstreamHistogram,
     /// `a2a_stream_events_total{upstream,binding,event}`.
-    pub stream_events_total: IntCounterVec,
+    pub stream_events_total: StreamEvents,
     /// `a2a_streams_active{upstream}`.
-    pub streams_active: IntGaugeVec,
+    pub streams_active: PerUpstreamGauge,
     /// `a2a_stream_duration_seconds{upstream,outcome}`.
-    pub stream_duration_seconds: HistogramVec,
+    pub stream_duration_seconds: StreamDurations,
     /// `a2a_time_to_first_event_seconds{upstream}`.
-    pub time_to_first_event_seconds: HistogramVec,
+    pub time_to_first_event_seconds: PerUpstreamHistogram,
     /// `a2a_task_transitions_total{upstream,from,to}`.
-    pub task_transitions_total: IntCounterVec,
+    pub task_transitions_total: Transitions,
     /// `a2a_tasks_tracked{upstream,state}`.
-    pub tasks_tracked: IntGaugeVec,
+    pub tasks_tracked: TasksTracked,
     /// `a2a_violations_total{upstream,kind,severity}`.
-    pub violations_total: IntCounterVec,
+    pub violations_total: Violations,
     /// `a2a_upstream_errors_total{upstream,reason}`.
-    pub upstream_errors_total: IntCounterVec,
+    pub upstream_errors_total: ByReason,
     /// `a2a_audit_records_dropped_total`.
     pub audit_records_dropped_total: IntCounter,
     /// `a2a_access_lines_dropped_total`: access-log lines lost to a full
     /// queue or a failed write.
     pub access_lines_dropped_total: IntCounter,
     /// `a2a_analysis_skipped_total{upstream,reason}`.
-    pub analysis_skipped_total: IntCounterVec,
+    pub analysis_skipped_total: ByReason,
     /// `a2a_ids_over_limit_total{upstream}`: task and context ids over
     /// `analysis.max_id_bytes` the registry kept as their digest.
-    pub ids_over_limit_total: IntCounterVec,
+    pub ids_over_limit_total: PerUpstreamCounter,
     /// `a2a_trace_spans_dropped_total`: spans lost to a full export queue
     /// or a failed export.
     pub trace_spans_dropped_total: IntCounter,
     /// `a2a_agent_card_bypass_total{upstream}`: agent cards seen whose
     /// interface URLs lead past the proxy, or (rewriting) passed
     /// unrewritten.
-    pub agent_card_bypass_total: IntCounterVec,
+    pub agent_card_bypass_total: PerUpstreamCounter,
     /// `a2a_connections_closed_total{reason}`: caller connections the proxy
     /// closed for a deadline (`header_timeout`, `idle`, `write_timeout`).
-    pub connections_closed_total: IntCounterVec,
+    pub connections_closed_total: ConnectionsClosed,
     /// `a2a_accept_errors_total{listener}`: failed accepts (`proxy`,
     /// `admin`), out of descriptors above all.
-    pub accept_errors_total: IntCounterVec,
+    pub accept_errors_total: AcceptErrors,
     /// `a2a_upstream_up{upstream}`: 1 while the readiness probe reaches it.
-    pub upstream_up: IntGaugeVec,
+    pub upstream_up: PerUpstreamGauge,
     /// `a2a_connections_active`: caller connections open.
     pub connections_active: IntGauge,
     /// `a2a_registry_facts_total{direction}`: task facts shared with the
     /// other replicas (`published`) and heard from them (`received`).
-    pub registry_facts_total: IntCounterVec,
+    pub registry_facts_total: RegistryFacts,
     /// `a2a_registry_errors_total{op}`: failures of the shared registry
     /// (`connect`, `publish`, `read`, `decode`, `dropped`: facts not
     /// published because the backlog was full; `unsigned`,
     /// `bad_signature`, `oversized`: entries skipped; `future_timestamp`:
     /// a status timestamp not trusted; `stream_id`: the stream cannot take
     /// entries where replicas read them).
-    pub registry_errors_total: IntCounterVec,
+    pub registry_errors_total: RegistryErrors,
     /// `a2a_registry_up`: 1 while the shared registry's server answers.
     pub registry_up: IntGauge,
 }
@@ -120,65 +120,65 @@ impl Metrics {
         )?;
         registry.register(Box::new(audit_records_dropped_total.clone()))?;
         Ok(Metrics {
-            requests_total: counter(
+            requests_total: Requests(counter(
                 "a2a_requests_total",
                 "Exchanges forwarded, by A2A method and response status class (or error).",
-                &["upstream", "binding", "method", "code"],
-            )?,
-            request_duration_seconds: histogram(
+                Requests::LABELS,
+            )?),
+            request_duration_seconds: RequestDurations(histogram(
                 "a2a_request_duration_seconds",
                 "Time from request arrival to the end of the response body.",
-                &["upstream", "binding", "method"],
+                RequestDurations::LABELS,
                 DURATION_BUCKETS,
-            )?,
-            proxy_overhead_seconds: histogram(
+            )?),
+            proxy_overhead_seconds: PerUpstreamHistogram(histogram(
                 "a2a_proxy_overhead_seconds",
                 "Time the proxy itself adds to an exchange, outside the upstream's own time.",
-                &["upstream"],
+                PerUpstreamHistogram::LABELS,
                 OVERHEAD_BUCKETS,
-            )?,
-            stream_events_total: counter(
+            )?),
+            stream_events_total: StreamEvents(counter(
                 "a2a_stream_events_total",
                 "Events seen on task streams, by kind.",
-                &["upstream", "binding", "event"],
-            )?,
-            streams_active: gauge(
+                StreamEvents::LABELS,
+            )?),
+            streams_active: PerUpstreamGauge(gauge(
                 "a2a_streams_active",
                 "Task streams currently open.",
-                &["upstream"],
-            )?,
-            stream_duration_seconds: histogram(
+                PerUpstreamGauge::LABELS,
+            )?),
+            stream_duration_seconds: StreamDurations(histogram(
                 "a2a_stream_duration_seconds",
                 "Lifetime of task streams, by how they ended.",
-                &["upstream", "outcome"],
+                StreamDurations::LABELS,
                 DURATION_BUCKETS,
-            )?,
-            time_to_first_event_seconds: histogram(
+            )?),
+            time_to_first_event_seconds: PerUpstreamHistogram(histogram(
                 "a2a_time_to_first_event_seconds",
                 "Time from request arrival to a stream's first event.",
-                &["upstream"],
+                PerUpstreamHistogram::LABELS,
                 FIRST_EVENT_BUCKETS,
-            )?,
-            task_transitions_total: counter(
+            )?),
+            task_transitions_total: Transitions(counter(
                 "a2a_task_transitions_total",
                 "Task state transitions observed.",
-                &["upstream", "from", "to"],
-            )?,
-            tasks_tracked: gauge(
+                Transitions::LABELS,
+            )?),
+            tasks_tracked: TasksTracked(gauge(
                 "a2a_tasks_tracked",
                 "Tasks remembered by the registry, by last known state.",
-                &["upstream", "state"],
-            )?,
-            violations_total: counter(
+                TasksTracked::LABELS,
+            )?),
+            violations_total: Violations(counter(
                 "a2a_violations_total",
                 "Protocol violations found, by catalogue kind and severity.",
-                &["upstream", "kind", "severity"],
-            )?,
-            upstream_errors_total: counter(
+                Violations::LABELS,
+            )?),
+            upstream_errors_total: ByReason(counter(
                 "a2a_upstream_errors_total",
                 "Failures of the upstream leg, by reason.",
-                &["upstream", "reason"],
-            )?,
+                ByReason::LABELS,
+            )?),
             audit_records_dropped_total,
             access_lines_dropped_total: {
                 let c = IntCounter::new(
@@ -188,16 +188,16 @@ impl Metrics {
                 registry.register(Box::new(c.clone()))?;
                 c
             },
-            analysis_skipped_total: counter(
+            analysis_skipped_total: ByReason(counter(
                 "a2a_analysis_skipped_total",
                 "Traffic forwarded but not analysed, by reason.",
-                &["upstream", "reason"],
-            )?,
-            ids_over_limit_total: counter(
+                ByReason::LABELS,
+            )?),
+            ids_over_limit_total: PerUpstreamCounter(counter(
                 "a2a_ids_over_limit_total",
                 "Task and context ids over analysis.max_id_bytes, kept as their digest and repeated cut.",
-                &["upstream"],
-            )?,
+                PerUpstreamCounter::LABELS,
+            )?),
             trace_spans_dropped_total: {
                 let c = IntCounter::new(
                     "a2a_trace_spans_dropped_total",
@@ -206,41 +206,41 @@ impl Metrics {
                 registry.register(Box::new(c.clone()))?;
                 c
             },
-            agent_card_bypass_total: counter(
+            agent_card_bypass_total: PerUpstreamCounter(counter(
                 "a2a_agent_card_bypass_total",
                 "Agent cards passed whose interface URLs lead past the proxy (rewrite_agent_card off), or that could not be rewritten (on).",
-                &["upstream"],
-            )?,
-            connections_closed_total: counter(
+                PerUpstreamCounter::LABELS,
+            )?),
+            connections_closed_total: ConnectionsClosed(counter(
                 "a2a_connections_closed_total",
                 "Caller connections the proxy closed for a deadline, by which one.",
-                &["reason"],
-            )?,
-            accept_errors_total: counter(
+                ConnectionsClosed::LABELS,
+            )?),
+            accept_errors_total: AcceptErrors(counter(
                 "a2a_accept_errors_total",
                 "Failed accepts (out of file descriptors, above all), by listener.",
-                &["listener"],
-            )?,
-            upstream_up: gauge(
+                AcceptErrors::LABELS,
+            )?),
+            upstream_up: PerUpstreamGauge(gauge(
                 "a2a_upstream_up",
                 "1 while the readiness probe reaches the upstream, else 0.",
-                &["upstream"],
-            )?,
+                PerUpstreamGauge::LABELS,
+            )?),
             connections_active: {
                 let g = IntGauge::new("a2a_connections_active", "Caller connections open.")?;
                 registry.register(Box::new(g.clone()))?;
                 g
             },
-            registry_facts_total: counter(
+            registry_facts_total: RegistryFacts(counter(
                 "a2a_registry_facts_total",
                 "Task facts shared with the other replicas (published) and heard from them (received).",
-                &["direction"],
-            )?,
-            registry_errors_total: counter(
+                RegistryFacts::LABELS,
+            )?),
+            registry_errors_total: RegistryErrors(counter(
                 "a2a_registry_errors_total",
                 "Failures of the shared task registry, by operation (connect, publish, read, decode, dropped, unsigned, bad_signature, oversized, future_timestamp, stream_id).",
-                &["op"],
-            )?,
+                RegistryErrors::LABELS,
+            )?),
             registry_up: {
                 let g = IntGauge::new(
                     "a2a_registry_up",
@@ -257,16 +257,16 @@ impl Metrics {
     /// `a2a_build_info{version,commit}` at 1, and the standard `process_*`
     /// collector (CPU, memory, descriptors, start time).
     fn with_process(self) -> Result<Metrics, MetricsError> {
-        let info = IntGaugeVec::new(
+        let info = BuildInfo(IntGaugeVec::new(
             Opts::new(
                 "a2a_build_info",
                 "The running build: version and commit (value 1).",
             ),
-            &["version", "commit"],
-        )?;
-        info.with_label_values(&[env!("CARGO_PKG_VERSION"), env!("A2A_TAP_COMMIT")])
+            BuildInfo::LABELS,
+        )?);
+        info.with(env!("CARGO_PKG_VERSION"), env!("A2A_TAP_COMMIT"))
             .set(1);
-        self.registry.register(Box::new(info))?;
+        self.registry.register(Box::new(info.0))?;
         #[cfg(target_os = "linux")]
         self.registry.register(Box::new(
             prometheus::process_collector::ProcessCollector::for_self(),
@@ -352,6 +352,9 @@ pub fn status_class(status: http::StatusCode) -> &'static str {
         _ => "5xx",
     }
 }
+
+mod families;
+pub use families::*;
 
 #[cfg(test)]
 mod tests;

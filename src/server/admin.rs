@@ -176,7 +176,7 @@ pub(super) async fn serve_admin(
 ) {
     let builder = Arc::new(auto::Builder::new(TokioExecutor::new()));
     let slots = Arc::new(Semaphore::new(limits::ADMIN_CONNECTIONS));
-    let accept_errors = metrics.accept_errors_total.with_label_values(&["admin"]);
+    let accept_errors = metrics.accept_errors_total.with("admin");
     let mut backoff = AcceptBackoff::default();
     loop {
         let permit = tokio::select! {

@@ -1,15 +1,28 @@
 //! Backing off failed accepts, on both listeners.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::pace::{Backoff, Every};
 
 /// The accept loop's answer to failed accepts (out of descriptors, say):
 /// wait longer each time, up to a second, and log at most one line every
 /// ten seconds, with how many failed; every failure is counted.
-#[derive(Default)]
 pub(crate) struct AcceptBackoff {
-    pub(super) failures: u32,
-    pub(super) unlogged: u64,
-    pub(super) logged: Option<Instant>,
+    /// 10 ms, doubling, at most 1 s.
+    waits: Backoff,
+    /// The wait after the last failure.
+    wait: Duration,
+    log: Every,
+}
+
+impl Default for AcceptBackoff {
+    fn default() -> AcceptBackoff {
+        AcceptBackoff {
+            waits: Backoff::new(Duration::from_millis(10), Duration::from_secs(1)),
+            wait: Duration::ZERO,
+            log: Every::new(Duration::from_secs(10)),
+        }
+    }
 }
 
 impl AcceptBackoff {
@@ -20,26 +33,18 @@ impl AcceptBackoff {
         what: &str,
     ) {
         counter.inc();
-        self.failures = self.failures.saturating_add(1);
-        self.unlogged += 1;
-        let now = Instant::now();
-        if self
-            .logged
-            .is_none_or(|t| now.duration_since(t) >= Duration::from_secs(10))
-        {
-            tracing::warn!(error = %e, failures = self.unlogged, "{what}; backing off");
-            self.logged = Some(now);
-            self.unlogged = 0;
+        self.wait = self.waits.step();
+        if let Some(failures) = self.log.due() {
+            tracing::warn!(error = %e, failures, "{what}; backing off");
         }
     }
 
     pub(super) fn reset(&mut self) {
-        self.failures = 0;
+        self.waits.reset();
     }
 
-    /// 10 ms, doubling, at most 1 s.
+    /// The wait after the last failure: 10 ms, doubling, at most 1 s.
     pub(super) fn delay(&self) -> Duration {
-        let exp = self.failures.saturating_sub(1).min(7);
-        Duration::from_millis(10 << exp).min(Duration::from_secs(1))
+        self.wait
     }
 }

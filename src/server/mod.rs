@@ -243,9 +243,7 @@ pub async fn start_with(
         threads.push(thread);
     }
     let readiness = Arc::new(Readiness::reporting(
-        metrics
-            .upstream_up
-            .with_label_values(&[&config.upstream_name()]),
+        metrics.upstream_up.with(&config.upstream_name()),
     ));
     let timeout = config.proxy.connect_timeout.0;
     let (host, port) = (upstream.host().to_string(), upstream.port());
@@ -280,7 +278,7 @@ pub async fn start_with(
     ));
     let lifecycle = Lifecycle {
         threads,
-        accept_errors: metrics.accept_errors_total.with_label_values(&["proxy"]),
+        accept_errors: metrics.accept_errors_total.with("proxy"),
         drain,
         kill,
         max_connections: plan.callers.clamp(1, u32::MAX as usize / 2),
@@ -333,15 +331,13 @@ fn init_series(metrics: &Metrics, upstream: &str) {
     for reason in UpstreamReason::ALL {
         metrics
             .upstream_errors_total
-            .with_label_values(&[upstream, reason.as_str()]);
+            .with(upstream, reason.as_str());
     }
-    metrics.streams_active.with_label_values(&[upstream]);
+    metrics.streams_active.with(upstream);
     for listener in ["proxy", "admin"] {
-        metrics.accept_errors_total.with_label_values(&[listener]);
+        metrics.accept_errors_total.with(listener);
     }
     for reason in Closed::ALL {
-        metrics
-            .connections_closed_total
-            .with_label_values(&[reason.as_str()]);
+        metrics.connections_closed_total.with(reason.as_str());
     }
 }

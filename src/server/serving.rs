@@ -167,7 +167,7 @@ impl Conn {
                         _ = raised(&mut kill) => {
                             self.metrics
                                 .connections_closed_total
-                                .with_label_values(&[Closed::Grace.as_str()])
+                                .with(Closed::Grace.as_str())
                                 .inc();
                             Ok(())
                         }
@@ -180,7 +180,7 @@ impl Conn {
                             tracing::debug!(%peer, reason = why.as_str(), "closing a caller connection");
                             self.metrics
                                 .connections_closed_total
-                                .with_label_values(&[why.as_str()])
+                                .with(why.as_str())
                                 .inc();
                             if why == Closed::WriteTimeout {
                                 // The caller does not read: no goodbye reaches it.
@@ -220,14 +220,14 @@ impl Conn {
             tracing::debug!(%peer, reason = why.as_str(), "closing a caller connection");
             self.metrics
                 .connections_closed_total
-                .with_label_values(&[why.as_str()])
+                .with(why.as_str())
                 .inc();
         } else if parse {
             // hyper answered 400 (or 431/414) itself; count it as a refused exchange.
             tracing::info!(%peer, error = %err, "malformed request from caller");
             self.metrics
                 .requests_total
-                .with_label_values(&[&*self.upstream, UNKNOWN_BINDING, OTHER_METHOD, "4xx"])
+                .with(&self.upstream, UNKNOWN_BINDING, OTHER_METHOD, "4xx")
                 .inc();
         } else {
             tracing::debug!(%peer, error = %err, "caller connection ended with an error");

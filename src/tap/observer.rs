@@ -111,7 +111,7 @@ impl Tap {
             tx,
             clock: cfg.clock.clone(),
             max_request_bytes: cfg.max_request_bytes,
-            streams_active: metrics.streams_active.with_label_values(&[&cfg.upstream]),
+            streams_active: metrics.streams_active.with(&cfg.upstream),
             card: cfg
                 .card
                 .map(|c| CardRewriter::new(c, &cfg.upstream, &metrics)),

@@ -28,7 +28,8 @@ use prometheus::{IntCounter, IntGauge};
 use super::queue::Sender;
 use super::worker::Msg;
 use crate::lifecycle::registry::Fact;
-use crate::report::metrics::Metrics;
+use crate::pace::{Backoff, Every};
+use crate::report::metrics::{Metrics, RegistryErrors};
 pub(crate) use consume::HeardFacts;
 
 /// How the replicas share facts.
@@ -159,12 +160,8 @@ impl Replicas {
             waiting: waiting.clone(),
             dropped: health.errors("dropped"),
         };
-        let published = metrics
-            .registry_facts_total
-            .with_label_values(&["published"]);
-        let received = metrics
-            .registry_facts_total
-            .with_label_values(&["received"]);
+        let published = metrics.registry_facts_total.with("published");
+        let received = metrics.registry_facts_total.with("received");
         let p =
             publish::Publishing::new(settings.clone(), replica.clone(), health.clone(), published);
         let c = consume::Consuming::new(settings, replica, health, received, queue);
@@ -222,31 +219,12 @@ fn replica_name() -> String {
 #[derive(Clone)]
 struct Health {
     up: IntGauge,
-    errors: prometheus::IntCounterVec,
+    errors: RegistryErrors,
     url: String,
     /// Failures of the connection, entries skipped, a stream that cannot
     /// take entries: each logged on its own limit, so one cannot hide
     /// another.
-    logs: Arc<[Mutex<LogLimit>; 3]>,
-}
-
-#[derive(Default)]
-struct LogLimit {
-    last: Option<Instant>,
-    unlogged: u64,
-}
-
-impl LogLimit {
-    /// Whether to log now; if so, how many were not logged since the last.
-    fn due(&mut self) -> Option<u64> {
-        let now = Instant::now();
-        if self.last.is_some_and(|t| now.duration_since(t) < LOG_EVERY) {
-            self.unlogged += 1;
-            return None;
-        }
-        self.last = Some(now);
-        Some(std::mem::take(&mut self.unlogged))
-    }
+    logs: Arc<[Mutex<Every>; 3]>,
 }
 
 /// Shortest time between two logs of one kind.
@@ -269,26 +247,29 @@ const OPS: [&str; 10] = [
 impl Health {
     fn new(metrics: &Metrics, url: String) -> Health {
         for op in OPS {
-            metrics.registry_errors_total.with_label_values(&[op]);
+            metrics.registry_errors_total.with(op);
         }
         metrics.registry_up.set(0);
         Health {
             up: metrics.registry_up.clone(),
             errors: metrics.registry_errors_total.clone(),
             url,
-            logs: Arc::new(Default::default()),
+            logs: Arc::new([(); 3].map(|()| Mutex::new(Every::new(LOG_EVERY)))),
         }
     }
 
     fn errors(&self, op: &str) -> IntCounter {
-        self.errors.with_label_values(&[op])
+        self.errors.with(op)
     }
 
+    /// Whether to log kind `log` now; if so, how many of it were not
+    /// logged since the last line.
     fn due(&self, log: usize) -> Option<u64> {
         self.logs[log]
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .due()
+            .map(|n| n.saturating_sub(1))
     }
 
     /// `op` (connecting, publishing, reading) failed with `why`: counted,
@@ -344,27 +325,8 @@ impl Health {
 }
 
 /// Doubling waits between reconnects, 100 ms to 5 s.
-struct Backoff {
-    next: Duration,
-}
-
-impl Backoff {
-    fn new() -> Backoff {
-        Backoff {
-            next: Duration::from_millis(100),
-        }
-    }
-
-    /// The wait before the next attempt (then doubled).
-    fn step(&mut self) -> Duration {
-        let wait = self.next;
-        self.next = (self.next * 2).min(Duration::from_secs(5));
-        wait
-    }
-
-    fn reset(&mut self) {
-        *self = Backoff::new();
-    }
+fn reconnects() -> Backoff {
+    Backoff::new(Duration::from_millis(100), Duration::from_secs(5))
 }
 
 /// Sleeps `d` in short naps, returning early once `stop` is raised.

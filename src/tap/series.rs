@@ -31,35 +31,23 @@ impl AnalysisSeries {
             violations: Kind::ALL
                 .iter()
                 .map(|k| {
-                    Severity::ALL.map(|s| {
-                        m.violations_total
-                            .with_label_values(&[upstream, k.as_str(), s.as_str()])
-                    })
+                    Severity::ALL.map(|s| m.violations_total.with(upstream, k.as_str(), s.as_str()))
                 })
                 .collect(),
-            skipped: SkipReason::ALL.map(|r| {
-                m.analysis_skipped_total
-                    .with_label_values(&[upstream, r.as_str()])
-            }),
-            long_ids: m.ids_over_limit_total.with_label_values(&[upstream]),
+            skipped: SkipReason::ALL.map(|r| m.analysis_skipped_total.with(upstream, r.as_str())),
+            long_ids: m.ids_over_limit_total.with(upstream),
             tracked: TaskState::ALL
                 .iter()
-                .map(|s| m.tasks_tracked.with_label_values(&[upstream, s.as_str()]))
+                .map(|s| m.tasks_tracked.with(upstream, s.as_str()))
                 .collect(),
             durations: Outcome::ALL
                 .iter()
-                .map(|o| {
-                    m.stream_duration_seconds
-                        .with_label_values(&[upstream, o.as_str()])
-                })
+                .map(|o| m.stream_duration_seconds.with(upstream, o.as_str()))
                 .collect(),
             events: Binding::ALL.map(|b| {
-                EventKind::ALL.map(|e| {
-                    m.stream_events_total
-                        .with_label_values(&[upstream, b.as_str(), e.as_str()])
-                })
+                EventKind::ALL.map(|e| m.stream_events_total.with(upstream, b.as_str(), e.as_str()))
             }),
-            first_event: m.time_to_first_event_seconds.with_label_values(&[upstream]),
+            first_event: m.time_to_first_event_seconds.with(upstream),
         }
     }
 

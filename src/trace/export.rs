@@ -19,6 +19,8 @@ use tokio::sync::mpsc::{self, error::TrySendError, Receiver, Sender};
 
 use super::encode::{len_delimited, Out};
 use super::span::{Ended, OpenSpan};
+use crate::pace::Every;
+use crate::proxy::client::ClientError;
 
 /// Where and how spans are exported.
 #[derive(Debug, Clone)]
@@ -245,12 +247,12 @@ async fn export(
 
 type OtlpClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
 
-fn connector(url: &http::Uri) -> Result<hyper_rustls::HttpsConnector<HttpConnector>, String> {
+fn connector(url: &http::Uri) -> Result<hyper_rustls::HttpsConnector<HttpConnector>, ClientError> {
     let mut http = HttpConnector::new();
     http.enforce_http(false);
     http.set_connect_timeout(Some(Duration::from_secs(5)));
     let https = url.scheme_str() == Some("https");
-    let tls = crate::proxy::client::tls_config(https, None).map_err(|e| e.to_string())?;
+    let tls = crate::proxy::client::tls_config(https, None)?;
     Ok(hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(tls)
         .https_or_http()
@@ -258,23 +260,35 @@ fn connector(url: &http::Uri) -> Result<hyper_rustls::HttpsConnector<HttpConnect
         .wrap_connector(http))
 }
 
-async fn post(client: &OtlpClient, cfg: &ExportConfig, body: Bytes) -> Result<(), String> {
+/// Why a batch of spans was not taken.
+#[derive(Debug, thiserror::Error)]
+enum ExportError {
+    #[error("{0}")]
+    Request(#[from] http::Error),
+    #[error("{}", error_chain(.0))]
+    Send(#[from] hyper_util::client::legacy::Error),
+    #[error("the collector answered {0}")]
+    Status(http::StatusCode),
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+}
+
+async fn post(client: &OtlpClient, cfg: &ExportConfig, body: Bytes) -> Result<(), ExportError> {
     let req = http::Request::post(cfg.url.clone())
         .header(http::header::CONTENT_TYPE, "application/x-protobuf")
-        .body(Full::new(body))
-        .map_err(|e| e.to_string())?;
+        .body(Full::new(body))?;
     let answer = tokio::time::timeout(cfg.timeout, async {
-        let resp = client.request(req).await.map_err(|e| error_chain(&e))?;
+        let resp = client.request(req).await?;
         let status = resp.status();
         read_answer(resp.into_body()).await;
         if status.is_success() {
             Ok(())
         } else {
-            Err(format!("the collector answered {status}"))
+            Err(ExportError::Status(status))
         }
     })
     .await;
-    answer.unwrap_or_else(|_| Err(format!("no answer within {:?}", cfg.timeout)))
+    answer.unwrap_or(Err(ExportError::Timeout(cfg.timeout)))
 }
 
 /// Most of a collector's answer that is read. An OTLP answer is a small
@@ -309,29 +323,25 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
 
 /// Export failures, logged at most once every ten seconds with how many
 /// spans were lost since the last line.
-#[derive(Default)]
-struct Failures {
-    last: Option<Instant>,
-    unreported: u64,
+struct Failures(Every);
+
+impl Default for Failures {
+    fn default() -> Failures {
+        Failures(Every::new(Duration::from_secs(10)))
+    }
 }
 
 impl Failures {
-    fn note(&mut self, url: &http::Uri, spans: u64, why: &str) {
-        self.unreported += spans;
-        if self
-            .last
-            .is_some_and(|t| t.elapsed() < Duration::from_secs(10))
-        {
+    fn note(&mut self, url: &http::Uri, spans: u64, why: &ExportError) {
+        let Some(dropped) = self.0.due_at(Instant::now(), spans) else {
             return;
-        }
-        self.last = Some(Instant::now());
+        };
         tracing::warn!(
             endpoint = %url,
-            dropped = self.unreported,
-            error = %crate::report::log_safe(why),
+            dropped,
+            error = %crate::report::log_safe(&why.to_string()),
             "span export failed; the spans are dropped (counted in a2a_trace_spans_dropped_total)"
         );
-        self.unreported = 0;
     }
 }
 

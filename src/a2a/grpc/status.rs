@@ -41,7 +41,7 @@ impl GrpcStatus {
         };
         let details = headers
             .get("grpc-status-details-bin")
-            .and_then(|v| base64(v.as_bytes()))
+            .and_then(|v| crate::a2a::base64::decode(v.as_bytes()))
             .and_then(|b| proto::RpcStatus::decode(&b[..]).ok());
         for (entry, any) in details.iter().flat_map(|d| d.details.iter()).enumerate() {
             if !any.type_url.ends_with("google.rpc.ErrorInfo") {
@@ -77,46 +77,9 @@ impl GrpcStatus {
     }
 }
 
-/// Standard base64, padded or not (gRPC sends `-bin` values unpadded);
-/// `None` for anything else.
-fn base64(text: &[u8]) -> Option<Vec<u8>> {
-    let text = text.trim_ascii();
-    let text = text
-        .strip_suffix(b"==")
-        .or_else(|| text.strip_suffix(b"="))
-        .unwrap_or(text);
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for &c in text {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_padded_or_not() {
-        assert_eq!(base64(b"aGk="), Some(b"hi".to_vec()));
-        assert_eq!(base64(b"aGk"), Some(b"hi".to_vec()));
-        assert_eq!(base64(b"aGVsbG8gd29ybGQ"), Some(b"hello world".to_vec()));
-        assert_eq!(base64(b"a*b"), None);
-    }
 
     fn details(reason: &str, domain: &str) -> String {
         let info = proto::ErrorInfo {

@@ -7,9 +7,11 @@ use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use prometheus::IntCounter;
+
+use crate::pace::Every;
 
 use super::{MemoryAudit, Msg, Record, Target};
 
@@ -50,7 +52,8 @@ pub(super) struct Sink {
     /// Part of a line reached stdout before a write failed: the next write
     /// starts a new line first.
     torn: bool,
-    last_error: Option<Instant>,
+    /// The pace of I/O error lines: at most one every ten seconds.
+    errors: Every,
 }
 
 impl Sink {
@@ -63,7 +66,7 @@ impl Sink {
             ends: Vec::new(),
             others: Vec::new(),
             torn: false,
-            last_error: None,
+            errors: Every::new(Duration::from_secs(10)),
         }
     }
 
@@ -221,12 +224,7 @@ impl Sink {
 
     /// Logs an I/O problem, at most once every ten seconds.
     fn report(&mut self, e: &io::Error, what: &str) {
-        let now = Instant::now();
-        if self
-            .last_error
-            .is_none_or(|t| now.duration_since(t) >= Duration::from_secs(10))
-        {
-            self.last_error = Some(now);
+        if self.errors.due().is_some() {
             tracing::error!(target = ?self.target, error = %e, "{what}");
         }
     }

@@ -17,7 +17,7 @@ use prometheus::IntCounter;
 use redis::Value;
 
 use super::wire::{self, Skip};
-use super::{connect, nap, Backoff, Health, ShareSettings, COMMAND_TIMEOUT, SKEW};
+use super::{connect, nap, reconnects, Health, ShareSettings, COMMAND_TIMEOUT, SKEW};
 use crate::lifecycle::registry::Fact;
 use crate::lifecycle::timestamp;
 use crate::tap::queue::Sender;
@@ -108,7 +108,7 @@ impl Consuming {
             Err(e) => return self.health.failed("connect", &e),
         };
         let mut con: Option<(redis::Connection, String)> = None;
-        let mut backoff = Backoff::new();
+        let mut backoff = reconnects();
         let mut idle = PACE;
         while !stop.load(Ordering::Acquire) {
             let (c, sha) = match con.as_mut() {
@@ -154,7 +154,7 @@ impl Consuming {
     }
 
     /// One read: the entries after `last_id`, bounded (see `READ`).
-    fn read(&mut self, con: &mut redis::Connection, sha: &str) -> Result<Vec<Entry>, String> {
+    fn read(&mut self, con: &mut redis::Connection, sha: &str) -> Result<Vec<Entry>, ReadError> {
         let reply: Value = redis::cmd("EVALSHA")
             .arg(sha)
             .arg(1)
@@ -164,8 +164,7 @@ impl Consuming {
             .arg(wire::MAX_ENTRY)
             .arg(self.settings.max_read_bytes)
             .arg(SKEW.as_millis() as u64)
-            .query(con)
-            .map_err(|e| e.to_string())?;
+            .query(con)?;
         entries(reply)
     }
 
@@ -267,27 +266,42 @@ fn wall_secs() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
+/// Why a read of the stream failed.
+#[derive(Debug, thiserror::Error)]
+enum ReadError {
+    #[error("{0}")]
+    Redis(#[from] redis::RedisError),
+    #[error("a read reply that is not an array")]
+    NotAnArray,
+    #[error("an entry that is not [id, fields]")]
+    NotAnEntry,
+    #[error("an entry id that is not text")]
+    IdNotText,
+    #[error("entry {0}: fields that are not name, value pairs")]
+    NotPairs(String),
+}
+
 /// The entries of a `READ` reply; another shape is an error.
-fn entries(reply: Value) -> Result<Vec<Entry>, String> {
+fn entries(reply: Value) -> Result<Vec<Entry>, ReadError> {
     let list = match reply {
         Value::Nil => return Ok(Vec::new()),
         Value::Array(list) => list,
-        _ => return Err("a read reply that is not an array".to_string()),
+        _ => return Err(ReadError::NotAnArray),
     };
     list.into_iter().map(entry_of).collect()
 }
 
-fn entry_of(entry: Value) -> Result<Entry, String> {
+fn entry_of(entry: Value) -> Result<Entry, ReadError> {
     let Value::Array(parts) = entry else {
-        return Err("an entry that is not [id, fields]".to_string());
+        return Err(ReadError::NotAnEntry);
     };
     let mut parts = parts.into_iter();
     let (Some(id), fields, None) = (parts.next(), parts.next(), parts.next()) else {
-        return Err("an entry that is not [id, fields]".to_string());
+        return Err(ReadError::NotAnEntry);
     };
     let id = bytes(id).and_then(|b| String::from_utf8(b).ok());
     let Some(id) = id else {
-        return Err("an entry id that is not text".to_string());
+        return Err(ReadError::IdNotText);
     };
     let flat = match fields {
         Some(Value::Int(size)) => return Ok((id, Err(size))),
@@ -299,7 +313,7 @@ fn entry_of(entry: Value) -> Result<Entry, String> {
     while let Some(name) = flat.next() {
         match (bytes(name), flat.next().and_then(bytes)) {
             (Some(n), Some(v)) => pairs.push((n, v)),
-            _ => return Err(format!("entry {id}: fields that are not name, value pairs")),
+            _ => return Err(ReadError::NotPairs(id)),
         }
     }
     Ok((id, Ok(pairs)))

@@ -14,7 +14,7 @@ use prometheus::IntCounter;
 use redis::Value;
 
 use super::{
-    connect, nap, wire, Backoff, Health, ShareSettings, Waiting, COMMAND_TIMEOUT, FLUSH_TIMEOUT,
+    connect, nap, reconnects, wire, Health, ShareSettings, Waiting, COMMAND_TIMEOUT, FLUSH_TIMEOUT,
     SKEW,
 };
 use crate::lifecycle::registry::Fact;
@@ -81,7 +81,7 @@ impl Publishing {
             Err(e) => return self.health.failed("connect", &e),
         };
         let mut con: Option<redis::Connection> = None;
-        let mut backoff = Backoff::new();
+        let mut backoff = reconnects();
         let mut retry_at = Instant::now();
         let mut trimmed = Instant::now();
         loop {

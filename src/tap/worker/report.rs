@@ -7,6 +7,7 @@ use crate::a2a::card::CardInfo;
 use crate::a2a::model::{EventKind, Exchange, Operation, TaskState, Version};
 use crate::engine::{Sink, SkipReason};
 use crate::lifecycle::Millis;
+use crate::pace::Every;
 use std::time::Instant;
 
 use super::FOLD_WINDOW;
@@ -223,11 +224,11 @@ impl Worker {
         self.registry.take_transitions(&mut |from, to, n| {
             metrics
                 .task_transitions_total
-                .with_label_values(&[
+                .with(
                     upstream,
                     from.map_or("none", TaskState::as_str),
                     to.as_str(),
-                ])
+                )
                 .inc_by(n);
         });
     }
@@ -286,9 +287,7 @@ impl BypassCheck {
         BypassCheck {
             on: true,
             public: None,
-            counter: metrics
-                .agent_card_bypass_total
-                .with_label_values(&[upstream]),
+            counter: metrics.agent_card_bypass_total.with(upstream),
             warning: Every::new(BYPASS_WARNING_EVERY),
         }
     }
@@ -309,7 +308,7 @@ impl BypassCheck {
             return;
         }
         self.counter.inc();
-        if let Some(cards) = self.warning.due(at) {
+        if let Some(cards) = self.warning.due_at(at, 1) {
             tracing::warn!(
                 upstream = %upstream,
                 urls = %log_safe(&past.join(" ")),
@@ -329,55 +328,3 @@ impl BypassCheck {
 /// passing: often enough to be seen in any log window, rarely enough not
 /// to flood it.
 const BYPASS_WARNING_EVERY: std::time::Duration = std::time::Duration::from_secs(600);
-
-/// A log line's rate: the first occurrence at once, then at most one per
-/// `every`, each saying how many occurrences it stands for.
-#[derive(Debug)]
-struct Every {
-    every: std::time::Duration,
-    last: Option<Instant>,
-    /// Occurrences since the last line (this one included).
-    since: u64,
-}
-
-impl Every {
-    fn new(every: std::time::Duration) -> Every {
-        Every {
-            every,
-            last: None,
-            since: 0,
-        }
-    }
-
-    /// Counts an occurrence at `at`; `Some(occurrences since the last
-    /// line)` when a line is due.
-    fn due(&mut self, at: Instant) -> Option<u64> {
-        self.since += 1;
-        let due = self
-            .last
-            .is_none_or(|last| at.saturating_duration_since(last) >= self.every);
-        due.then(|| {
-            self.last = Some(at);
-            std::mem::take(&mut self.since)
-        })
-    }
-}
-
-#[cfg(test)]
-mod every_tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn the_first_at_once_then_at_most_one_line_per_period_with_the_count() {
-        let t0 = Instant::now();
-        let mut e = Every::new(Duration::from_secs(600));
-        assert_eq!(e.due(t0), Some(1));
-        for s in 1..600 {
-            assert_eq!(e.due(t0 + Duration::from_secs(s)), None, "at {s} s");
-        }
-        assert_eq!(e.due(t0 + Duration::from_secs(600)), Some(600));
-        assert_eq!(e.due(t0 + Duration::from_secs(601)), None);
-        assert_eq!(e.due(t0 + Duration::from_secs(5000)), Some(2));
-    }
-}

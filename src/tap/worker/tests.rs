@@ -92,7 +92,7 @@ fn piece(w: &mut Worker, id: u64, data: &[u8], at: Instant) {
 
 fn violations(m: &Metrics) -> u64 {
     m.violations_total
-        .with_label_values(&["up", "terminal_task_accepted", "error"])
+        .with("up", "terminal_task_accepted", "error")
         .get()
 }
 
@@ -232,10 +232,7 @@ fn bodies_held_whole_share_the_analysis_budget() {
             piece(&mut w, id, &[b' '; 1500], at);
         }
     }
-    let overload = m
-        .analysis_skipped_total
-        .with_label_values(&["up", "overload"])
-        .get();
+    let overload = m.analysis_skipped_total.with("up", "overload").get();
     assert_eq!(overload, 1, "the second body crossed the bound");
     assert!(w.held <= 4096, "held {}", w.held);
     file.remove(w);
