@@ -8,6 +8,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use crate::analysis::{card_settings, AnalysisHandle, Clock, Tap, TapConfig};
 use crate::config::{Config, ConfigError};
 use crate::proxy::card::CardRewriter;
 use crate::proxy::CardOnly;
@@ -16,7 +17,6 @@ use crate::report::audit::{AuditLog, AuditWriter, LineLog, Target};
 use crate::report::metrics::MetricsError;
 use crate::report::Metrics;
 use crate::server::{self, ServerHandle, StartError};
-use crate::tap::{card_settings, AnalysisHandle, Clock, Tap, TapConfig};
 
 /// Why the app could not start.
 #[derive(Debug, thiserror::Error)]
@@ -310,7 +310,7 @@ fn start_validation(
                 what: "span exporter",
                 source,
             })?;
-            tap_config.trace = Some(crate::tap::TraceSetup {
+            tap_config.trace = Some(crate::analysis::TraceSetup {
                 spans,
                 sample_ratio: t.sample_ratio,
                 propagate: t.propagate,

@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub mod a2a;
+pub mod analysis;
 pub mod app;
 pub mod check;
 pub mod cli;
@@ -19,5 +20,4 @@ pub mod proxy;
 pub mod report;
 pub mod server;
 pub mod sse;
-pub mod tap;
 pub mod trace;

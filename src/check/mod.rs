@@ -76,8 +76,8 @@ impl Settings {
     pub fn from_config(config: &Config) -> Result<Settings, ConfigError> {
         config.validate_settings()?;
         Ok(Settings {
-            engine: crate::tap::engine_config(config),
-            registry: crate::tap::registry_config(config),
+            engine: crate::analysis::engine_config(config),
+            registry: crate::analysis::registry_config(config),
             pipeline: Pipeline::new(config.policy()?, config.analysis.max_id_bytes),
         })
     }

@@ -18,10 +18,10 @@ use redis::Value;
 
 use super::wire::{self, Skip};
 use super::{connect, nap, Backoff, Health, ShareSettings, COMMAND_TIMEOUT, SKEW};
+use crate::analysis::queue::Sender;
+use crate::analysis::worker::Msg;
 use crate::lifecycle::registry::Fact;
 use crate::lifecycle::timestamp;
-use crate::tap::queue::Sender;
-use crate::tap::worker::Msg;
 
 /// Entries read per round trip (each up to `wire::PACK` facts).
 const READ_COUNT: usize = 64;

@@ -8,6 +8,8 @@ use super::live::LiveSet;
 use super::report::BypassCheck;
 use super::tracer::Tracer;
 use super::Worker;
+use crate::analysis::clock::Clock;
+use crate::analysis::series::AnalysisSeries;
 use crate::engine::EngineConfig;
 use crate::findings::Policy;
 use crate::lifecycle::Registry;
@@ -15,8 +17,6 @@ use crate::proxy::access::AccessLog;
 use crate::report::audit::AuditLog;
 use crate::report::metrics::Metrics;
 use crate::report::pipeline::Pipeline;
-use crate::tap::clock::Clock;
-use crate::tap::series::AnalysisSeries;
 
 impl Worker {
     #[allow(clippy::too_many_arguments)]

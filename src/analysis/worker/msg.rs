@@ -50,7 +50,7 @@ pub(crate) enum Msg {
     /// Facts the other replicas saw, as heard now (`[registry] backend =
     /// "redis"`), with the replica of each entry; they hold bytes of the
     /// queue's budget until handled.
-    Facts(crate::tap::replicas::HeardFacts),
+    Facts(crate::analysis::replicas::HeardFacts),
     /// The proxy has drained: judge what came before, then stop.
     Shutdown,
 }
