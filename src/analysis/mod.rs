@@ -8,10 +8,11 @@
 //! only if it really was.
 
 pub mod clock;
+mod msg;
 mod observer;
 mod queue;
-pub mod replicas;
 mod series;
+pub mod shared_registry;
 mod worker;
 
 pub use clock::{Clock, ManualClock};
@@ -91,7 +92,7 @@ pub struct TapConfig {
     /// of the exchanges it judges.
     pub access: Option<AccessLog>,
     /// The replicas' shared registry (`backend = "redis"`), when on.
-    pub share: Option<replicas::ShareSettings>,
+    pub share: Option<shared_registry::ShareSettings>,
 }
 
 /// What the analysis thread builds spans with.
@@ -143,10 +144,10 @@ impl TapConfig {
 }
 
 /// How the replicas share the registry, with `backend = "redis"`.
-pub fn share_settings(config: &Config) -> Option<replicas::ShareSettings> {
+pub fn share_settings(config: &Config) -> Option<shared_registry::ShareSettings> {
     let r = &config.registry;
     match (r.backend, &r.redis_url) {
-        (crate::config::Backend::Redis, Some(url)) => Some(replicas::ShareSettings {
+        (crate::config::Backend::Redis, Some(url)) => Some(shared_registry::ShareSettings {
             url: url.as_str().to_owned(),
             masked_url: url.masked(),
             stream: r.stream_key(),

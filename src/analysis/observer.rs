@@ -23,8 +23,9 @@ use std::time::Instant;
 use bytes::Bytes;
 
 use super::clock::Clock;
+use super::msg::Msg;
 use super::queue::{queue, Sender};
-use super::worker::{AnalysisHandle, Msg, Worker};
+use super::worker::{AnalysisHandle, Worker};
 use super::TapConfig;
 use crate::trace::context::{OwnSpan, TraceParent};
 use head::{RequestHead, TRACEPARENT};
@@ -80,7 +81,8 @@ impl Tap {
         let (replicas, publisher) = match cfg.share.take() {
             Some(settings) => {
                 registry.share();
-                let (r, p) = super::replicas::Replicas::start(settings, &metrics, tx.clone())?;
+                let (r, p) =
+                    super::shared_registry::Replicas::start(settings, &metrics, tx.clone())?;
                 (Some(r), Some(p))
             }
             None => (None, None),

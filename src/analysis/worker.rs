@@ -3,7 +3,6 @@
 
 mod capability;
 mod live;
-mod msg;
 mod report;
 mod setup;
 pub(crate) mod tracer;
@@ -13,6 +12,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::clock::Clock;
+use super::msg::{Caller, Msg};
 use super::queue::{Receiver, Sender};
 use super::series::AnalysisSeries;
 use crate::a2a::card::{self, CardInfo};
@@ -25,7 +25,6 @@ use crate::report::metrics::Metrics;
 use crate::report::pipeline::{Folds, Pipeline};
 use crate::trace::context::{to_hex, TraceParent};
 use live::{Live, LiveSet};
-pub(crate) use msg::{Caller, Msg};
 use report::Collect;
 use tracer::Tracer;
 
@@ -51,7 +50,7 @@ pub struct AnalysisHandle {
     pub(crate) tx: Sender<Msg>,
     /// The shared registry's threads, stopped after the analysis thread
     /// (which offers them its last facts).
-    pub(crate) replicas: Option<super::replicas::Replicas>,
+    pub(crate) replicas: Option<super::shared_registry::Replicas>,
 }
 
 impl AnalysisHandle {
@@ -113,7 +112,7 @@ pub(crate) struct Worker {
     /// Spans of the exchanges, when tracing is on.
     tracer: Option<Tracer>,
     /// Where the registry's facts go for the other replicas, when shared.
-    publisher: Option<super::replicas::Publisher>,
+    publisher: Option<super::shared_registry::Publisher>,
 }
 
 impl Worker {

@@ -61,7 +61,7 @@ impl Worker {
     /// Offers the registry's facts to `publisher` after each drain.
     pub(crate) fn with_publisher(
         mut self,
-        publisher: Option<super::super::replicas::Publisher>,
+        publisher: Option<super::super::shared_registry::Publisher>,
     ) -> Worker {
         self.publisher = publisher;
         self

@@ -14,8 +14,8 @@
 //! logged (at most every 10 s), and each thread reconnects with backoff.
 
 mod consume;
+mod entry;
 mod publish;
-mod wire;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,11 +25,10 @@ use std::time::{Duration, Instant};
 
 use prometheus::{IntCounter, IntGauge};
 
+use super::msg::Msg;
 use super::queue::Sender;
-use super::worker::Msg;
 use crate::lifecycle::registry::Fact;
 use crate::report::metrics::Metrics;
-pub(crate) use consume::HeardFacts;
 
 /// How the replicas share facts.
 #[derive(Clone)]
