@@ -20,4 +20,5 @@ pub mod proxy;
 pub mod report;
 pub mod server;
 pub mod sse;
+pub mod tls;
 pub mod trace;

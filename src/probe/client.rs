@@ -82,7 +82,7 @@ impl<'a> Client<'a> {
         judge: Judge<'a>,
         upstream: String,
     ) -> Result<Client<'a>, String> {
-        let tls = crate::proxy::client::tls_config(https, None).map_err(|e| e.to_string())?;
+        let tls = crate::tls::tls_config(https, None).map_err(|e| e.to_string())?;
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_connect_timeout(Some(limits.per_request));

@@ -250,7 +250,7 @@ fn connector(url: &http::Uri) -> Result<hyper_rustls::HttpsConnector<HttpConnect
     http.enforce_http(false);
     http.set_connect_timeout(Some(Duration::from_secs(5)));
     let https = url.scheme_str() == Some("https");
-    let tls = crate::proxy::client::tls_config(https, None).map_err(|e| e.to_string())?;
+    let tls = crate::tls::tls_config(https, None).map_err(|e| e.to_string())?;
     Ok(hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(tls)
         .https_or_http()
