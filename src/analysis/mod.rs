@@ -24,8 +24,8 @@ use crate::engine::evidence::EvidencePolicy;
 use crate::engine::EngineConfig;
 use crate::findings::Policy;
 use crate::lifecycle::{Millis, RegistryConfig, StallLimits};
-use crate::proxy::access::AccessLog;
 use crate::proxy::card::CardSettings;
+use crate::report::access::AccessLog;
 
 /// The engine's limits and evidence rules of a config (`[analysis]`,
 /// `[audit]`): the same live and offline.

@@ -7,7 +7,7 @@ use crate::a2a::model::Exchange;
 use crate::engine::{Head, SkipReason};
 use crate::lifecycle::registry::Fact;
 use crate::lifecycle::{End, Seq};
-use crate::proxy::access::AccessLine;
+use crate::report::access::AccessLine;
 
 /// A message from the proxy's observers.
 pub(crate) enum Msg {

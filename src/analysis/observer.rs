@@ -34,11 +34,11 @@ use crate::a2a::classify::{classify_with, grpc_gzip, GRPC_ENCODING};
 use crate::a2a::grpc::{self, GrpcStatus};
 use crate::engine::{Head, Media, SkipReason};
 use crate::lifecycle::{End, Registry, Seq};
-use crate::proxy::access::AccessLine;
 use crate::proxy::card::CardRewriter;
 use crate::proxy::{
     BodyEnd, ExchangeLabels, ExchangeObserver, Inspector, ProxyError, ResponseTransform,
 };
+use crate::report::access::AccessLine;
 use crate::report::audit::AuditLog;
 use crate::report::metrics::Metrics;
 

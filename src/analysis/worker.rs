@@ -19,7 +19,7 @@ use crate::a2a::card::{self, CardInfo};
 use crate::a2a::model::Exchange;
 use crate::engine::{EngineConfig, ExchangeEngine, SkipReason};
 use crate::lifecycle::{End, Millis, Outcome, Registry, Seq};
-use crate::proxy::access::{AccessLine, AccessLog};
+use crate::report::access::{AccessLine, AccessLog};
 use crate::report::audit::AuditLog;
 use crate::report::metrics::Metrics;
 use crate::report::pipeline::{Folds, Pipeline};

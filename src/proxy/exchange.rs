@@ -10,11 +10,11 @@ use bytes::Bytes;
 use http::StatusCode;
 use prometheus::{Histogram, IntCounter};
 
-use super::access::{AccessLine, AccessLog, CallerIds};
 use super::activity::Activity;
 use super::error::{ProxyError, UpstreamReason};
 use super::inspect::{ExchangeLabels, ExchangeObserver, LABEL_SLOTS, RUN_BYTES};
 use super::tee::{BodyEnd, BodyObserver};
+use crate::report::access::{AccessLine, AccessLog, CallerIds};
 use crate::report::metrics::status_class;
 use crate::report::Metrics;
 

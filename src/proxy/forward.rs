@@ -69,7 +69,7 @@ impl Forwarder {
         metrics: Arc<Metrics>,
         inspector: Option<Arc<dyn Inspector>>,
         max_idle: usize,
-        access: Option<super::access::AccessLog>,
+        access: Option<crate::report::access::AccessLog>,
     ) -> Result<Forwarder, ClientError> {
         let uri = upstream.uri();
         let scheme = uri.scheme().cloned().unwrap_or(Scheme::HTTP);

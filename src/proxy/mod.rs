@@ -1,7 +1,6 @@
 //! The forwarding core: the upstream client, header rules, body wrappers
 //! (tee, idle timeout, size limit), errors, and the seams where validation joins.
 
-pub mod access;
 pub mod activity;
 pub mod card;
 pub mod client;

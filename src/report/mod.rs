@@ -1,6 +1,7 @@
 //! Where findings and traffic facts go: the audit log (with its evidence)
 //! and the metrics.
 
+pub mod access;
 pub mod audit;
 pub mod junit;
 pub mod log_queue;

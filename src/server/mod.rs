@@ -28,11 +28,11 @@ use self::admin::{serve_admin, Readiness};
 use self::serving::{caller_builder, Conn, ServingThread};
 use crate::config::Config;
 use crate::limits::{self, Plan};
-use crate::proxy::access::AccessLog;
 use crate::proxy::activity::{Closed, Deadlines};
 use crate::proxy::client::ClientError;
 use crate::proxy::share::Budget;
 use crate::proxy::{Forwarder, Inspector, UpstreamReason};
+use crate::report::access::AccessLog;
 use crate::report::metrics::MetricsError;
 use crate::report::Metrics;
 

@@ -13,7 +13,7 @@ use crate::analysis::series::AnalysisSeries;
 use crate::engine::EngineConfig;
 use crate::findings::Policy;
 use crate::lifecycle::Registry;
-use crate::proxy::access::AccessLog;
+use crate::report::access::AccessLog;
 use crate::report::audit::AuditLog;
 use crate::report::metrics::Metrics;
 use crate::report::pipeline::Pipeline;
