@@ -4,6 +4,7 @@
 //! judges plain bodies, `stream.rs` streams, `checks.rs` what both share.
 
 mod body;
+mod common;
 mod stream;
 
 use super::artifacts::Artifacts;

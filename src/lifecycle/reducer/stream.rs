@@ -19,6 +19,7 @@
 //! - `stream_start`, artifact findings and `stream_truncated` need the whole
 //!   history: a skipped or out-of-order frame index withholds them.
 
+use super::common::{check_registry_context, make};
 use super::Reducer;
 use super::{End, Outcome};
 use crate::a2a::model::{
@@ -26,7 +27,6 @@ use crate::a2a::model::{
 };
 use crate::findings::{Finding, Kind, Severity};
 use crate::lifecycle::artifacts::Update;
-use crate::lifecycle::checks::{check_registry_context, make};
 use crate::lifecycle::registry::{Observation, Registry};
 use crate::lifecycle::short::ShortStr;
 use crate::lifecycle::Millis;
