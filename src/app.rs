@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::analysis::{card_settings, AnalysisHandle, Clock, Tap, TapConfig};
 use crate::config::{Config, ConfigError};
-use crate::proxy::card::CardRewriter;
+use crate::proxy::card_rewrite::CardRewriter;
 use crate::proxy::CardOnly;
 use crate::proxy::Inspector;
 use crate::report::audit::{AuditLog, AuditWriter, LineLog, Target};

@@ -24,7 +24,7 @@ use crate::engine::evidence::EvidencePolicy;
 use crate::engine::EngineConfig;
 use crate::findings::Policy;
 use crate::lifecycle::{Millis, RegistryConfig, StallLimits};
-use crate::proxy::card::CardSettings;
+use crate::proxy::card_rewrite::CardSettings;
 use crate::report::access::AccessLog;
 
 /// The engine's limits and evidence rules of a config (`[analysis]`,

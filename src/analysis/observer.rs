@@ -28,13 +28,13 @@ use super::queue::{queue, Sender};
 use super::worker::{AnalysisHandle, Worker};
 use super::TapConfig;
 use crate::trace::context::{OwnSpan, TraceParent};
-use head::{RequestHead, TRACEPARENT};
+use request_head::{RequestHead, TRACEPARENT};
 
 use crate::a2a::classify::{classify_with, grpc_gzip, GRPC_ENCODING};
 use crate::a2a::grpc::{self, GrpcStatus};
 use crate::engine::{Head, Media, SkipReason};
 use crate::lifecycle::{End, Registry, Seq};
-use crate::proxy::card::CardRewriter;
+use crate::proxy::card_rewrite::CardRewriter;
 use crate::proxy::{
     BodyEnd, ExchangeLabels, ExchangeObserver, Inspector, ProxyError, ResponseTransform,
 };
@@ -172,7 +172,7 @@ impl Inspector for Tap {
     }
 
     fn transform_for(&self, head: &http::request::Parts) -> Option<Box<dyn ResponseTransform>> {
-        crate::proxy::card::card_transform(head, self.shared.card.as_ref()?)
+        crate::proxy::card_rewrite::card_transform(head, self.shared.card.as_ref()?)
     }
 }
 
@@ -486,7 +486,7 @@ impl Drop for Observer {
     }
 }
 
-mod head;
+mod request_head;
 
 #[cfg(test)]
 mod tests;

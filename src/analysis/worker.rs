@@ -1,9 +1,9 @@
 //! The analysis thread: owns every exchange's engine and the task registry,
 //! judges bytes in arrival order, reports findings.
 
-mod capability;
+mod capability_mismatch;
 mod live;
-mod report;
+mod records;
 mod setup;
 pub(crate) mod tracer;
 
@@ -25,7 +25,7 @@ use crate::report::metrics::Metrics;
 use crate::report::pipeline::{Folds, Pipeline};
 use crate::trace::context::{to_hex, TraceParent};
 use live::{Live, LiveSet};
-use report::Collect;
+use records::Collect;
 use tracer::Tracer;
 
 /// Longest a record is held for repeats to fold into before it is written
@@ -108,7 +108,7 @@ pub(crate) struct Worker {
     fold_due: Option<Instant>,
     /// Whether cards whose URLs lead past the proxy are looked for (cards
     /// are not rewritten), and with what.
-    bypass: report::BypassCheck,
+    bypass: records::BypassCheck,
     /// Spans of the exchanges, when tracing is on.
     tracer: Option<Tracer>,
     /// Where the registry's facts go for the other replicas, when shared.

@@ -7,7 +7,7 @@
 
 mod har;
 mod input;
-mod report;
+mod output;
 mod sidecar;
 
 use std::path::{Path, PathBuf};
@@ -21,7 +21,7 @@ use crate::lifecycle::{End, Millis, Registry, RegistryConfig};
 use crate::report::audit::{Origin, Record};
 use crate::report::pipeline::{Folds, Pipeline};
 
-pub use report::Format;
+pub use output::Format;
 
 /// One exchange found in a file, ready to judge.
 pub(crate) struct Recorded {
@@ -86,7 +86,7 @@ impl Settings {
 /// Runs the check; returns the process exit code (0 clean, 1 errors
 /// found, 2 a file could not be read or parsed).
 pub fn run(format: Format, files: &[PathBuf], settings: &Settings) -> i32 {
-    let mut out = report::Report::new(format);
+    let mut out = output::Report::new(format);
     let mut failed = false;
     for path in files {
         match input::load(path) {
@@ -112,7 +112,7 @@ pub fn run(format: Format, files: &[PathBuf], settings: &Settings) -> i32 {
                     eprintln!(
                         "a2a-tap check: {}: {}",
                         display(path),
-                        report::unrecorded(&judged.unrecorded)
+                        output::unrecorded(&judged.unrecorded)
                     );
                 }
                 out.file(path, &judged.records, &judged.unrecorded);

@@ -14,17 +14,17 @@ use hyper::body::Incoming;
 use tracing::Instrument;
 
 use super::activity::Activity;
-use super::client::{self, ClientError, Upstream};
+use super::body_limit::LimitBody;
 use super::error::ProxyError;
 use super::exchange::{Exchange, RequestTap, ResponseTap, Shared};
 use super::headers::{add_forwarded, strip_hop_by_hop, strip_request_hop_by_hop};
 use super::idle::IdleTimeout;
 use super::inspect::Inspector;
-use super::limit::LimitBody;
 use super::pool::{LeasedBody, SendFailure};
 use super::response::UpstreamResponseBody;
 use super::share::CallerShare;
 use super::tee::TeeBody;
+use super::upstream::{self, ClientError, Upstream};
 use super::UpstreamBody;
 use super::{BoxError, ProxyBody};
 use crate::config::{Config, UpstreamUrl};
@@ -94,7 +94,7 @@ impl Forwarder {
         };
         let p = &config.proxy;
         Ok(Forwarder {
-            upstream: client::build(p, upstream, max_idle)?,
+            upstream: upstream::build(p, upstream, max_idle)?,
             target,
             shared: Arc::new(Shared::new(
                 metrics,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::live::LiveSet;
-use super::report::BypassCheck;
+use super::records::BypassCheck;
 use super::tracer::Tracer;
 use super::Worker;
 use crate::analysis::clock::Clock;
