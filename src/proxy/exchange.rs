@@ -89,8 +89,9 @@ impl Shared {
     }
 }
 
-/// One request/response pair passing through.
-pub struct Exchange {
+/// One request/response pair passing through the proxy (the A2A view of
+/// it, once classified, is `a2a::model::Exchange`).
+pub struct InFlight {
     /// The proxy's id for this exchange (also in logs).
     pub id: u64,
     /// When the request arrived.
@@ -118,17 +119,17 @@ pub struct Exchange {
     bytes_out: AtomicU64,
 }
 
-// === impl Exchange ===
+// === impl InFlight ===
 
-impl Exchange {
+impl InFlight {
     /// A new exchange that arrived at `start`.
     pub fn new(
         id: u64,
         start: Instant,
         observer: Option<Arc<dyn ExchangeObserver>>,
         shared: Arc<Shared>,
-    ) -> Exchange {
-        Exchange {
+    ) -> InFlight {
+        InFlight {
             id,
             start,
             observer,
@@ -145,7 +146,7 @@ impl Exchange {
     }
 
     /// Keeps what the access log needs of the request head, when it is on.
-    pub fn with_caller(mut self, head: &http::request::Parts) -> Exchange {
+    pub fn with_caller(mut self, head: &http::request::Parts) -> InFlight {
         if self.shared.access.is_some() {
             self.caller = Some(Box::new(CallerIds::read(
                 &head.method,
@@ -158,7 +159,7 @@ impl Exchange {
 
     /// This exchange is in flight on a connection with `activity`, until
     /// it is dropped.
-    pub fn on_connection(mut self, activity: Option<Arc<Activity>>) -> Exchange {
+    pub fn on_connection(mut self, activity: Option<Arc<Activity>>) -> InFlight {
         if let Some(a) = &activity {
             a.begin();
         }
@@ -250,7 +251,7 @@ impl Exchange {
     }
 }
 
-impl Drop for Exchange {
+impl Drop for InFlight {
     fn drop(&mut self) {
         if !self.counted.load(Ordering::Relaxed) {
             tracing::debug!(request_id = self.id, "caller went away before the response");
@@ -264,13 +265,13 @@ impl Drop for Exchange {
 
 /// Tees the request body to the observer.
 pub struct RequestTap {
-    exchange: Arc<Exchange>,
+    exchange: Arc<InFlight>,
     bytes: u64,
 }
 
 impl RequestTap {
     /// For the request of `exchange`.
-    pub fn new(exchange: Arc<Exchange>) -> RequestTap {
+    pub fn new(exchange: Arc<InFlight>) -> RequestTap {
         RequestTap { exchange, bytes: 0 }
     }
 }
@@ -298,7 +299,7 @@ impl BodyObserver for RequestTap {
 /// Tees the response body to the observer, a run of chunks at a time, and
 /// counts the exchange at its end.
 pub struct ResponseTap {
-    exchange: Arc<Exchange>,
+    exchange: Arc<InFlight>,
     status: StatusCode,
     /// The bytes of the chunks seen since the last hand-over, copied (this
     /// side owns them: no lock per chunk, and no reference to the read
@@ -344,7 +345,7 @@ fn keep_run(mut run: Vec<u8>) {
 
 impl ResponseTap {
     /// For a response with `status`, whose head just arrived.
-    pub fn new(exchange: Arc<Exchange>, status: StatusCode) -> ResponseTap {
+    pub fn new(exchange: Arc<InFlight>, status: StatusCode) -> ResponseTap {
         exchange.status.store(status.as_u16(), Ordering::Relaxed);
         ResponseTap {
             exchange,

@@ -16,7 +16,7 @@ use tracing::Instrument;
 use super::activity::Activity;
 use super::body_limit::LimitBody;
 use super::error::ProxyError;
-use super::exchange::{Exchange, RequestTap, ResponseTap, Shared};
+use super::exchange::{InFlight, RequestTap, ResponseTap, Shared};
 use super::headers::{add_forwarded, strip_hop_by_hop, strip_request_hop_by_hop};
 use super::idle::IdleTimeout;
 use super::inspect::Inspector;
@@ -158,7 +158,7 @@ impl Forwarder {
         let inspector = self.inspector.as_deref();
         let has_body = !http_body::Body::is_end_stream(&body);
         let observer = inspector.and_then(|i| i.begin(id, &head, has_body));
-        let exchange = Exchange::new(id, start, observer, self.shared.clone()).with_caller(&head);
+        let exchange = InFlight::new(id, start, observer, self.shared.clone()).with_caller(&head);
         let exchange = Arc::new(exchange.on_connection(activity));
         let transform = inspector.and_then(|i| i.transform_for(&head));
 
@@ -366,7 +366,7 @@ impl Forwarder {
 
     /// The proxy's own answer to a call it could not forward: a gRPC
     /// status to a gRPC caller, a plain-text HTTP error to any other.
-    fn refuse(&self, exchange: &Exchange, grpc: bool, err: ProxyError) -> Response<ProxyBody> {
+    fn refuse(&self, exchange: &InFlight, grpc: bool, err: ProxyError) -> Response<ProxyBody> {
         exchange.failed(&err);
         if grpc {
             grpc_error_response(&err)
