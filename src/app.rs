@@ -296,7 +296,7 @@ fn start_validation(
     clock: Clock,
     (share_audit, own_access): (bool, Option<LineLog>),
 ) -> Result<Validation, AppError> {
-    let mut tap_config = TapConfig::from_config(config)?;
+    let mut tap_config = TapConfig::try_from(config)?;
     tap_config.clock = clock;
     let tracing = config.trace_settings(|name| std::env::var(name).ok())?;
     let trace_url = tracing.as_ref().map(|t| t.export.url.clone());

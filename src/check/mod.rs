@@ -76,8 +76,8 @@ impl Settings {
     pub fn from_config(config: &Config) -> Result<Settings, ConfigError> {
         config.validate_settings()?;
         Ok(Settings {
-            engine: crate::analysis::engine_config(config),
-            registry: crate::analysis::registry_config(config),
+            engine: EngineConfig::from(config),
+            registry: RegistryConfig::from(config),
             pipeline: Pipeline::new(config.policy()?, config.analysis.max_id_bytes),
         })
     }
