@@ -1,5 +1,8 @@
 use super::*;
 use std::sync::Mutex;
+use std::time::Duration;
+
+use crate::report::Metrics;
 
 /// What the observer was handed: the bytes of each run, and the ends.
 #[derive(Default)]
