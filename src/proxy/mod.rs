@@ -11,6 +11,7 @@ pub mod headers;
 pub mod idle;
 pub mod inspect;
 pub mod pool;
+mod refusal;
 pub mod response;
 pub mod share;
 pub mod tee;
