@@ -8,6 +8,7 @@
 //! only if it really was.
 
 pub mod clock;
+mod handle;
 mod msg;
 mod observer;
 mod queue;
@@ -16,8 +17,8 @@ pub mod shared_registry;
 mod worker;
 
 pub use clock::{Clock, ManualClock};
+pub use handle::AnalysisHandle;
 pub use observer::Tap;
-pub use worker::AnalysisHandle;
 
 use crate::config::{Config, ConfigError};
 use crate::engine::EngineConfig;

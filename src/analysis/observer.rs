@@ -23,9 +23,10 @@ use std::time::Instant;
 use bytes::Bytes;
 
 use super::clock::Clock;
+use super::handle::AnalysisHandle;
 use super::msg::Msg;
 use super::queue::{queue, Sender};
-use super::worker::{AnalysisHandle, Worker};
+use super::worker::Worker;
 use super::TapConfig;
 use crate::trace::context::{OwnSpan, TraceParent};
 use request_head::{RequestHead, TRACEPARENT};
