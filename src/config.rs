@@ -9,6 +9,7 @@ mod defaults;
 pub mod parse;
 mod registry_settings;
 mod trace_settings;
+mod upstream_url;
 mod validate;
 mod values;
 
