@@ -20,8 +20,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Instant;
 
-use bytes::Bytes;
-
 use super::clock::Clock;
 use super::handle::AnalysisHandle;
 use super::msg::Msg;
@@ -31,14 +29,12 @@ use super::TapConfig;
 use crate::trace::context::{OwnSpan, TraceParent};
 use request_head::{RequestHead, TRACEPARENT};
 
-use crate::a2a::classify::{classify_with, grpc_gzip, GRPC_ENCODING};
+use crate::a2a::classify::classify_with;
 use crate::a2a::grpc::{self, GrpcStatus};
-use crate::engine::{Head, Media, SkipReason};
+use crate::engine::{Head, SkipReason};
 use crate::lifecycle::{End, Registry, Seq};
 use crate::proxy::card_rewrite::CardRewriter;
-use crate::proxy::{
-    BodyEnd, ExchangeLabels, ExchangeObserver, Inspector, ProxyError, ResponseTransform,
-};
+use crate::proxy::{ExchangeLabels, ExchangeObserver, Inspector, ResponseTransform};
 use crate::report::access::AccessLine;
 use crate::report::audit::AuditLog;
 use crate::report::metrics::Metrics;

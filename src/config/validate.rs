@@ -1,7 +1,7 @@
 //! What the types alone cannot check: required keys, ranges, cross-key
 //! rules. Every problem is reported, each naming its key.
 
-use super::*;
+use super::{Config, ConfigError, HumanDuration, StallLimit};
 
 /// `proxy.max_header_list_size`'s range: hyper's own default, below which
 /// ordinary answers fail; and a ceiling that keeps a head's memory sane.

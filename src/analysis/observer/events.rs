@@ -2,7 +2,19 @@
 //! head, runs, trailers, the end), turned into messages to the analysis
 //! thread.
 
-use super::*;
+use std::sync::atomic::Ordering;
+use std::sync::PoisonError;
+
+use bytes::Bytes;
+
+use super::request_head::TRACEPARENT;
+use super::Observer;
+use crate::a2a::classify::{grpc_gzip, GRPC_ENCODING};
+use crate::a2a::grpc::GrpcStatus;
+use crate::engine::{Head, Media, SkipReason};
+use crate::lifecycle::End;
+use crate::proxy::{BodyEnd, ExchangeLabels, ExchangeObserver, ProxyError};
+use crate::report::access::AccessLine;
 
 impl ExchangeObserver for Observer {
     fn outgoing_headers(&self, headers: &mut http::HeaderMap) {
