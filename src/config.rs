@@ -4,7 +4,7 @@
 //! the two in step. Durations are humantime strings (`"30s"`); sizes are
 //! bytes, as an integer or with a unit (`"64MiB"`).
 
-mod convert;
+mod core_settings;
 mod defaults;
 pub mod parse;
 mod registry_settings;

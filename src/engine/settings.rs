@@ -1,5 +1,5 @@
 //! The engine's limits and evidence rules (from `[analysis]` and
-//! `[audit]`: `config/convert.rs`).
+//! `[audit]`: `config/core_settings.rs`).
 
 use super::evidence::EvidencePolicy;
 use super::inflate;
