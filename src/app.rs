@@ -8,15 +8,15 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use crate::analysis::{card_settings, AnalysisHandle, Clock, Tap, TapConfig};
 use crate::config::{Config, ConfigError};
-use crate::proxy::card::CardRewriter;
+use crate::proxy::card_rewrite::CardRewriter;
 use crate::proxy::CardOnly;
 use crate::proxy::Inspector;
 use crate::report::audit::{AuditLog, AuditWriter, LineLog, Target};
 use crate::report::metrics::MetricsError;
 use crate::report::Metrics;
 use crate::server::{self, ServerHandle, StartError};
-use crate::tap::{card_settings, AnalysisHandle, Clock, Tap, TapConfig};
 
 /// Why the app could not start.
 #[derive(Debug, thiserror::Error)]
@@ -296,7 +296,7 @@ fn start_validation(
     clock: Clock,
     (share_audit, own_access): (bool, Option<LineLog>),
 ) -> Result<Validation, AppError> {
-    let mut tap_config = TapConfig::from_config(config)?;
+    let mut tap_config = TapConfig::try_from(config)?;
     tap_config.clock = clock;
     let tracing = config.trace_settings(|name| std::env::var(name).ok())?;
     let trace_url = tracing.as_ref().map(|t| t.export.url.clone());
@@ -310,7 +310,7 @@ fn start_validation(
                 what: "span exporter",
                 source,
             })?;
-            tap_config.trace = Some(crate::tap::TraceSetup {
+            tap_config.trace = Some(crate::analysis::TraceSetup {
                 spans,
                 sample_ratio: t.sample_ratio,
                 propagate: t.propagate,

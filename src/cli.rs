@@ -3,7 +3,10 @@
 //! Every serve flag can also come from the environment (`A2A_TAP_<FLAG>`),
 //! below the flag and above the config file.
 
+pub mod commands;
 mod environment;
+mod load;
+pub mod serve;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

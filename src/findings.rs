@@ -4,6 +4,7 @@
 use std::fmt;
 
 mod sources;
+pub mod spec_link;
 
 #[cfg(test)]
 pub(crate) use sources::conformance_rows;

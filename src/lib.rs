@@ -6,19 +6,20 @@
 #![forbid(unsafe_code)]
 
 pub mod a2a;
+pub mod analysis;
 pub mod app;
 pub mod check;
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod fd_limit;
 pub mod findings;
 pub mod lifecycle;
-pub mod limits;
 mod pace;
 pub mod probe;
 pub mod proxy;
 pub mod report;
 pub mod server;
 pub mod sse;
-pub mod tap;
+pub mod tls;
 pub mod trace;

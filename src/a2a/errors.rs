@@ -6,6 +6,13 @@ use super::json::members::{integer, members, nullable, objects, string, Int};
 use super::json::{Cursor, Kind, Result};
 use super::model::{A2aError, DetailFault, ErrorInfo};
 
+impl ErrorInfo {
+    /// The A2A error `code` names read as a JSON-RPC code (§5.4), if any.
+    pub fn jsonrpc_code_names(&self) -> Option<A2aError> {
+        error_from_code(self.code)
+    }
+}
+
 /// A JSON-RPC `error` or a REST google.rpc.Status-like `error`: its code,
 /// the A2A error a `details[].reason` (else the code) names, and the fault
 /// of its typed details (`details[]`, or a JSON-RPC `data` array).

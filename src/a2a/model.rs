@@ -349,11 +349,6 @@ impl ErrorInfo {
             fault: None,
         }
     }
-
-    /// The A2A error `code` names read as a JSON-RPC code (§5.4), if any.
-    pub fn jsonrpc_code_names(&self) -> Option<A2aError> {
-        super::errors::error_from_code(self.code)
-    }
 }
 
 /// How an entry of an error's typed details breaks the 1.0 shape.

@@ -7,8 +7,8 @@
 
 mod har;
 mod input;
+mod output;
 mod recording_error;
-mod report;
 mod sidecar;
 
 use std::path::{Path, PathBuf};
@@ -23,8 +23,8 @@ use crate::report::audit::{Origin, Record};
 use crate::report::pipeline::{Folds, Pipeline};
 use crate::report::timeline::{Lane, Timeline};
 
+pub use output::Format;
 pub use recording_error::RecordingError;
-pub use report::Format;
 
 /// One exchange found in a file, ready to judge.
 pub(crate) struct Recorded {
@@ -82,8 +82,8 @@ impl Settings {
     pub fn from_config(config: &Config) -> Result<Settings, ConfigError> {
         config.validate_settings()?;
         Ok(Settings {
-            engine: crate::tap::engine_config(config),
-            registry: crate::tap::registry_config(config),
+            engine: EngineConfig::from(config),
+            registry: RegistryConfig::from(config),
             pipeline: Pipeline::new(config.policy()?, config.analysis.max_id_bytes),
             timeline: false,
         })
@@ -93,7 +93,7 @@ impl Settings {
 /// Runs the check; returns the process exit code (0 clean, 1 errors
 /// found, 2 a file could not be read or parsed).
 pub fn run(format: Format, files: &[PathBuf], settings: &Settings) -> i32 {
-    let mut out = report::Report::new(format);
+    let mut out = output::Report::new(format);
     let timeline = Settings {
         timeline: format == Format::Html,
         ..settings.clone()
@@ -124,7 +124,7 @@ pub fn run(format: Format, files: &[PathBuf], settings: &Settings) -> i32 {
                     eprintln!(
                         "a2a-tap check: {}: {}",
                         display(path),
-                        report::unrecorded(&judged.unrecorded)
+                        output::unrecorded(&judged.unrecorded)
                     );
                 }
                 out.lanes(judged.lanes);

@@ -7,120 +7,21 @@ mod frame;
 mod grpc;
 mod head;
 pub mod inflate;
+mod settings;
+mod sink;
 
 use crate::a2a::card::CardInfo;
 use crate::a2a::decode::decode;
 use crate::a2a::last_frame::LastFrame;
-use crate::a2a::model::{Decoded, EventKind, Exchange, Malformed, Operation, Payload};
+use crate::a2a::model::{Exchange, Operation, Payload};
 use crate::findings::{Finding, Kind};
 use crate::lifecycle::{End, Millis, Outcome, Reducer, Registry, Seq};
 use crate::sse::Framer;
-use evidence::EvidencePolicy;
 use frame::{on_frame, unaccused, Stream};
 pub use head::{Head, Media};
 use inflate::Inflate;
-
-/// Limits and evidence rules of the engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EngineConfig {
-    /// Largest non-streamed body judged (decoded size); larger is skipped.
-    pub max_body_bytes: usize,
-    /// Largest SSE event; larger becomes one `malformed_event`.
-    pub max_event_bytes: usize,
-    /// Ids longer than this are kept as their digest and shown cut.
-    pub max_id_bytes: usize,
-    /// What one exchange may inflate (`Content-Encoding`, gRPC gzip).
-    pub inflate: inflate::Budget,
-    pub evidence: EvidencePolicy,
-    /// How long a stream may stay open after its end (`stream_not_closed`,
-    /// judged live on the analysis thread's tick).
-    pub close_wait: std::time::Duration,
-}
-
-impl Default for EngineConfig {
-    fn default() -> Self {
-        EngineConfig {
-            max_body_bytes: 4 << 20,
-            max_event_bytes: 1 << 20,
-            max_id_bytes: crate::lifecycle::DEFAULT_MAX_ID_BYTES,
-            inflate: inflate::Budget::default(),
-            evidence: EvidencePolicy::default(),
-            close_wait: std::time::Duration::from_secs(5),
-        }
-    }
-}
-
-/// What the engine reports besides findings.
-pub trait Sink {
-    /// A finding, evidence attached.
-    fn finding(&mut self, finding: Finding);
-    /// One decoded stream event.
-    fn event(&mut self, _kind: EventKind) {}
-    /// One frame or whole body was read and judged (decoded or found
-    /// malformed): `check` tells "clean" from "nothing read" by it.
-    fn read(&mut self) {}
-    /// One event the engine did not read (a gap in the stream's history;
-    /// judging goes on, findings that would rest on it are withheld).
-    fn gap(&mut self, _reason: SkipReason) {}
-    /// An agent card passed (a 2xx answer to `GetAgentCard` that is a JSON
-    /// object): what it says of the agent.
-    fn card(&mut self, _card: CardInfo) {}
-    /// What one frame, message or whole body read decoded to (or why it is
-    /// malformed), with its event index (`None` for a whole body): for a
-    /// report that draws each exchange's timeline (`--format html`).
-    fn decoded(&mut self, _index: Option<u64>, _decoded: Result<&Decoded<'_>, &Malformed>) {}
-}
-
-impl Sink for Vec<Finding> {
-    fn finding(&mut self, finding: Finding) {
-        self.push(finding);
-    }
-}
-
-/// Why an exchange was not (fully) judged: the label of
-/// `a2a_analysis_skipped_total{reason}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SkipReason {
-    /// A non-streamed response body above `max_body_bytes`.
-    BodyTooLarge,
-    /// A request body above the classifier's limit.
-    RequestTooLarge,
-    /// One SSE event above `max_event_bytes`: a gap in its stream, which
-    /// is judged on without it.
-    EventTooLarge,
-    /// A `Content-Encoding` that cannot be undone, or a corrupt body.
-    ContentEncoding,
-    /// Analysis fell behind and bytes were not seen.
-    Overload,
-    /// A compressed answer inflated past its budget
-    /// (`analysis.max_inflated_bytes`, `analysis.max_inflate_ratio`), or a
-    /// gRPC message repeated a field more than judging reads.
-    InflatedTooLarge,
-}
-
-impl SkipReason {
-    /// Every reason, for pre-registering label values.
-    pub const ALL: [SkipReason; 6] = [
-        SkipReason::BodyTooLarge,
-        SkipReason::RequestTooLarge,
-        SkipReason::EventTooLarge,
-        SkipReason::ContentEncoding,
-        SkipReason::Overload,
-        SkipReason::InflatedTooLarge,
-    ];
-
-    /// The metric label.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SkipReason::BodyTooLarge => "body_too_large",
-            SkipReason::RequestTooLarge => "request_too_large",
-            SkipReason::EventTooLarge => "event_too_large",
-            SkipReason::ContentEncoding => "content_encoding",
-            SkipReason::Overload => "overload",
-            SkipReason::InflatedTooLarge => "inflated_too_large",
-        }
-    }
-}
+pub use settings::EngineConfig;
+pub use sink::{Sink, SkipReason};
 
 enum Body {
     /// No response head yet.

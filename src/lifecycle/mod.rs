@@ -16,7 +16,6 @@
 //! ```
 
 mod artifacts;
-mod checks;
 mod lru;
 mod reducer;
 pub mod registry;

@@ -46,7 +46,7 @@ impl CheckId {
 mod tests {
     use super::*;
     use crate::findings::conformance_rows;
-    use crate::report::spec_link;
+    use crate::findings::spec_link;
 
     const ALL: [CheckId; 15] = [
         CheckId::AgentCardValid,

@@ -84,8 +84,8 @@ impl<'a> Client<'a> {
         limits: Limits,
         judge: Judge<'a>,
         upstream: String,
-    ) -> Result<Client<'a>, crate::proxy::client::ClientError> {
-        let tls = crate::proxy::client::tls_config(https, None)?;
+    ) -> Result<Client<'a>, crate::tls::TlsError> {
+        let tls = crate::tls::tls_config(https, None)?;
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_connect_timeout(Some(limits.per_request));

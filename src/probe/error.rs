@@ -4,7 +4,7 @@
 use http::Uri;
 
 use super::client::Refused;
-use crate::proxy::client::ClientError;
+use crate::tls::TlsError as ClientError;
 
 /// Why a URL cannot be probed (the command line's check of `URL`).
 #[derive(Debug, thiserror::Error)]

@@ -5,14 +5,14 @@
 
 mod answer;
 mod capability;
-mod card;
 mod check_sources;
 mod checks;
 mod client;
 mod dialect;
+mod discover;
 mod error;
 mod flow;
-mod report;
+mod output;
 mod terminal;
 
 use std::time::Duration;
@@ -20,7 +20,7 @@ use std::time::Duration;
 use http::Method;
 
 pub use checks::{CheckId, CheckResult, Verdict};
-pub use report::Format;
+pub use output::Format;
 
 use crate::a2a::card::CardInfo;
 use crate::check::{Judge, Settings};
@@ -28,7 +28,7 @@ use crate::lifecycle::Registry;
 use client::{headers, Client, Limits};
 use error::ProbeError;
 pub use error::UrlError;
-use report::{IfaceOut, ProbeReport};
+use output::{IfaceOut, ProbeReport};
 
 /// The message sent when `--message` is not given.
 pub const DEFAULT_MESSAGE: &str = "a2a-tap probe: please reply briefly";
@@ -60,7 +60,7 @@ pub struct Options {
 /// Checks whether `url` can be probed (http or https, with a host): the
 /// command line's own validation of its `URL`.
 pub fn check_url(url: &str) -> Result<(), UrlError> {
-    card::Target::parse(url).map(|_| ())
+    discover::Target::parse(url).map(|_| ())
 }
 
 /// Runs the probe and prints the report; returns the exit code: 0 every
@@ -69,7 +69,7 @@ pub fn check_url(url: &str) -> Result<(), UrlError> {
 /// on which no check could run (a clean report of nothing would pass a CI
 /// gate), 3 the agent could not be reached at all.
 pub fn run(options: &Options) -> i32 {
-    let target = match card::Target::parse(&options.url) {
+    let target = match discover::Target::parse(&options.url) {
         Ok(t) => t,
         Err(why) => {
             eprintln!("a2a-tap probe: URL {}: {why}", options.url);
@@ -108,7 +108,7 @@ pub fn run(options: &Options) -> i32 {
 }
 
 /// The whole run; `Err` when the card URL could not be reached at all.
-async fn probe(target: &card::Target, options: &Options) -> Result<ProbeReport, ProbeError> {
+async fn probe(target: &discover::Target, options: &Options) -> Result<ProbeReport, ProbeError> {
     let mut registry = Registry::new(options.settings.registry.clone());
     let settings = Settings {
         timeline: options.format == Format::Html,
@@ -141,18 +141,18 @@ async fn probe(target: &card::Target, options: &Options) -> Result<ProbeReport, 
             why: sent.failure.as_deref().unwrap_or("no answer").to_owned(),
         });
     }
-    let (card_check, card) = card::judge_card(sent.status, &sent.answer, &sent.read, sent.n);
+    let (card_check, card) = discover::judge_card(sent.status, &sent.answer, &sent.read, sent.n);
     let mut interfaces = Vec::new();
     let mut seen = Vec::new();
     for i in card.iter().flat_map(|c| &c.interfaces) {
         let Some(card) = &card else { break };
         let name = format!("{} {}", i.binding, i.version.as_deref().unwrap_or("-"));
-        match card::plan(target, card, i) {
-            card::Plan::Skip(why) => interfaces.push(IfaceOut::skipped(name, &i.url, &why)),
-            card::Plan::Probe(iface) if seen.contains(&iface) => {
+        match discover::plan(target, card, i) {
+            discover::Plan::Skip(why) => interfaces.push(IfaceOut::skipped(name, &i.url, &why)),
+            discover::Plan::Probe(iface) if seen.contains(&iface) => {
                 interfaces.push(IfaceOut::skipped(name, &i.url, "listed twice: probed once"));
             }
-            card::Plan::Probe(iface) => {
+            discover::Plan::Probe(iface) => {
                 seen.push(iface.clone());
                 let caps = flow::Caps {
                     streaming: card.streaming == Some(true),
@@ -191,7 +191,11 @@ async fn probe(target: &card::Target, options: &Options) -> Result<ProbeReport, 
 
 /// Why no check could run on any interface of `card`, and what to pass
 /// instead; `None` when one interface was probed.
-fn nothing_ran(target: &card::Target, card: &CardInfo, interfaces: &[IfaceOut]) -> Option<String> {
+fn nothing_ran(
+    target: &discover::Target,
+    card: &CardInfo,
+    interfaces: &[IfaceOut],
+) -> Option<String> {
     if interfaces.iter().any(|i| i.contacted) {
         return None;
     }

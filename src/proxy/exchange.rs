@@ -3,98 +3,23 @@
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Instant;
 
 use bytes::Bytes;
 use http::StatusCode;
-use prometheus::{Histogram, IntCounter};
 
-use super::access::{AccessLine, AccessLog, CallerIds};
 use super::activity::Activity;
 use super::error::{ProxyError, UpstreamReason};
-use super::inspect::{ExchangeLabels, ExchangeObserver, LABEL_SLOTS, RUN_BYTES};
+use super::inspect::{ExchangeLabels, ExchangeObserver, RUN_BYTES};
 use super::tee::{BodyEnd, BodyObserver};
+use crate::report::access::{AccessLine, CallerIds};
 use crate::report::metrics::status_class;
-use crate::report::Metrics;
+pub use shared::Shared;
 
-/// What every exchange shares: metrics and the upstream label.
-pub struct Shared {
-    /// The metrics registry.
-    pub metrics: Arc<Metrics>,
-    /// The upstream's label (config `name`).
-    pub upstream: String,
-    /// The response idle timeout (`proxy.stream_idle_timeout`).
-    pub idle_timeout: Duration,
-    /// `a2a_proxy_overhead_seconds{upstream}`, looked up once.
-    pub overhead: Histogram,
-    /// The access log, when on.
-    pub access: Option<AccessLog>,
-    /// Series per label slot, looked up on first use (label lookups hash
-    /// every value: too slow for each request).
-    series: [OnceLock<Series>; LABEL_SLOTS],
-}
-
-/// The request series of one label pair.
-struct Series {
-    counts: [OnceLock<IntCounter>; CODES.len()],
-    duration: Histogram,
-}
-
-/// The `code` label values, in the order of `Shared::default_counts`.
-const CODES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "error"];
-
-impl Shared {
-    /// State shared by the exchanges with `upstream`.
-    pub fn new(
-        metrics: Arc<Metrics>,
-        upstream: String,
-        idle_timeout: Duration,
-        access: Option<AccessLog>,
-    ) -> Shared {
-        let overhead = metrics.proxy_overhead_seconds.with(upstream.as_str());
-        Shared {
-            metrics,
-            upstream,
-            idle_timeout,
-            overhead,
-            access,
-            series: std::array::from_fn(|_| OnceLock::new()),
-        }
-    }
-
-    /// Counts one exchange with `labels` and status class `code`.
-    fn count(&self, labels: ExchangeLabels, code: &str, seconds: f64) {
-        let m = &self.metrics;
-        let upstream = self.upstream.as_str();
-        let count = || {
-            m.requests_total
-                .with(upstream, labels.binding, labels.method, code)
-        };
-        let duration = || {
-            m.request_duration_seconds
-                .with(upstream, labels.binding, labels.method)
-        };
-        let Some(cache) = self.series.get(usize::from(labels.slot)) else {
-            // Not cacheable: look the series up each time.
-            count().inc();
-            duration().observe(seconds);
-            return;
-        };
-        let series = cache.get_or_init(|| Series {
-            counts: Default::default(),
-            duration: duration(),
-        });
-        match CODES.iter().position(|c| *c == code) {
-            Some(i) => series.counts[i].get_or_init(count).inc(),
-            None => count().inc(),
-        }
-        series.duration.observe(seconds);
-    }
-}
-
-/// One request/response pair passing through.
-pub struct Exchange {
+/// One request/response pair passing through the proxy (the A2A view of
+/// it, once classified, is `a2a::model::Exchange`).
+pub struct InFlight {
     /// The proxy's id for this exchange (also in logs).
     pub id: u64,
     /// When the request arrived.
@@ -122,17 +47,17 @@ pub struct Exchange {
     bytes_out: AtomicU64,
 }
 
-// === impl Exchange ===
+// === impl InFlight ===
 
-impl Exchange {
+impl InFlight {
     /// A new exchange that arrived at `start`.
     pub fn new(
         id: u64,
         start: Instant,
         observer: Option<Arc<dyn ExchangeObserver>>,
         shared: Arc<Shared>,
-    ) -> Exchange {
-        Exchange {
+    ) -> InFlight {
+        InFlight {
             id,
             start,
             observer,
@@ -149,7 +74,7 @@ impl Exchange {
     }
 
     /// Keeps what the access log needs of the request head, when it is on.
-    pub fn with_caller(mut self, head: &http::request::Parts) -> Exchange {
+    pub fn with_caller(mut self, head: &http::request::Parts) -> InFlight {
         if self.shared.access.is_some() {
             self.caller = Some(Box::new(CallerIds::read(
                 &head.method,
@@ -162,7 +87,7 @@ impl Exchange {
 
     /// This exchange is in flight on a connection with `activity`, until
     /// it is dropped.
-    pub fn on_connection(mut self, activity: Option<Arc<Activity>>) -> Exchange {
+    pub fn on_connection(mut self, activity: Option<Arc<Activity>>) -> InFlight {
         if let Some(a) = &activity {
             a.begin();
         }
@@ -254,7 +179,7 @@ impl Exchange {
     }
 }
 
-impl Drop for Exchange {
+impl Drop for InFlight {
     fn drop(&mut self) {
         if !self.counted.load(Ordering::Relaxed) {
             tracing::debug!(request_id = self.id, "caller went away before the response");
@@ -268,13 +193,13 @@ impl Drop for Exchange {
 
 /// Tees the request body to the observer.
 pub struct RequestTap {
-    exchange: Arc<Exchange>,
+    exchange: Arc<InFlight>,
     bytes: u64,
 }
 
 impl RequestTap {
     /// For the request of `exchange`.
-    pub fn new(exchange: Arc<Exchange>) -> RequestTap {
+    pub fn new(exchange: Arc<InFlight>) -> RequestTap {
         RequestTap { exchange, bytes: 0 }
     }
 }
@@ -302,7 +227,7 @@ impl BodyObserver for RequestTap {
 /// Tees the response body to the observer, a run of chunks at a time, and
 /// counts the exchange at its end.
 pub struct ResponseTap {
-    exchange: Arc<Exchange>,
+    exchange: Arc<InFlight>,
     status: StatusCode,
     /// The bytes of the chunks seen since the last hand-over, copied (this
     /// side owns them: no lock per chunk, and no reference to the read
@@ -348,7 +273,7 @@ fn keep_run(mut run: Vec<u8>) {
 
 impl ResponseTap {
     /// For a response with `status`, whose head just arrived.
-    pub fn new(exchange: Arc<Exchange>, status: StatusCode) -> ResponseTap {
+    pub fn new(exchange: Arc<InFlight>, status: StatusCode) -> ResponseTap {
         exchange.status.store(status.as_u16(), Ordering::Relaxed);
         ResponseTap {
             exchange,
@@ -448,5 +373,6 @@ impl Drop for ResponseTap {
     }
 }
 
+mod shared;
 #[cfg(test)]
 mod tests;

@@ -1,45 +1,38 @@
 //! The forwarding step: turn a caller's request into the upstream's, send it
 //! on the pooled client, and stream the response back through the tee.
 
+mod target;
+
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::uri::{Authority, PathAndQuery, Scheme};
+use http::uri::{Authority, Scheme};
 use http::{header, HeaderValue, Request, Response, Uri, Version};
-use http_body_util::{BodyExt, Full};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use tracing::Instrument;
 
 use super::activity::Activity;
-use super::client::{self, ClientError, Upstream};
+use super::body_limit::LimitBody;
 use super::error::ProxyError;
-use super::exchange::{Exchange, RequestTap, ResponseTap, Shared};
+use super::exchange::{InFlight, RequestTap, ResponseTap, Shared};
 use super::headers::{add_forwarded, strip_hop_by_hop, strip_request_hop_by_hop};
 use super::idle::IdleTimeout;
 use super::inspect::Inspector;
-use super::limit::LimitBody;
 use super::pool::{LeasedBody, SendFailure};
+pub use super::refusal::{error_response, grpc_error_response};
 use super::response::UpstreamResponseBody;
 use super::share::CallerShare;
 use super::tee::TeeBody;
+use super::upstream::{self, ClientError, Upstream};
 use super::UpstreamBody;
 use super::{BoxError, ProxyBody};
 use crate::config::{Config, UpstreamUrl};
 use crate::report::Metrics;
-
-/// Where requests go: the upstream's scheme, authority and base path.
-struct Target {
-    scheme: Scheme,
-    authority: Authority,
-    base_path: String,
-    /// `scheme://authority/`, what the connector dials.
-    origin: Uri,
-    /// The `Host` header for HTTP/1.1.
-    host: HeaderValue,
-}
+use target::Target;
 
 /// Forwards exchanges to one upstream. Cheap to share (`Arc`).
 pub struct Forwarder {
@@ -69,7 +62,7 @@ impl Forwarder {
         metrics: Arc<Metrics>,
         inspector: Option<Arc<dyn Inspector>>,
         max_idle: usize,
-        access: Option<super::access::AccessLog>,
+        access: Option<crate::report::access::AccessLog>,
     ) -> Result<Forwarder, ClientError> {
         let uri = upstream.uri();
         let scheme = uri.scheme().cloned().unwrap_or(Scheme::HTTP);
@@ -94,7 +87,7 @@ impl Forwarder {
         };
         let p = &config.proxy;
         Ok(Forwarder {
-            upstream: client::build(p, upstream, max_idle)?,
+            upstream: upstream::build(p, upstream, max_idle)?,
             target,
             shared: Arc::new(Shared::new(
                 metrics,
@@ -158,7 +151,7 @@ impl Forwarder {
         let inspector = self.inspector.as_deref();
         let has_body = !http_body::Body::is_end_stream(&body);
         let observer = inspector.and_then(|i| i.begin(id, &head, has_body));
-        let exchange = Exchange::new(id, start, observer, self.shared.clone()).with_caller(&head);
+        let exchange = InFlight::new(id, start, observer, self.shared.clone()).with_caller(&head);
         let exchange = Arc::new(exchange.on_connection(activity));
         let transform = inspector.and_then(|i| i.transform_for(&head));
 
@@ -174,7 +167,7 @@ impl Forwarder {
         }
         // gRPC needs HTTP/2 upstream, whatever the other requests use.
         let http2 = self.upstream.http1.is_none() || grpc;
-        let uri = match self.upstream_uri(&head.uri, http2) {
+        let uri = match self.target.uri(&head.uri, http2) {
             Ok(uri) => uri,
             Err(detail) => {
                 let err = ProxyError::Upstream {
@@ -339,33 +332,9 @@ impl Forwarder {
         let _ = tokio::time::timeout(LABEL_READ, read).await;
     }
 
-    /// The upstream request target: origin-form for HTTP/1.1 (with a `Host`
-    /// header), absolute for HTTP/2. The path is base path + caller's path
-    /// and query.
-    fn upstream_uri(&self, caller: &Uri, http2: bool) -> Result<Uri, http::Error> {
-        let pq = caller
-            .path_and_query()
-            .cloned()
-            .unwrap_or_else(|| PathAndQuery::from_static("/"));
-        let pq = if self.target.base_path.is_empty() {
-            pq
-        } else {
-            let joined = format!("{}{}", self.target.base_path, pq.as_str());
-            PathAndQuery::try_from(joined)?
-        };
-        if !http2 {
-            return Ok(Uri::from(pq));
-        }
-        Uri::builder()
-            .scheme(self.target.scheme.clone())
-            .authority(self.target.authority.clone())
-            .path_and_query(pq)
-            .build()
-    }
-
     /// The proxy's own answer to a call it could not forward: a gRPC
     /// status to a gRPC caller, a plain-text HTTP error to any other.
-    fn refuse(&self, exchange: &Exchange, grpc: bool, err: ProxyError) -> Response<ProxyBody> {
+    fn refuse(&self, exchange: &InFlight, grpc: bool, err: ProxyError) -> Response<ProxyBody> {
         exchange.failed(&err);
         if grpc {
             grpc_error_response(&err)
@@ -415,55 +384,4 @@ fn declared_length(headers: &http::HeaderMap) -> Option<u64> {
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse().ok())
-}
-
-/// A gRPC trailers-only answer for an error the proxy gives itself: HTTP
-/// 200, `grpc-status` (UNAVAILABLE, DEADLINE_EXCEEDED, ...) and the error
-/// in `grpc-message` (percent-encoded, as gRPC wants), no body.
-pub fn grpc_error_response(err: &ProxyError) -> Response<ProxyBody> {
-    let body = Full::new(Bytes::new())
-        .map_err(|never| -> BoxError { match never {} })
-        .boxed_unsync();
-    let mut resp = Response::new(body);
-    let h = resp.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/grpc"),
-    );
-    h.insert("grpc-status", HeaderValue::from(err.grpc_status()));
-    let text = format!("a2a-tap: {err}");
-    let mut encoded = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if (0x20..0x7f).contains(&b) && b != b'%' {
-            encoded.push(b as char);
-        } else {
-            encoded.push_str(&format!("%{b:02X}"));
-        }
-    }
-    if let Ok(v) = HeaderValue::from_str(&encoded) {
-        h.insert("grpc-message", v);
-    }
-    resp
-}
-
-/// A one-line plain-text answer for an error the proxy gives itself.
-pub fn error_response(err: &ProxyError) -> Response<ProxyBody> {
-    let text = format!("a2a-tap: {err}\n");
-    let body = Full::new(Bytes::from(text))
-        .map_err(|never| -> BoxError { match never {} })
-        .boxed_unsync();
-    let mut resp = Response::new(body);
-    *resp.status_mut() = err.status();
-    resp.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    if let ProxyError::MethodNotAllowed(_) = err {
-        // RFC 9110 §15.5.6: a 405 lists what is allowed.
-        resp.headers_mut().insert(
-            header::ALLOW,
-            HeaderValue::from_static("GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"),
-        );
-    }
-    resp
 }

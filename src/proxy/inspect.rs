@@ -8,10 +8,10 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::{request, response};
 
-use super::access::AccessLine;
 use super::error::ProxyError;
 use super::tee::BodyEnd;
 use super::ProxyBody;
+use crate::report::access::AccessLine;
 
 /// Label value for `binding` when nothing classified the exchange.
 pub const UNKNOWN_BINDING: &str = "unknown";

@@ -1,23 +1,23 @@
 //! The forwarding core: the upstream client, header rules, body wrappers
 //! (tee, idle timeout, size limit), errors, and the seams where validation joins.
 
-pub mod access;
 pub mod activity;
-pub mod card;
-pub mod client;
+pub mod body_limit;
+pub mod card_rewrite;
 pub mod error;
 pub mod exchange;
 pub mod forward;
 pub mod headers;
 pub mod idle;
 pub mod inspect;
-pub mod limit;
 pub mod pool;
+mod refusal;
 pub mod response;
 pub mod share;
 pub mod tee;
+pub mod upstream;
 
-pub use card::CardOnly;
+pub use card_rewrite::CardOnly;
 pub use error::{ProxyError, UpstreamReason};
 pub use forward::Forwarder;
 pub use inspect::{
@@ -30,7 +30,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// A caller's request body as it goes upstream: limited, and teed to the
 /// exchange.
-pub type UpstreamBody = TeeBody<limit::LimitBody<hyper::body::Incoming>, exchange::RequestTap>;
+pub type UpstreamBody = TeeBody<body_limit::LimitBody<hyper::body::Incoming>, exchange::RequestTap>;
 
 /// The response body type the proxy serves.
 pub type ProxyBody = http_body_util::combinators::UnsyncBoxBody<bytes::Bytes, BoxError>;

@@ -1,6 +1,7 @@
 //! Where findings and traffic facts go: the audit log (with its evidence)
 //! and the metrics.
 
+pub mod access;
 pub mod audit;
 pub mod html;
 pub mod junit;
@@ -9,7 +10,6 @@ mod log_safe;
 pub mod metrics;
 pub mod pipeline;
 pub mod sarif;
-pub mod spec_link;
 pub mod timeline;
 
 pub use log_safe::log_safe;

@@ -5,7 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use super::audit;
-use super::spec_link;
+use crate::findings::spec_link;
 
 /// The schema URI a SARIF 2.1.0 log names.
 pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";

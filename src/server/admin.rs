@@ -22,7 +22,7 @@ use tokio::sync::Semaphore;
 
 use super::backoff::AcceptBackoff;
 use super::raised;
-use crate::limits;
+use crate::fd_limit;
 use crate::proxy::activity::{Activity, Deadlines, Verdict};
 use crate::report::Metrics;
 
@@ -165,7 +165,7 @@ const ADMIN_DEADLINES: Deadlines = Deadlines {
 };
 
 /// Serves the admin listener until `stop` turns true: at most
-/// `limits::ADMIN_CONNECTIONS` connections at once (their descriptors are
+/// `fd_limit::ADMIN_CONNECTIONS` connections at once (their descriptors are
 /// kept in reserve), each with deadlines, so that silent connections to it
 /// cannot stop `/healthz` answering.
 pub(super) async fn serve_admin(
@@ -175,7 +175,7 @@ pub(super) async fn serve_admin(
     mut stop: watch::Receiver<bool>,
 ) {
     let builder = Arc::new(auto::Builder::new(TokioExecutor::new()));
-    let slots = Arc::new(Semaphore::new(limits::ADMIN_CONNECTIONS));
+    let slots = Arc::new(Semaphore::new(fd_limit::ADMIN_CONNECTIONS));
     let accept_errors = metrics.accept_errors_total.with("admin");
     let mut backoff = AcceptBackoff::default();
     loop {

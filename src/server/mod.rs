@@ -27,12 +27,12 @@ use self::accept::Lifecycle;
 use self::admin::{serve_admin, Readiness};
 use self::serving::{caller_builder, Conn, ServingThread};
 use crate::config::Config;
-use crate::limits::{self, Plan};
-use crate::proxy::access::AccessLog;
+use crate::fd_limit::{self, Plan};
 use crate::proxy::activity::{Closed, Deadlines};
-use crate::proxy::client::ClientError;
 use crate::proxy::share::Budget;
+use crate::proxy::upstream::ClientError;
 use crate::proxy::{Forwarder, Inspector, UpstreamReason};
+use crate::report::access::AccessLog;
 use crate::report::metrics::MetricsError;
 use crate::report::Metrics;
 
@@ -191,7 +191,7 @@ pub async fn start_with(
     let plan = Plan::new(
         config.proxy.max_connections,
         config.proxy.max_upstream_connections,
-        limits::raise_nofile(),
+        fd_limit::raise_nofile(),
     );
     if plan.lowered {
         tracing::warn!(

@@ -20,7 +20,7 @@ use tokio::sync::mpsc::{self, error::TrySendError, Receiver, Sender};
 use super::encode::{len_delimited, Out};
 use super::span::{Ended, OpenSpan};
 use crate::pace::Every;
-use crate::proxy::client::ClientError;
+use crate::tls::TlsError as ClientError;
 
 /// Where and how spans are exported.
 #[derive(Debug, Clone)]
@@ -252,7 +252,7 @@ fn connector(url: &http::Uri) -> Result<hyper_rustls::HttpsConnector<HttpConnect
     http.enforce_http(false);
     http.set_connect_timeout(Some(Duration::from_secs(5)));
     let https = url.scheme_str() == Some("https");
-    let tls = crate::proxy::client::tls_config(https, None)?;
+    let tls = crate::tls::tls_config(https, None)?;
     Ok(hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(tls)
         .https_or_http()

@@ -10,6 +10,7 @@ mod fixtures;
 mod framer;
 mod json;
 mod kinds;
+mod layout;
 mod prop;
 mod reuse;
 mod shapes;

@@ -5,10 +5,10 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use a2a_tap::analysis::{Clock, ManualClock};
 use a2a_tap::app::{App, Options};
 use a2a_tap::config::Config;
 use a2a_tap::report::audit::{MemoryAudit, Target};
-use a2a_tap::tap::{Clock, ManualClock};
 use serde_json::Value;
 
 use super::proxied::{parse_lines, Proxied, NAME};

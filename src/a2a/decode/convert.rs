@@ -1,8 +1,8 @@
 //! The union shape → the model: which A2A object an object is (rules 1–6
 //! of the module docs), and each kind's required members.
 
+use super::obj::MEMBERS;
 use super::obj::{Obj, StatusField};
-use super::wire::MEMBERS;
 use crate::a2a::json::JStr;
 use crate::a2a::model::{
     ArtifactUpdate, Event, Malformed, MessageEvent, Payload, RpcId, Status, StatusUpdate,

@@ -58,7 +58,7 @@ pub(crate) struct Obj<'a> {
     /// counted: they are absent).
     pub members: u32,
     /// Which of the member names the decoder reads were sent (bit i:
-    /// `wire::MEMBERS[i]`), to say what a malformed object held.
+    /// `MEMBERS[i]`), to say what a malformed object held.
     pub names: u32,
 }
 
@@ -123,3 +123,36 @@ pub(crate) enum StatusField<'a> {
     Code(i64),
     Text,
 }
+
+/// The members of `Obj`, in the order of the bits that catch duplicates
+/// (and of `Obj::names`).
+pub(super) const MEMBERS: [&str; 28] = [
+    "jsonrpc",
+    "id",
+    "result",
+    "error",
+    "kind",
+    "task",
+    "message",
+    "statusUpdate",
+    "artifactUpdate",
+    "tasks",
+    "status",
+    "taskId",
+    "contextId",
+    "messageId",
+    "role",
+    "parts",
+    "artifact",
+    "artifacts",
+    "append",
+    "lastChunk",
+    "final",
+    "type",
+    "title",
+    "code",
+    "details",
+    "nextPageToken",
+    "pageSize",
+    "totalSize",
+];

@@ -4,7 +4,7 @@
 //! the cursor, never built; nested objects are converted as they are read.
 
 use super::convert;
-use super::obj::{Obj, StatusField, Updates};
+use super::obj::{Obj, StatusField, Updates, MEMBERS};
 use crate::a2a::errors;
 use crate::a2a::json::members::{
     boolean, integer, literal_at, members, nullable, objects, present, string, Int, Seen,
@@ -12,39 +12,6 @@ use crate::a2a::json::members::{
 use crate::a2a::json::{Cursor, JStr, Kind, Result};
 use crate::a2a::model::{Event, Malformed, RpcId, StateValue, Status, TaskSnapshot, Text};
 use crate::a2a::spelling::{number_id, state_from_number, state_from_str};
-
-/// The members of `Obj`, in the order of the bits that catch duplicates
-/// (and of `Obj::names`).
-pub(super) const MEMBERS: [&str; 28] = [
-    "jsonrpc",
-    "id",
-    "result",
-    "error",
-    "kind",
-    "task",
-    "message",
-    "statusUpdate",
-    "artifactUpdate",
-    "tasks",
-    "status",
-    "taskId",
-    "contextId",
-    "messageId",
-    "role",
-    "parts",
-    "artifact",
-    "artifacts",
-    "append",
-    "lastChunk",
-    "final",
-    "type",
-    "title",
-    "code",
-    "details",
-    "nextPageToken",
-    "pageSize",
-    "totalSize",
-];
 
 /// The index of a member in `MEMBERS`.
 #[inline(always)]

@@ -1,7 +1,7 @@
 //! The cursor: one position in the text, the values read there, and the
 //! error it stopped at.
 
-use super::text::{digits, find_special, unescape};
+use super::scan::{digits, find_special, unescape};
 use super::{JStr, JsonError, Kind, Result, Skipped, Stop};
 
 /// Deepest nesting of what the decoder reads (serde_json's recursion limit).

@@ -8,11 +8,11 @@ use std::fmt;
 
 mod cursor;
 pub(crate) mod members;
+mod scan;
 mod skip;
-mod text;
 
 pub(crate) use cursor::Cursor;
-use text::{find_special_ascii, unescape};
+use scan::{find_special_ascii, unescape};
 
 /// Why the text is not what the cursor expected.
 #[derive(Debug, Clone, PartialEq, Eq)]

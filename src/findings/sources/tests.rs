@@ -2,7 +2,7 @@
 //! the spec page's anchors.
 
 use super::*;
-use crate::report::spec_link;
+use crate::findings::spec_link;
 
 /// docs/conformance.md's table: (requirement id, kinds named as judging it).
 pub(crate) fn conformance_rows(column: usize) -> Vec<(String, Vec<String>)> {

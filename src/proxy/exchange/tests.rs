@@ -1,5 +1,8 @@
 use super::*;
 use std::sync::Mutex;
+use std::time::Duration;
+
+use crate::report::Metrics;
 
 /// What the observer was handed: the bytes of each run, and the ends.
 #[derive(Default)]
@@ -31,7 +34,7 @@ fn response_chunks_reach_the_observer_a_run_at_a_time_and_with_the_end() {
         None,
     ));
     let observer: Arc<dyn ExchangeObserver> = runs.clone();
-    let exchange = Arc::new(Exchange::new(1, Instant::now(), Some(observer), shared));
+    let exchange = Arc::new(InFlight::new(1, Instant::now(), Some(observer), shared));
     let mut tap = ResponseTap::new(exchange, StatusCode::OK);
     let mut sent = Vec::new();
     let mut chunk = |len: usize| {

@@ -128,7 +128,7 @@ fn rebase(url: &str, public_base: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proxy::card::is_card_path;
+    use crate::proxy::card_rewrite::is_card_path;
 
     #[test]
     fn rewrites_v1_interfaces_keeping_paths_and_tenants() {

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
 
+use super::Worker;
 use crate::engine::ExchangeEngine;
 use crate::report::pipeline::Folds;
 
@@ -86,5 +87,24 @@ impl Hasher for IdHasher {
 
     fn write_u64(&mut self, n: u64) {
         self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+impl Worker {
+    /// Stops judging `id`, releasing what it held; whether it was judged.
+    pub(super) fn forget(&mut self, id: u64) -> bool {
+        // What it found so far is written, not lost with it; its span ends.
+        self.flush_folds(id);
+        if let Some(live) = self.live.get_mut(id) {
+            if let (Some(tracer), Some(span)) = (&mut self.tracer, live.span.take()) {
+                tracer.end(&span, live, Instant::now());
+            }
+            live.engine.release(&mut self.registry);
+        }
+        let Some(held) = self.live.discard(id) else {
+            return false;
+        };
+        self.held -= held;
+        true
     }
 }

@@ -4,7 +4,7 @@
 //! tracing the method and path).
 
 use crate::a2a::classify::{grpc_gzip, A2A_VERSION, GRPC_ENCODING};
-use crate::tap::worker::Caller;
+use crate::analysis::msg::Caller;
 use crate::trace::context::OwnSpan;
 
 pub(super) const TRACEPARENT: http::HeaderName = http::HeaderName::from_static("traceparent");

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::card::Target;
 use super::checks::{CheckId, CheckResult, Verdict};
 use super::client::{Limits, Sent};
+use super::discover::Target;
 use crate::engine::evidence::EvidencePolicy;
 use crate::report::audit::{Record, Rule};
 

@@ -5,18 +5,18 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::live::LiveSet;
-use super::report::BypassCheck;
+use super::records::BypassCheck;
 use super::tracer::Tracer;
 use super::Worker;
+use crate::analysis::clock::Clock;
+use crate::analysis::series::AnalysisSeries;
 use crate::engine::EngineConfig;
 use crate::findings::Policy;
 use crate::lifecycle::Registry;
-use crate::proxy::access::AccessLog;
+use crate::report::access::AccessLog;
 use crate::report::audit::AuditLog;
 use crate::report::metrics::Metrics;
 use crate::report::pipeline::Pipeline;
-use crate::tap::clock::Clock;
-use crate::tap::series::AnalysisSeries;
 
 impl Worker {
     #[allow(clippy::too_many_arguments)]
@@ -61,7 +61,7 @@ impl Worker {
     /// Offers the registry's facts to `publisher` after each drain.
     pub(crate) fn with_publisher(
         mut self,
-        publisher: Option<super::super::replicas::Publisher>,
+        publisher: Option<super::super::shared_registry::Publisher>,
     ) -> Worker {
         self.publisher = publisher;
         self

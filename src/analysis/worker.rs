@@ -1,32 +1,30 @@
 //! The analysis thread: owns every exchange's engine and the task registry,
 //! judges bytes in arrival order, reports findings.
 
-mod capability;
+mod capability_mismatch;
 mod live;
-mod msg;
-mod report;
+mod records;
 mod setup;
 pub(crate) mod tracer;
 
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::clock::Clock;
-use super::queue::{Receiver, Sender};
+use super::msg::{Caller, Msg};
+use super::queue::Receiver;
 use super::series::AnalysisSeries;
 use crate::a2a::card::{self, CardInfo};
 use crate::a2a::model::Exchange;
 use crate::engine::{EngineConfig, ExchangeEngine, SkipReason};
 use crate::lifecycle::{End, Millis, Outcome, Registry, Seq};
-use crate::proxy::access::{AccessLine, AccessLog};
+use crate::report::access::{AccessLine, AccessLog};
 use crate::report::audit::AuditLog;
 use crate::report::metrics::Metrics;
 use crate::report::pipeline::{Folds, Pipeline};
 use crate::trace::context::{to_hex, TraceParent};
 use live::{Live, LiveSet};
-pub(crate) use msg::{Caller, Msg};
-use report::Collect;
+use records::Collect;
 use tracer::Tracer;
 
 /// Longest a record is held for repeats to fold into before it is written
@@ -43,30 +41,6 @@ const TICK: Duration = Duration::from_secs(1);
 const NAP: Duration = Duration::from_millis(1);
 /// ...for this long, before it parks on the queue again.
 const BUSY_SPELL: Duration = Duration::from_millis(200);
-
-/// Joins the analysis thread at shutdown, after it has judged every
-/// message sent before the observers were dropped.
-pub struct AnalysisHandle {
-    pub(crate) thread: Option<JoinHandle<()>>,
-    pub(crate) tx: Sender<Msg>,
-    /// The shared registry's threads, stopped after the analysis thread
-    /// (which offers them its last facts).
-    pub(crate) replicas: Option<super::replicas::Replicas>,
-}
-
-impl AnalysisHandle {
-    /// Waits until the analysis thread has judged every message sent before
-    /// this call, then ends it. Call after the proxy has drained.
-    pub fn join(mut self) {
-        self.tx.send(Msg::Shutdown);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        if let Some(r) = self.replicas.take() {
-            r.stop();
-        }
-    }
-}
 
 /// State of the analysis thread.
 pub(crate) struct Worker {
@@ -109,11 +83,11 @@ pub(crate) struct Worker {
     fold_due: Option<Instant>,
     /// Whether cards whose URLs lead past the proxy are looked for (cards
     /// are not rewritten), and with what.
-    bypass: report::BypassCheck,
+    bypass: records::BypassCheck,
     /// Spans of the exchanges, when tracing is on.
     tracer: Option<Tracer>,
     /// Where the registry's facts go for the other replicas, when shared.
-    publisher: Option<super::replicas::Publisher>,
+    publisher: Option<super::shared_registry::Publisher>,
 }
 
 impl Worker {
@@ -409,23 +383,6 @@ impl Worker {
             line.findings = Some(u32::try_from(found).unwrap_or(u32::MAX));
             log.write(line.to_json());
         }
-    }
-
-    /// Stops judging `id`, releasing what it held; whether it was judged.
-    fn forget(&mut self, id: u64) -> bool {
-        // What it found so far is written, not lost with it; its span ends.
-        self.flush_folds(id);
-        if let Some(live) = self.live.get_mut(id) {
-            if let (Some(tracer), Some(span)) = (&mut self.tracer, live.span.take()) {
-                tracer.end(&span, live, Instant::now());
-            }
-            live.engine.release(&mut self.registry);
-        }
-        let Some(held) = self.live.discard(id) else {
-            return false;
-        };
-        self.held -= held;
-        true
     }
 }
 

@@ -1,19 +1,18 @@
 //! The pooled keep-alive upstream client: HTTP/1.1 (or h2 when configured),
 //! `https://` verified by rustls against system roots plus an optional CA file.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::CertificateDer;
 
 use super::pool::Pool;
 use super::UpstreamBody;
 use crate::config::{ProxySection, UpstreamUrl};
+use crate::tls::tls_config;
+pub use crate::tls::TlsError as ClientError;
 
 /// The pooled client type used for HTTP/2 upstreams.
 pub type UpstreamClient = Client<HttpsConnector<HttpConnector>, UpstreamBody>;
@@ -27,17 +26,6 @@ pub struct Upstream {
     /// request with `upstream_http2`, else for gRPC calls only (gRPC needs
     /// HTTP/2). It connects on first use.
     pub http2: Box<UpstreamClient>,
-}
-
-/// Why the upstream client could not be built.
-#[derive(Debug, thiserror::Error)]
-pub enum ClientError {
-    /// `proxy.tls_ca_file` could not be read or holds no certificate.
-    #[error("`proxy.tls_ca_file` {path}: {why}")]
-    CaFile { path: String, why: String },
-    /// rustls refused the configuration.
-    #[error("TLS setup: {0}")]
-    Tls(#[from] rustls::Error),
 }
 
 /// Builds the client for `upstream` with the `[proxy]` settings; its
@@ -83,44 +71,4 @@ pub fn build(
         http1,
         http2: Box::new(http2),
     })
-}
-
-/// Root store: system roots (only loaded for `https://` upstreams) plus the CA file.
-pub(crate) fn tls_config(
-    https: bool,
-    ca_file: Option<&Path>,
-) -> Result<rustls::ClientConfig, ClientError> {
-    let mut roots = rustls::RootCertStore::empty();
-    if https {
-        let native = rustls_native_certs::load_native_certs();
-        for err in &native.errors {
-            tracing::warn!(error = %err, "could not load some system root certificates");
-        }
-        let (added, ignored) = roots.add_parsable_certificates(native.certs);
-        tracing::debug!(added, ignored, "system root certificates loaded");
-    }
-    if let Some(path) = ca_file {
-        let fail = |why: String| ClientError::CaFile {
-            path: path.display().to_string(),
-            why,
-        };
-        let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
-            .map_err(|e| fail(e.to_string()))?
-            .collect::<Result<_, _>>()
-            .map_err(|e| fail(e.to_string()))?;
-        if certs.is_empty() {
-            return Err(fail("no PEM certificate in it".to_string()));
-        }
-        for cert in certs {
-            roots.add(cert).map_err(|e| fail(e.to_string()))?;
-        }
-    }
-    if https && roots.is_empty() {
-        tracing::warn!("no root certificates: https upstream handshakes will fail");
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    Ok(rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()?
-        .with_root_certificates(roots)
-        .with_no_client_auth())
 }

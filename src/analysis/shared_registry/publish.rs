@@ -14,15 +14,15 @@ use prometheus::IntCounter;
 use redis::Value;
 
 use super::{
-    connect, nap, reconnects, wire, Health, ShareSettings, Waiting, COMMAND_TIMEOUT, FLUSH_TIMEOUT,
-    SKEW,
+    connect, entry, nap, reconnects, Health, ShareSettings, Waiting, COMMAND_TIMEOUT,
+    FLUSH_TIMEOUT, SKEW,
 };
 use crate::lifecycle::registry::Fact;
 
 /// Facts kept while Redis cannot take them, those being written included;
 /// past it the oldest waiting go (counted as `dropped`).
 pub(super) const MAX_BACKLOG: usize = 65_536;
-/// Facts written per round trip (in entries of `wire::PACK`).
+/// Facts written per round trip (in entries of `entry::PACK`).
 pub(super) const PIPELINE: usize = 4096;
 /// How long facts are gathered before they are written (a bound on the
 /// writes per second, and a part of the time a fact takes to reach the
@@ -147,7 +147,7 @@ impl Publishing {
             let Some(f) = w.facts.pop_front() else {
                 break;
             };
-            if wire::fits(&f) {
+            if entry::fits(&f) {
                 self.batch.push(f);
             } else {
                 self.oversized.inc();
@@ -166,8 +166,8 @@ impl Publishing {
             }
             let mut pipe = redis::pipe();
             pipe.cmd("TIME");
-            for facts in self.batch.chunks(wire::PACK) {
-                let packed = wire::pack(facts);
+            for facts in self.batch.chunks(entry::PACK) {
+                let packed = entry::pack(facts);
                 let cmd = pipe
                     .cmd("XADD")
                     .arg(&self.settings.stream)
@@ -176,12 +176,12 @@ impl Publishing {
                     .arg(self.settings.max_len)
                     .arg("*")
                     .arg("v")
-                    .arg(wire::FORMAT)
+                    .arg(entry::FORMAT)
                     .arg("r")
                     .arg(&self.replica);
                 if let Some(key) = &self.settings.key {
                     let tag =
-                        wire::sign(key, &self.settings.stream, self.replica.as_bytes(), &packed);
+                        entry::sign(key, &self.settings.stream, self.replica.as_bytes(), &packed);
                     cmd.arg("s").arg(tag.as_ref());
                 }
                 cmd.arg("f").arg(packed);

@@ -4,7 +4,7 @@
 //!
 //! Reads go through a script on the server (`READ`), so what comes back is
 //! bounded whatever the stream holds: at most `READ_COUNT` entries and
-//! `max_read_bytes` of their fields, an entry over `wire::MAX_ENTRY` named
+//! `max_read_bytes` of their fields, an entry over `entry::MAX_ENTRY` named
 //! by its id and size only, and no entry whose id lies beyond the server's
 //! clock plus `SKEW` (one written at the largest id cannot stop the reading,
 //! nor move where it resumes). A plain `XREAD` would bring whole entries of
@@ -16,14 +16,14 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use prometheus::IntCounter;
 use redis::Value;
 
-use super::wire::{self, Skip};
+use super::entry::{self, Skip};
 use super::{connect, nap, reconnects, Health, ShareSettings, COMMAND_TIMEOUT, SKEW};
+use crate::analysis::msg::{HeardFacts, Msg};
+use crate::analysis::queue::Sender;
 use crate::lifecycle::registry::Fact;
 use crate::lifecycle::timestamp;
-use crate::tap::queue::Sender;
-use crate::tap::worker::Msg;
 
-/// Entries read per round trip (each up to `wire::PACK` facts).
+/// Entries read per round trip (each up to `entry::PACK` facts).
 const READ_COUNT: usize = 64;
 /// Shortest time between two reads that found facts.
 const PACE: Duration = Duration::from_millis(5);
@@ -64,15 +64,8 @@ return out
 ";
 
 /// A stream entry: its id and its fields, or its size when it is over
-/// `wire::MAX_ENTRY` (not brought).
+/// `entry::MAX_ENTRY` (not brought).
 type Entry = (String, Result<Vec<(Vec<u8>, Vec<u8>)>, i64>);
-
-/// What the reader hands the analysis thread: each entry's replica and
-/// facts, and the bytes they take of the analysis queue's budget.
-pub(crate) struct HeardFacts {
-    pub(crate) entries: Vec<(Box<str>, Vec<Fact>)>,
-    pub(crate) bytes: usize,
-}
 
 pub(super) struct Consuming {
     settings: ShareSettings,
@@ -161,7 +154,7 @@ impl Consuming {
             .arg(&self.settings.stream)
             .arg(&self.last_id)
             .arg(READ_COUNT)
-            .arg(wire::MAX_ENTRY)
+            .arg(entry::MAX_ENTRY)
             .arg(self.settings.max_read_bytes)
             .arg(SKEW.as_millis() as u64)
             .query(con)?;
@@ -171,7 +164,7 @@ impl Consuming {
     /// The facts of `entries` that other replicas wrote, each entry read
     /// whole or skipped (counted under why); `last_id` moves past them.
     fn heard(&mut self, entries: Vec<Entry>) -> Vec<(Box<str>, Vec<Fact>)> {
-        let reader = wire::Reader {
+        let reader = entry::Reader {
             own: &self.replica,
             stream: &self.settings.stream,
             key: self.settings.key.as_ref(),
@@ -183,7 +176,7 @@ impl Consuming {
                 Ok(fields) => reader.read(fields),
                 Err(size) => Err(Skip::Oversized(format!(
                     "{size} bytes, over the {} an entry may hold (not read)",
-                    wire::MAX_ENTRY
+                    entry::MAX_ENTRY
                 ))),
             };
             match read {

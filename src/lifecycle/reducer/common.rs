@@ -2,15 +2,15 @@
 //! the registry's verdicts and contextId, accepted terminal tasks, JSON-RPC
 //! ids, and how a finding is built.
 
-use super::reducer::Reducer;
-use super::registry::{secs, Observation, Registry, Verdict};
-use super::timestamp::{self, Fault};
-use super::Millis;
+use super::Reducer;
 use crate::a2a::model::{
     Binding, Decoded, ErrorInfo, Event, Operation, Payload, RpcId, StateValue, Status, TaskState,
     Version,
 };
 use crate::findings::{Finding, Kind};
+use crate::lifecycle::registry::{secs, Observation, Registry, Verdict};
+use crate::lifecycle::timestamp::{self, Fault};
+use crate::lifecycle::Millis;
 
 // === impl Reducer (shared checks) ===
 

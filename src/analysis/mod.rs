@@ -8,63 +8,27 @@
 //! only if it really was.
 
 pub mod clock;
+mod handle;
+mod msg;
 mod observer;
 mod queue;
-pub mod replicas;
 mod series;
+pub mod shared_registry;
 mod worker;
 
 pub use clock::{Clock, ManualClock};
+pub use handle::AnalysisHandle;
 pub use observer::Tap;
-pub use worker::AnalysisHandle;
 
-use crate::config::{Config, ConfigError, StallLimit};
-use crate::engine::evidence::EvidencePolicy;
+use crate::config::{Config, ConfigError};
 use crate::engine::EngineConfig;
 use crate::findings::Policy;
-use crate::lifecycle::{Millis, RegistryConfig, StallLimits};
-use crate::proxy::access::AccessLog;
-use crate::proxy::card::CardSettings;
+use crate::lifecycle::RegistryConfig;
+use crate::proxy::card_rewrite::CardSettings;
+use crate::report::access::AccessLog;
 
 /// The engine's limits and evidence rules of a config (`[analysis]`,
 /// `[audit]`): the same live and offline.
-pub fn engine_config(config: &Config) -> EngineConfig {
-    EngineConfig {
-        max_body_bytes: config.analysis.max_body_bytes,
-        max_event_bytes: config.analysis.max_event_bytes,
-        max_id_bytes: config.analysis.max_id_bytes,
-        inflate: crate::engine::inflate::Budget::new(
-            config.analysis.max_inflated_bytes as u64,
-            config.analysis.max_inflate_ratio,
-        ),
-        close_wait: config.analysis.close_wait.0,
-        evidence: EvidencePolicy {
-            max_bytes: config.audit.evidence_bytes,
-            redact_parts: config.audit.redact_parts,
-        },
-    }
-}
-
-/// The task registry's bounds and stall limits of a config.
-pub fn registry_config(config: &Config) -> RegistryConfig {
-    let stall = |l: StallLimit| match l {
-        StallLimit::Off => None,
-        StallLimit::After(d) => Some(millis(d)),
-    };
-    RegistryConfig {
-        max_tasks: config.registry.max_tasks,
-        ttl: millis(config.registry.ttl.0),
-        stall: StallLimits {
-            submitted: stall(config.stall.submitted),
-            working: stall(config.stall.working),
-            input_required: stall(config.stall.input_required),
-            auth_required: stall(config.stall.auth_required),
-        },
-        max_id_bytes: config.analysis.max_id_bytes,
-    }
-}
-
-/// Settings of the live validation path.
 #[derive(Debug)]
 pub struct TapConfig {
     /// Label of the upstream in metrics and audit records.
@@ -91,7 +55,7 @@ pub struct TapConfig {
     /// of the exchanges it judges.
     pub access: Option<AccessLog>,
     /// The replicas' shared registry (`backend = "redis"`), when on.
-    pub share: Option<replicas::ShareSettings>,
+    pub share: Option<shared_registry::ShareSettings>,
 }
 
 /// What the analysis thread builds spans with.
@@ -113,15 +77,17 @@ impl std::fmt::Debug for TraceSetup {
     }
 }
 
-impl TapConfig {
+impl TryFrom<&Config> for TapConfig {
+    type Error = ConfigError;
+
     /// The validation settings of a (validated) config.
-    pub fn from_config(config: &Config) -> Result<TapConfig, ConfigError> {
+    fn try_from(config: &Config) -> Result<TapConfig, ConfigError> {
         Ok(TapConfig {
             upstream: config.upstream_name(),
             max_request_bytes: config.analysis.max_request_bytes,
             queue_bytes: config.analysis.queue_bytes,
-            engine: engine_config(config),
-            registry: registry_config(config),
+            engine: EngineConfig::from(config),
+            registry: RegistryConfig::from(config),
             policy: config.policy()?,
             card: card_settings(config),
             public_authority: config
@@ -143,10 +109,10 @@ impl TapConfig {
 }
 
 /// How the replicas share the registry, with `backend = "redis"`.
-pub fn share_settings(config: &Config) -> Option<replicas::ShareSettings> {
+pub fn share_settings(config: &Config) -> Option<shared_registry::ShareSettings> {
     let r = &config.registry;
     match (r.backend, &r.redis_url) {
-        (crate::config::Backend::Redis, Some(url)) => Some(replicas::ShareSettings {
+        (crate::config::Backend::Redis, Some(url)) => Some(shared_registry::ShareSettings {
             url: url.as_str().to_owned(),
             masked_url: url.masked(),
             stream: r.stream_key(),
@@ -175,8 +141,4 @@ pub fn card_settings(config: &Config) -> Option<CardSettings> {
         public_base: public.to_string(),
         max_bytes: config.proxy.max_card_rewrite_bytes,
     })
-}
-
-fn millis(d: std::time::Duration) -> Millis {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }

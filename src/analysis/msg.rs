@@ -5,8 +5,9 @@ use std::time::Instant;
 
 use crate::a2a::model::Exchange;
 use crate::engine::{Head, SkipReason};
+use crate::lifecycle::registry::Fact;
 use crate::lifecycle::{End, Seq};
-use crate::proxy::access::AccessLine;
+use crate::report::access::AccessLine;
 
 /// A message from the proxy's observers.
 pub(crate) enum Msg {
@@ -50,7 +51,7 @@ pub(crate) enum Msg {
     /// Facts the other replicas saw, as heard now (`[registry] backend =
     /// "redis"`), with the replica of each entry; they hold bytes of the
     /// queue's budget until handled.
-    Facts(crate::tap::replicas::HeardFacts),
+    Facts(HeardFacts),
     /// The proxy has drained: judge what came before, then stop.
     Shutdown,
 }
@@ -70,4 +71,11 @@ pub(crate) struct Caller {
     pub(crate) path: Option<Box<str>>,
     /// With `propagate`: the span the serving path sent upstream.
     pub(crate) own: Option<crate::trace::context::OwnSpan>,
+}
+
+/// What the reader hands the analysis thread: each entry's replica and
+/// facts, and the bytes they take of the analysis queue's budget.
+pub(crate) struct HeardFacts {
+    pub(crate) entries: Vec<(Box<str>, Vec<Fact>)>,
+    pub(crate) bytes: usize,
 }
