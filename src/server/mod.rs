@@ -16,6 +16,7 @@ mod signals;
 pub use signals::shutdown_signal;
 
 use std::net::SocketAddr;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -210,6 +211,8 @@ pub async fn start_with(
     let (kill, kill_rx) = watch::channel(false);
     let count = serving_threads(config.proxy.threads);
     let mut threads = Vec::with_capacity(count);
+    // Request ids come from one counter, in the order requests arrive.
+    let ids = Arc::new(AtomicU64::new(1));
     for i in 0..count {
         let forwarder = Forwarder::new(
             config,
@@ -219,7 +222,7 @@ pub async fn start_with(
             (plan.upstream_idle / count).max(1),
             access.clone(),
         )?
-        .with_ids(i as u64 + 1, count as u64);
+        .with_ids(ids.clone());
         let conn = Conn {
             builder: caller_builder(
                 config.proxy.header_read_timeout.0,
