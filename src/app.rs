@@ -244,12 +244,12 @@ impl App {
         self.server.stopper()
     }
 
-    /// Drains and stops: the listeners (in-flight exchanges get the grace
-    /// period), then the analysis thread (every byte seen is judged), then
-    /// the audit log (every record flushed).
+    /// Drains and stops: the proxy's listener (in-flight exchanges get the
+    /// grace period), then the analysis thread (every byte seen is judged),
+    /// then the audit log (every record flushed), then the admin listener.
     pub async fn shutdown(self) {
         self.server.shutdown();
-        self.server.wait().await;
+        let admin = self.server.wait().await;
         if let Some(v) = self.validation {
             let Validation {
                 tap,
@@ -284,6 +284,8 @@ impl App {
                 tracing::error!(error = %e, "the access log did not stop cleanly");
             }
         }
+        // Last: what the shutdown counted stays scrapeable until now.
+        admin.stop().await;
     }
 }
 

@@ -90,6 +90,7 @@ pub struct ServerHandle {
     shutdown: watch::Sender<bool>,
     now: Stopper,
     done: JoinHandle<()>,
+    admin_task: AdminTask,
     threads: usize,
 }
 
@@ -143,11 +144,30 @@ impl ServerHandle {
         self.now.clone()
     }
 
-    /// Waits until the server has stopped (after [`ServerHandle::shutdown`]).
-    pub async fn wait(self) {
+    /// Waits until the server has stopped (after [`ServerHandle::shutdown`]);
+    /// the admin listener still serves until the returned task is stopped.
+    pub async fn wait(self) -> AdminTask {
         if let Err(e) = self.done.await {
             tracing::error!(error = %e, "server task failed");
         }
+        self.admin_task
+    }
+}
+
+/// The admin listener, kept serving after the proxy's listener has stopped
+/// so that what the end of a shutdown counts (connections cut at the end
+/// of the grace period, records dropped at the flush) can still be scraped
+/// until the process exits. Dropped, it stops too.
+pub struct AdminTask {
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+impl AdminTask {
+    /// Stops the admin listener and waits for it.
+    pub async fn stop(self) {
+        self.stop.send_replace(true);
+        let _ = self.task.await;
     }
 }
 
@@ -295,8 +315,6 @@ pub async fn start_with(
                 .run(listener, readiness, shutdown_rx, now_rx)
                 .await;
             stop_probe.send_replace(true);
-            stop_admin.send_replace(true);
-            let _ = admin_task.await;
         }
     });
     Ok(ServerHandle {
@@ -307,6 +325,10 @@ pub async fn start_with(
         shutdown,
         now: Stopper(Arc::new(now)),
         done,
+        admin_task: AdminTask {
+            stop: stop_admin,
+            task: admin_task,
+        },
         threads: count,
     })
 }

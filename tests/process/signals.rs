@@ -274,3 +274,49 @@ async fn json_log_fields_are_flat_and_typed_alike() {
         }
     }
 }
+
+/// The stream still open when the grace period runs out is cut and counted
+/// at once, and the admin port keeps answering until the process exits:
+/// here the span of the cut exchange waits (up to the grace period) for a
+/// collector that never answers, and a scrape in that time sees the count.
+#[tokio::test]
+async fn the_grace_cut_is_counted_and_scrapeable_before_exit() {
+    let collector = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let hung = collector.local_addr().expect("addr");
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((s, _)) = collector.accept().await {
+            open.push(s); // accepted, never answered
+        }
+    });
+    let extra = format!(
+        "[proxy]\ngrace_period = \"2s\"\n[tracing]\nendpoint = \"http://{hung}\"\n\
+         export_timeout = \"30s\"\nbatch_delay = \"100ms\"\n"
+    );
+    let (up, mut p) = setup(&extra).await;
+    let mut reply = Reply::sse(&frames(1, &[task("t-1", "c", "TASK_STATE_WORKING")]));
+    reply.hold = Some(Hold::after(1));
+    up.push(reply);
+    let listen = p.listen;
+    let body = request(json!(1), "SendStreamingMessage", new_message());
+    let stream = tokio::spawn(async move {
+        crate::support::proxied::request_to(listen, "POST", "/", V1, &body).await
+    });
+    up.wait_taken().await;
+    let closed = |s: &str| sample(s, "a2a_connections_closed_total", &[("reason", "grace")]);
+    assert_eq!(closed(&p.metrics().await), Some(0.0));
+    p.signal("TERM");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !p.stderr().contains("grace period over") {
+        assert!(std::time::Instant::now() < deadline, "{}", p.stderr());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let scrape = p.metrics().await;
+    assert_eq!(closed(&scrape), Some(1.0), "after the cut: {scrape}");
+    let status = p.wait_exit(Duration::from_secs(15)).await;
+    assert_eq!(status.code(), Some(0));
+    stream.abort();
+    held.abort();
+}
