@@ -214,15 +214,10 @@ pub async fn start_with(
         config.proxy.max_upstream_connections,
         limits::raise_nofile(),
     );
-    if plan.lowered {
-        tracing::warn!(
-            nofile = plan.nofile,
-            callers = plan.callers,
-            upstream_connections = plan.upstream_leases,
-            "RLIMIT_NOFILE is too low for proxy.max_connections and proxy.max_upstream_connections: \
-             serving fewer, to keep descriptors for the admin port and the audit log \
-             (raise LimitNOFILE / ulimit -n)"
-        );
+    match plan.nofile_line() {
+        Some((true, line)) => tracing::warn!("{line}"),
+        Some((false, line)) => tracing::info!("{line}"),
+        None => {}
     }
     let budget = Budget::new(plan.upstream_leases);
     // One forwarder (and upstream pool) per serving thread: a connection,
