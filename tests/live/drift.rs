@@ -17,7 +17,9 @@ const TASK: &str = "eb55d4fb-c4ff-4a8b-b453-0a650993d4c7";
 fn recorded_follow_up() -> (String, Reply) {
     let read = |name: &str| std::fs::read(format!("{SDK}{name}")).expect("fixture");
     let meta: Value = serde_json::from_slice(&read("jsonrpc-1.0-ask-followup.json")).expect("json");
-    let body = meta["exchanges"][0]["request"]["body"].as_str().expect("body");
+    let body = meta["exchanges"][0]["request"]["body"]
+        .as_str()
+        .expect("body");
     let mut reply = Reply::sse(&[]);
     reply.content_type = "text/event-stream; charset=utf-8".into();
     reply.chunks = vec![Bytes::from(read("jsonrpc-1.0-ask-followup.sse"))];
@@ -92,7 +94,11 @@ async fn sdk_drift_lowers_the_drift_and_nothing_else() {
         "SendStreamingMessage",
     )
     .await;
-    assert!(detail(&recs[0]).contains("Python SDK"), "{}", detail(&recs[0]));
+    assert!(
+        detail(&recs[0]).contains("Python SDK"),
+        "{}",
+        detail(&recs[0])
+    );
     for r in &recs[1..3] {
         assert!(!detail(r).contains("drift"), "{}", detail(r));
     }

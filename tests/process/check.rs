@@ -473,7 +473,7 @@ fn the_documented_sidecar_is_read_as_documented() {
         assert_eq!(recs[0]["task_id"], "t-7");
         recs[0]["detail"].as_str().unwrap_or("").to_string()
     };
-    let with = judged(&check(&["--format", "json"], &[sse.clone()]));
+    let with = judged(&check(&["--format", "json"], std::slice::from_ref(&sse)));
     assert!(with.contains("a follow-up on existing task t-7"), "{with}");
     std::fs::remove_file(&side).expect("remove");
     let without = judged(&check(&["--format", "json"], &[sse]));

@@ -364,7 +364,8 @@ async fn a_stalled_log_does_not_block_traffic() {
 #[tokio::test]
 async fn the_nofile_line_names_the_limit_and_what_to_set_and_warns_only_when_it_bites() {
     let up = crate::support::Upstream::start().await;
-    let config = "validate = false\n[proxy]\nmax_connections = 1000\nmax_upstream_connections = 1000\n";
+    let config =
+        "validate = false\n[proxy]\nmax_connections = 1000\nmax_upstream_connections = 1000\n";
     let warned = |log: &str| -> Vec<String> {
         log.lines()
             .filter(|l| l.contains("RLIMIT_NOFILE") && l.contains("WARN"))
@@ -373,7 +374,10 @@ async fn the_nofile_line_names_the_limit_and_what_to_set_and_warns_only_when_it_
     };
     let near = Process::start_with_nofile(up.addr, config, 2_000);
     let log = near.stderr();
-    assert!(log.contains("RLIMIT_NOFILE is too low: 2000 descriptors"), "{log}");
+    assert!(
+        log.contains("RLIMIT_NOFILE is too low: 2000 descriptors"),
+        "{log}"
+    );
     assert_eq!(warned(&log), Vec::<String>::new(), "{log}");
     let low = Process::start_with_nofile(up.addr, config, 800);
     let log = low.stderr();

@@ -40,7 +40,10 @@ fn the_readme_installs_the_binary_before_any_command_runs_it() {
         .find(|(_, line)| line.trim_start().starts_with("a2a-tap "))
         .map(|(at, _)| at)
         .expect("a command running a2a-tap");
-    assert!(install < first_run, "install at {install}, first run at {first_run}");
+    assert!(
+        install < first_run,
+        "install at {install}, first run at {first_run}"
+    );
 }
 
 #[test]

@@ -206,8 +206,14 @@ async fn a_second_sigterm_stops_at_once() {
         "the cut stream is logged: {log}"
     );
     // Nothing after the second signal speaks of a grace period still to come.
-    let after = log.split("second signal: stopping now").nth(1).unwrap_or("");
-    assert!(!after.contains("grace=") && !after.contains("grace period over"), "{log}");
+    let after = log
+        .split("second signal: stopping now")
+        .nth(1)
+        .unwrap_or("");
+    assert!(
+        !after.contains("grace=") && !after.contains("grace period over"),
+        "{log}"
+    );
     stream.abort();
 }
 
