@@ -249,6 +249,7 @@ impl App {
     /// then the audit log (every record flushed), then the admin listener.
     pub async fn shutdown(self) {
         self.server.shutdown();
+        let stopper = self.server.stopper();
         let admin = self.server.wait().await;
         if let Some(v) = self.validation {
             let Validation {
@@ -261,7 +262,12 @@ impl App {
                 access,
             } = v;
             drop((tap, access));
-            let grace = self.grace;
+            // After a second signal the spans get no grace either.
+            let grace = if stopper.stopped_now() {
+                std::time::Duration::ZERO
+            } else {
+                self.grace
+            };
             // Blocking joins, off the runtime's worker threads.
             let joined = tokio::task::spawn_blocking(move || {
                 analysis.join();

@@ -104,6 +104,11 @@ impl Stopper {
     pub fn stop_now(&self) {
         self.0.send_replace(true);
     }
+
+    /// Whether the shutdown was told to end at once.
+    pub fn stopped_now(&self) -> bool {
+        *self.0.borrow()
+    }
 }
 
 // === impl ServerHandle ===
