@@ -12,7 +12,8 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 
 echo "== cargo clippy"
-cargo clippy --all-targets -- -D warnings
+# example-agent: the quick start's agent (a binary behind that feature) too.
+cargo clippy --all-targets --features example-agent -- -D warnings
 
 echo "== minimum Rust version (rust-version) of every crate built in, and the Dockerfile's"
 python3 scripts/msrv.py
@@ -35,7 +36,7 @@ echo "== chromium (for the HTML report's browser test)"
 echo "== cargo test"
 # Debug build: the proxy tests are I/O-bound and a release build of the
 # dependencies would cost CI more than it saves on 2 cores.
-cargo test --all-targets
+cargo test --all-targets --features example-agent
 
 echo "== fuzz: both targets for a bounded minute (stable toolchain)"
 ./scripts/fuzz.sh 60

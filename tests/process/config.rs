@@ -524,3 +524,20 @@ fn check_and_probe_help_agree_on_the_config_sections() {
         }
     }
 }
+
+/// `[severity] sdk_drift` is a key `config check` knows: shown in the
+/// effective config when set, and a bad value refused naming it.
+#[test]
+fn config_check_knows_sdk_drift() {
+    let good = file(&format!("{BASE}[severity]\nsdk_drift = \"warning\"\n"));
+    let path = good.path().to_str().expect("utf-8");
+    let (code, out, err) = run_with(&["config", "check", "--config", path], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("sdk_drift = \"warning\""), "{out}");
+    let bad = file(&format!("{BASE}[severity]\nsdk_drift = \"loud\"\n"));
+    let path = bad.path().to_str().expect("utf-8");
+    refused(
+        run_with(&["config", "check", "--config", path], &[]),
+        &["sdk_drift", "loud"],
+    );
+}

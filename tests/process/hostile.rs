@@ -356,3 +356,34 @@ async fn a_stalled_log_does_not_block_traffic() {
     assert!(dropped > 0.0, "no log line dropped: the pipe never filled?");
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
 }
+
+/// The descriptor line at start: one line that says the limit it got and
+/// what to set. A limit a little short of what the configured limits want
+/// (2,000 of 2,346 here: 846 of 1,000 callers still served) is no warning;
+/// one that halves the callers served (800) is.
+#[tokio::test]
+async fn the_nofile_line_names_the_limit_and_what_to_set_and_warns_only_when_it_bites() {
+    let up = crate::support::Upstream::start().await;
+    let config =
+        "validate = false\n[proxy]\nmax_connections = 1000\nmax_upstream_connections = 1000\n";
+    let warned = |log: &str| -> Vec<String> {
+        log.lines()
+            .filter(|l| l.contains("RLIMIT_NOFILE") && l.contains("WARN"))
+            .map(str::to_owned)
+            .collect()
+    };
+    let near = Process::start_with_nofile(up.addr, config, 2_000);
+    let log = near.stderr();
+    assert!(
+        log.contains("RLIMIT_NOFILE is too low: 2000 descriptors"),
+        "{log}"
+    );
+    assert_eq!(warned(&log), Vec::<String>::new(), "{log}");
+    let low = Process::start_with_nofile(up.addr, config, 800);
+    let log = low.stderr();
+    let lines = warned(&log);
+    assert_eq!(lines.len(), 1, "{log}");
+    assert!(lines[0].contains("800 descriptors"), "{log}");
+    assert!(lines[0].contains("LimitNOFILE=2346"), "{log}");
+    assert!(lines[0].contains("ulimit -n 2346"), "{log}");
+}
