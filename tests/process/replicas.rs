@@ -277,6 +277,7 @@ async fn across(
 }
 
 #[tokio::test]
+#[ignore = "needs redis-server (scripts/setup-redis.sh): run scripts/test.sh"]
 async fn what_one_replica_saw_counts_on_the_other_from_its_arrival() {
     let redis = RedisServer::start();
     let up = Upstream::start().await;
@@ -318,6 +319,7 @@ async fn with_the_memory_backend_each_replica_knows_only_its_own() {
 /// false is reported; restarted, the replicas reconnect and what they see
 /// is shared again (the fact published while it was down among it).
 #[tokio::test]
+#[ignore = "needs redis-server (scripts/setup-redis.sh): run scripts/test.sh"]
 async fn redis_down_costs_no_traffic_and_sharing_resumes() {
     let redis = RedisServer::start();
     let url = redis.url();
@@ -367,6 +369,7 @@ async fn redis_down_costs_no_traffic_and_sharing_resumes() {
 /// a task completed through A before B existed is known to B's first
 /// request.
 #[tokio::test]
+#[ignore = "needs redis-server (scripts/setup-redis.sh): run scripts/test.sh"]
 async fn a_late_replica_knows_the_recent_past() {
     let redis = RedisServer::start();
     let up = Upstream::start().await;
@@ -393,6 +396,7 @@ async fn a_late_replica_knows_the_recent_past() {
 /// accuses no one; the replicas' own signed facts still count, and the
 /// finding that rests on one names the replica it was heard from.
 #[tokio::test]
+#[ignore = "needs redis-server (scripts/setup-redis.sh): run scripts/test.sh"]
 async fn with_a_shared_key_forged_entries_are_skipped() {
     let redis = RedisServer::start();
     let up = Upstream::start().await;
@@ -448,6 +452,7 @@ async fn with_a_shared_key_forged_entries_are_skipped() {
 /// replica it rests on (`heard_from`) in its record and its detail; a
 /// finding that rests on what this replica saw has no `heard_from`.
 #[tokio::test]
+#[ignore = "needs redis-server (scripts/setup-redis.sh): run scripts/test.sh"]
 async fn without_a_key_a_finding_on_a_heard_fact_names_the_replica() {
     let redis = RedisServer::start();
     let up = Upstream::start().await;
@@ -475,6 +480,7 @@ async fn without_a_key_a_finding_on_a_heard_fact_names_the_replica() {
 /// skipped and counted without being brought from Redis, and the entries
 /// after them are read: the replica's memory does not grow with them.
 #[tokio::test]
+#[ignore = "needs redis-server (scripts/setup-redis.sh): run scripts/test.sh"]
 async fn oversized_entries_are_skipped_without_holding_them() {
     let redis = RedisServer::start();
     let up = Upstream::start().await;
@@ -515,6 +521,7 @@ async fn oversized_entries_are_skipped_without_holding_them() {
 /// timestamp (counted): it cannot make the agent's real "completed" look
 /// stale, so the exit that follows is reported.
 #[tokio::test]
+#[ignore = "needs redis-server (scripts/setup-redis.sh): run scripts/test.sh"]
 async fn a_future_timestamp_cannot_hide_an_exit() {
     let redis = RedisServer::start();
     let up = Upstream::start().await;
@@ -537,6 +544,7 @@ async fn a_future_timestamp_cannot_hide_an_exit() {
 /// once the stream is deleted they are published and heard (the readers
 /// never moved past the entry at the largest id).
 #[tokio::test]
+#[ignore = "needs redis-server (scripts/setup-redis.sh): run scripts/test.sh"]
 async fn an_entry_at_the_largest_id_is_reported_with_its_fix() {
     let redis = RedisServer::start();
     let up = Upstream::start().await;
@@ -587,6 +595,7 @@ async fn an_entry_at_the_largest_id_is_reported_with_its_fix() {
 /// the backlog, none dropped while it has room, and every one is heard by
 /// the other replica once Redis answers again.
 #[tokio::test]
+#[ignore = "needs redis-server (scripts/setup-redis.sh): run scripts/test.sh"]
 async fn a_slow_redis_loses_no_fact_while_the_backlog_has_room() {
     use http_body_util::BodyExt;
     let redis = RedisServer::start();
