@@ -935,7 +935,7 @@ async fn stalled_task_needs_an_open_stream_or_an_unchanged_status() {
     assert_eq!(recs[1]["severity"], "warning");
     let m = p.metrics().await;
     assert_eq!(
-        crate::support::sample(
+        crate::support::total(
             &m,
             "a2a_violations_total",
             &[("kind", "stalled_task"), ("severity", "warning")]

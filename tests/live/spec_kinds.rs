@@ -137,7 +137,7 @@ async fn invalid_agent_card() {
         recs[1]
     );
     let s = p.metrics().await;
-    let n = crate::support::sample(
+    let n = crate::support::metric(
         &s,
         "a2a_violations_total",
         &[

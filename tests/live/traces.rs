@@ -17,7 +17,7 @@ use prost::Message;
 use serde_json::json;
 
 use crate::support::a2a::*;
-use crate::support::{sample, tap::Proxy, Proxied, Reply, Upstream};
+use crate::support::{metric, tap::Proxy, Proxied, Reply, Upstream};
 
 const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PARENT: &str = "00f067aa0ba902b7";
@@ -332,7 +332,7 @@ async fn a_dead_collector_changes_neither_traffic_nor_findings() {
     let recs = settle(&up, &p).await;
     assert_eq!(kinds(&recs), ["abandoned_artifact"]);
     p.wait_metrics("both spans dropped", |s| {
-        sample(s, "a2a_trace_spans_dropped_total", &[]) == Some(2.0)
+        metric(s, "a2a_trace_spans_dropped_total", &[]) == Some(2.0)
     })
     .await;
 }
@@ -409,7 +409,7 @@ async fn spans_of_exchanges_open_at_shutdown_are_flushed() {
             async move { crate::support::request_to(listen, "POST", "/", V1, &req).await },
         );
     p.wait_metrics("the stream open", |s| {
-        sample(
+        metric(
             s,
             "a2a_streams_active",
             &[("upstream", crate::support::NAME)],
@@ -535,7 +535,7 @@ async fn a_collector_answering_without_end_is_read_to_a_bound() {
     // Status 200: the spans were taken, none counted dropped.
     let scrape = p.metrics().await;
     assert_eq!(
-        sample(&scrape, "a2a_trace_spans_dropped_total", &[]),
+        metric(&scrape, "a2a_trace_spans_dropped_total", &[]),
         Some(0.0)
     );
 }

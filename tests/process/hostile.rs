@@ -97,11 +97,11 @@ async fn a_full_disk_leaves_whole_lines_and_counts_what_it_dropped() {
     let m = p
         .wait_metrics("six records written or dropped", |m| {
             let dropped =
-                crate::support::sample(m, "a2a_audit_records_dropped_total", &[]).unwrap_or(0.0);
+                crate::support::metric(m, "a2a_audit_records_dropped_total", &[]).unwrap_or(0.0);
             dropped > 0.0 && dropped as usize + in_file() == 6
         })
         .await;
-    let dropped = crate::support::sample(&m, "a2a_audit_records_dropped_total", &[]).unwrap();
+    let dropped = crate::support::metric(&m, "a2a_audit_records_dropped_total", &[]).unwrap();
     limit("unlimited:unlimited");
     for i in 6..9 {
         send_stream(&up, &p, i, &bad(&format!("t-room-{i}"))).await;
@@ -130,7 +130,7 @@ async fn a_full_disk_leaves_whole_lines_and_counts_what_it_dropped() {
     }
     let m = p.metrics().await;
     assert_eq!(
-        crate::support::sample(&m, "a2a_audit_records_dropped_total", &[]),
+        crate::support::metric(&m, "a2a_audit_records_dropped_total", &[]),
         Some(dropped)
     );
 }
@@ -347,7 +347,7 @@ async fn a_stalled_log_does_not_block_traffic() {
         assert_eq!(status, 413);
         if i % 500 == 499 {
             let m = p.metrics().await;
-            dropped = crate::support::sample(&m, "a2a_log_lines_dropped_total", &[]).unwrap_or(0.0);
+            dropped = crate::support::metric(&m, "a2a_log_lines_dropped_total", &[]).unwrap_or(0.0);
             if dropped > 0.0 {
                 break;
             }

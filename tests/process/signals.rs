@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::support::a2a::*;
 use crate::support::process::Process;
 use crate::support::proxied::get_text;
-use crate::support::{sample, sum, Hold, Proxied, Reply, Upstream, NAME};
+use crate::support::{metric, total, Hold, Proxied, Reply, Upstream, NAME};
 use serde_json::{json, Value};
 
 async fn setup(extra: &str) -> (Upstream, Process) {
@@ -17,11 +17,11 @@ async fn setup(extra: &str) -> (Upstream, Process) {
 }
 
 fn violations(scrape: &str) -> f64 {
-    sum(scrape, "a2a_violations_total", &[("upstream", NAME)])
+    total(scrape, "a2a_violations_total", &[("upstream", NAME)]).unwrap_or(0.0)
 }
 
 fn dropped(scrape: &str) -> f64 {
-    sample(scrape, "a2a_audit_records_dropped_total", &[]).unwrap_or(f64::NAN)
+    metric(scrape, "a2a_audit_records_dropped_total", &[]).unwrap_or(f64::NAN)
 }
 
 /// Runs `n` exchanges each giving one finding (a blocking send returning working).
@@ -233,7 +233,7 @@ async fn json_log_fields_are_flat_and_typed_alike() {
         assert_eq!(status, 200);
     }
     p.wait_metrics("two bypassing cards", |s| {
-        crate::support::sample(s, "a2a_agent_card_bypass_total", &[("upstream", NAME)]) == Some(2.0)
+        crate::support::metric(s, "a2a_agent_card_bypass_total", &[("upstream", NAME)]) == Some(2.0)
     })
     .await;
     p.signal("TERM");
