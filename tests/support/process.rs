@@ -201,7 +201,9 @@ impl Process {
 }
 
 /// `a2a-tap serving listen=.. admin=..`, text or JSON: the two addresses.
-fn serving(line: &str) -> Option<(SocketAddr, SocketAddr)> {
+/// The listen and admin addresses of the startup line ("a2a-tap serving",
+/// JSON or text log), if `line` is it.
+pub fn serving(line: &str) -> Option<(SocketAddr, SocketAddr)> {
     if !line.contains("a2a-tap serving") {
         return None;
     }
