@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Read};
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,6 +25,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 mod support;
+
+use support::ports::port_named_in_advance;
 
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(240);
@@ -79,39 +81,6 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = fs::remove_dir_all(&self.0);
     }
-}
-
-/// A port for an a2a-tap whose address must be named before it starts: an
-/// agent's card (`--public-url`) or a2a-tap's own `public_url` names it, and
-/// the agent must be up before a2a-tap can name it as its upstream. Every
-/// other port is 127.0.0.1:0, learned from the process's own startup line
-/// (`start_tap_logged`). This one is drawn, released and bound again by
-/// a2a-tap (a race, narrowed): below the kernel's ephemeral range
-/// (32768-60999 by default), where the outgoing connections of the tests
-/// running beside this one and every bind to port 0 take their ports, so a
-/// port found free here is not taken by them before a2a-tap binds it (a
-/// port from `:0` was, now and then, under load). Picked at random, tried
-/// until free; a counter, so that tests asking at the same moment never
-/// draw alike.
-fn port_named_in_advance() -> u16 {
-    static DRAWN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let drawn = DRAWN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let mut seed = u64::from(std::process::id()).wrapping_mul(1_000_003)
-        ^ drawn.wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        ^ std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-    for _ in 0..1000 {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let port = 20_000 + ((seed >> 33) % 12_000) as u16;
-        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return port;
-        }
-    }
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    listener.local_addr().expect("local addr").port()
 }
 
 /// Starts a2a-tap as `cmd` says (its admin port 127.0.0.1:0, its listen

@@ -6,7 +6,7 @@
 //! write access to it would use it (entries written here like
 //! `redis-cli XADD`): forged, oversized, future-stamped, at the largest id.
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -24,11 +24,7 @@ struct RedisServer {
 
 impl RedisServer {
     fn start() -> RedisServer {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("free port")
-            .port();
-        RedisServer::on(port)
+        RedisServer::on(crate::support::ports::port_named_in_advance())
     }
 
     fn on(port: u16) -> RedisServer {

@@ -10,8 +10,10 @@ pub mod a2a;
 pub mod bomb;
 pub mod grpc;
 pub mod metrics;
+pub mod ports;
 pub mod process;
 pub mod proxied;
+pub mod scenes;
 pub mod tap;
 pub mod upstream;
 
