@@ -106,6 +106,7 @@ async fn the_access_log_is_off_by_default() {
     up.push(Reply::json(200, "{}"));
     let _ = p.send("GET", "/", &[], "").await;
     let _ = p.send("GET", "/", &[], "").await;
+    // A kept sleep: an absence has no signal to await.
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     assert!(p.access_lines().is_empty());
 }

@@ -94,6 +94,7 @@ impl Collector {
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        // A kept sleep: extra spans, if any, have no signal to await.
         tokio::time::sleep(Duration::from_millis(200)).await;
         self.spans.lock().unwrap().clone()
     }

@@ -188,7 +188,8 @@ async fn request_bodies_held_for_analysis_stay_within_the_budget() {
         }
         callers.push(s);
     }
-    // Let the proxy take in what was sent.
+    // Let the proxy take in what was sent: a kept sleep, as nothing tells
+    // when it has read an unfinished body (no counter, no log line).
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     let grown = rss_kib(p.pid()).saturating_sub(before);
     eprintln!("grown {grown} KiB");
@@ -289,6 +290,7 @@ async fn file_descriptors_stay_within_the_limit_and_healthz_answers() {
         );
     }
     for _ in 0..10 {
+        // A kept sleep: the bound must hold while time passes.
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         let n = fds(p.pid());
         assert!(n <= 256, "{n} descriptors open");

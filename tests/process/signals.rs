@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::support::a2a::*;
 use crate::support::process::Process;
 use crate::support::proxied::get_text;
-use crate::support::{metric, total, Hold, Proxied, Reply, Upstream, NAME};
+use crate::support::{metric, total, within, Hold, Proxied, Reply, Upstream, NAME};
 use serde_json::{json, Value};
 
 async fn setup(extra: &str) -> (Upstream, Process) {
@@ -190,7 +190,17 @@ async fn a_second_sigterm_stops_at_once() {
     up.wait_taken().await;
     let started = std::time::Instant::now();
     p.signal("TERM");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The first was taken (readiness says draining) before the second.
+    let readyz = format!("http://{}/readyz", p.admin);
+    within("draining after the first SIGTERM", async {
+        while !get_text(&readyz)
+            .await
+            .is_some_and(|(status, body)| status == 503 && body.contains("draining"))
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
     p.signal("TERM");
     let status = p.wait_exit(Duration::from_secs(10)).await;
     assert_eq!(status.code(), Some(0));
