@@ -36,13 +36,15 @@ echo "== cargo test, the tests that need the peers above included"
 # (each `#[ignore = "needs ...: run scripts/test.sh"]`); here they all run,
 # and one whose tool is missing fails and names the setup script, never
 # skips. `frames_per_second` is a measurement, not a check (see its file).
-cargo test --all-targets -- --include-ignored --skip frames_per_second
+# The criterion benches (run once each, as tests) take no libtest flags.
+cargo test --lib --bins --tests --examples -- --include-ignored --skip frames_per_second
+cargo test --benches
 
 echo "== fuzz: both targets for a bounded minute (stable toolchain)"
 ./scripts/fuzz.sh 60
 
 echo "== operations kit: promtool rules, a real Prometheus scraping a2a-tap"
-# On the debug build `cargo test --all-targets` made: ops-test's own
+# On the debug build the tests above made: ops-test's own
 # `cargo build` then only links the proxy and the example agent.
 OPS_TEST_PROFILE=debug ./scripts/ops-test.sh
 
