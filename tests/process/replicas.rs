@@ -14,7 +14,7 @@ use serde_json::json;
 
 use crate::support::a2a::*;
 use crate::support::process::Process;
-use crate::support::{get, metric, Hold, Reply, Upstream};
+use crate::support::{get, metric, Hold, Reply, Upstream, NAME};
 
 /// A `redis-server` on a port of its own, without persistence; killed on drop.
 struct RedisServer {
@@ -674,6 +674,12 @@ async fn a_slow_redis_loses_no_fact_while_the_backlog_has_room() {
     }
     // Every task A saw is known to B (a pipeline Redis ran after the
     // client gave up on it is written again: facts may be heard twice).
-    until(&b, "a2a_tasks_tracked", &[("state", "working")], |v| v == n).await;
+    until(
+        &b,
+        "a2a_tasks_tracked",
+        &[("upstream", NAME), ("state", "working")],
+        |v| v == n,
+    )
+    .await;
     assert!(received(&b).await >= n);
 }

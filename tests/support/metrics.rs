@@ -102,7 +102,7 @@ mod tests {
 
     const TEXT: &str = "# HELP a2a_violations_total x\n\
         a2a_violations_total{upstream=\"a\",kind=\"exit\",severity=\"error\"} 2\n\
-        a2a_violations_total{upstream=\"a\",kind=\"other_exit\",severity=\"error\"} 5\n\
+        a2a_violations_total{upstream=\"a\",kind=\"other\",subkind=\"exit\",severity=\"error\"} 5\n\
         a2a_violations_total_extra{upstream=\"a\",kind=\"exit\",severity=\"error\"} 7\n\
         a2a_weird{upstream=\"a,\\\"b\\\"}\"} 3\n\
         a2a_plain 4 1700000000\n";
@@ -125,7 +125,8 @@ mod tests {
     }
 
     #[test]
-    fn a_total_sums_whole_label_values_only() {
+    fn a_total_sums_whole_label_names_and_values_only() {
+        // `subkind="exit"` is not `kind="exit"`.
         assert_eq!(
             total(TEXT, "a2a_violations_total", &[("kind", "exit")]),
             Some(2.0)
