@@ -13,15 +13,10 @@ use tokio::sync::{mpsc, oneshot};
 use crate::support::*;
 use a2a_tap::config::HumanDuration;
 
-/// An address nothing listens on.
-async fn closed_port() -> std::net::SocketAddr {
-    let l = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    l.local_addr().expect("addr")
-}
-
 #[tokio::test]
 async fn unreachable_upstream_gives_502_with_a_one_line_reason() {
-    let tap = proxy(config(closed_port().await)).await;
+    let (_refusing, closed) = crate::support::ports::refused();
+    let tap = proxy(config(closed)).await;
     let (head, body) = get(tap.listen_addr(), "/").await;
     assert_eq!(head.status, StatusCode::BAD_GATEWAY);
     assert_eq!(head.headers["content-type"], "text/plain; charset=utf-8");

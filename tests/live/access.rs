@@ -75,10 +75,7 @@ async fn other_traffic_and_refusals_have_their_line_too() {
         "none sent: {l}"
     );
 
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr");
+    let (_refusing, closed) = crate::support::ports::refused();
     let p = Proxy::start(closed, ON).await;
     let (status, _) = p
         .send(

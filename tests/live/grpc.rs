@@ -472,10 +472,7 @@ async fn unary_answers_and_statuses() {
 /// status (UNAVAILABLE), not an HTTP 502 page.
 #[tokio::test]
 async fn an_unreachable_upstream_is_a_grpc_status() {
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let (_refusing, closed) = crate::support::ports::refused();
     let p = Proxy::start(closed, "").await;
     let got = call(p.listen, GET, &get_request("t")).await;
     assert_eq!(got.head.status, 200);

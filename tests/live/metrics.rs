@@ -52,10 +52,7 @@ async fn build_info_upstream_up_and_the_process_collector() {
 
 #[tokio::test]
 async fn an_unreachable_upstream_is_down_and_its_refusals_keep_their_method() {
-    let closed = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        l.local_addr().expect("addr")
-    };
+    let (_refusing, closed) = crate::support::ports::refused();
     let p = Proxy::start(closed, "").await;
     let m = p.metrics().await;
     assert_eq!(

@@ -316,9 +316,7 @@ async fn nothing_is_exported_off_or_unsampled_and_records_keep_the_callers_trace
 
 #[tokio::test]
 async fn a_dead_collector_changes_neither_traffic_nor_findings() {
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = dead.local_addr().expect("addr");
-    drop(dead);
+    let (_refusing, addr) = crate::support::ports::refused();
     let up = Upstream::start().await;
     let config = format!(
         "[tracing]\nendpoint = \"http://{addr}\"\nbatch_delay = \"50ms\"\nexport_timeout = \"1s\"\n"

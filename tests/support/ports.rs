@@ -1,7 +1,10 @@
 //! Ports for a server that cannot take a listener from the test nor bind
 //! :0 and say which port it got: a2a-tap where an agent's card (or its own
 //! `public_url`) must name its address before it starts, `redis-server`
-//! (whose `--port 0` turns TCP off). Everything else binds 127.0.0.1:0.
+//! (whose `--port 0` turns TCP off), a2a-tap signalled the moment its
+//! listener accepts (before its startup line). Everything else binds
+//! 127.0.0.1:0; an address that refuses connections is held bound, never
+//! listening.
 
 use std::net::TcpListener;
 
@@ -32,4 +35,17 @@ pub fn port_named_in_advance() -> u16 {
     }
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
     listener.local_addr().expect("local addr").port()
+}
+
+/// An address on which a connect is refused, for as long as the returned
+/// socket lives: bound but never listening, so nothing else can take the
+/// port meanwhile (a listener bound and dropped could be taken by the next
+/// bind to :0 and then answer).
+pub fn refused() -> (tokio::net::TcpSocket, std::net::SocketAddr) {
+    let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+    socket
+        .bind("127.0.0.1:0".parse().expect("addr"))
+        .expect("bind 127.0.0.1:0");
+    let addr = socket.local_addr().expect("local addr");
+    (socket, addr)
 }

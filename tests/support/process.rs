@@ -200,9 +200,8 @@ impl Process {
     }
 }
 
-/// `a2a-tap serving listen=.. admin=..`, text or JSON: the two addresses.
-/// The listen and admin addresses of the startup line ("a2a-tap serving",
-/// JSON or text log), if `line` is it.
+/// `a2a-tap serving listen=.. admin=..`, text or JSON: the two addresses,
+/// if `line` is that startup line.
 pub fn serving(line: &str) -> Option<(SocketAddr, SocketAddr)> {
     if !line.contains("a2a-tap serving") {
         return None;
