@@ -19,20 +19,22 @@ async fn build_info_upstream_up_and_the_process_collector() {
             metric(m, "a2a_upstream_up", &[("upstream", NAME)]) == Some(1.0)
         })
         .await;
+    let info: Vec<_> = crate::support::metrics::series(&m)
+        .into_iter()
+        .filter(|s| s.name == "a2a_build_info")
+        .collect();
+    let [info] = &info[..] else {
+        panic!("one build info series: {m}")
+    };
+    assert_eq!(info.value, 1.0, "{m}");
     assert_eq!(
-        total(
-            &m,
-            "a2a_build_info",
-            &[("version", env!("CARGO_PKG_VERSION"))]
-        ),
-        Some(1.0),
-        "{m}"
+        info.labels.get("version").map(String::as_str),
+        Some(env!("CARGO_PKG_VERSION"))
     );
-    let line = m
-        .lines()
-        .find(|l| l.starts_with("a2a_build_info{"))
-        .expect("build info");
-    assert!(!line.contains("commit=\"\""), "a commit is named: {line}");
+    assert!(
+        info.labels.get("commit").is_some_and(|c| !c.is_empty()),
+        "a commit is named: {info:?}"
+    );
     for name in [
         "process_resident_memory_bytes",
         "process_open_fds",
