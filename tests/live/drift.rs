@@ -3,8 +3,8 @@
 //! `stream_start` whose detail says so, and `[severity] sdk_drift` lowers
 //! that drift alone, never the kind's other findings.
 
-use crate::kinds::setup;
 use crate::support::a2a::*;
+use crate::support::scenes::setup;
 use crate::support::{tap::Proxy, Reply, Upstream};
 use bytes::Bytes;
 use serde_json::{json, Value};

@@ -443,9 +443,7 @@ fn card_rewriting_is_reachable_from_flags_and_the_environment() {
 /// `/readyz`); a reachable one is not.
 #[tokio::test]
 async fn an_unreachable_upstream_at_start_is_a_warning_naming_it() {
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a port");
+    let (_refusing, closed) = crate::support::ports::refused();
     let p = crate::support::process::Process::start(closed, "");
     let log = p.stderr();
     let line = log

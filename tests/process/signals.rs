@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::support::a2a::*;
 use crate::support::process::Process;
 use crate::support::proxied::get_text;
-use crate::support::{sample, sum, Hold, Proxied, Reply, Upstream, NAME};
+use crate::support::{metric, total, within, Hold, Proxied, Reply, Upstream, NAME};
 use serde_json::{json, Value};
 
 async fn setup(extra: &str) -> (Upstream, Process) {
@@ -17,11 +17,11 @@ async fn setup(extra: &str) -> (Upstream, Process) {
 }
 
 fn violations(scrape: &str) -> f64 {
-    sum(scrape, "a2a_violations_total", &[("upstream", NAME)])
+    total(scrape, "a2a_violations_total", &[("upstream", NAME)]).unwrap_or(0.0)
 }
 
 fn dropped(scrape: &str) -> f64 {
-    sample(scrape, "a2a_audit_records_dropped_total", &[]).unwrap_or(f64::NAN)
+    metric(scrape, "a2a_audit_records_dropped_total", &[]).unwrap_or(f64::NAN)
 }
 
 /// Runs `n` exchanges each giving one finding (a blocking send returning working).
@@ -190,7 +190,17 @@ async fn a_second_sigterm_stops_at_once() {
     up.wait_taken().await;
     let started = std::time::Instant::now();
     p.signal("TERM");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The first was taken (readiness says draining) before the second.
+    let readyz = format!("http://{}/readyz", p.admin);
+    within("draining after the first SIGTERM", async {
+        while !get_text(&readyz)
+            .await
+            .is_some_and(|(status, body)| status == 503 && body.contains("draining"))
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
     p.signal("TERM");
     let status = p.wait_exit(Duration::from_secs(10)).await;
     assert_eq!(status.code(), Some(0));
@@ -242,7 +252,7 @@ async fn json_log_fields_are_flat_and_typed_alike() {
         assert_eq!(status, 200);
     }
     p.wait_metrics("two bypassing cards", |s| {
-        crate::support::sample(s, "a2a_agent_card_bypass_total", &[("upstream", NAME)]) == Some(2.0)
+        crate::support::metric(s, "a2a_agent_card_bypass_total", &[("upstream", NAME)]) == Some(2.0)
     })
     .await;
     p.signal("TERM");
@@ -357,7 +367,7 @@ async fn the_grace_cut_is_counted_and_scrapeable_before_exit() {
         crate::support::proxied::request_to(listen, "POST", "/", V1, &body).await
     });
     up.wait_taken().await;
-    let closed = |s: &str| sample(s, "a2a_connections_closed_total", &[("reason", "grace")]);
+    let closed = |s: &str| metric(s, "a2a_connections_closed_total", &[("reason", "grace")]);
     assert_eq!(closed(&p.metrics().await), Some(0.0));
     p.signal("TERM");
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
