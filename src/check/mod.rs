@@ -13,14 +13,13 @@ mod sidecar;
 
 use std::path::{Path, PathBuf};
 
-use crate::a2a::card::CardInfo;
 use crate::a2a::model::{Decoded, Exchange, Malformed};
 use crate::config::{Config, ConfigError};
-use crate::engine::{EngineConfig, ExchangeEngine, Sink};
+use crate::engine::{EngineConfig, Sink};
 use crate::findings::{Finding, Severity};
-use crate::lifecycle::{End, Millis, Registry, RegistryConfig};
+use crate::judge::{Answer, Pipeline, Session};
+use crate::lifecycle::{End, Millis, RegistryConfig};
 use crate::report::audit::{Origin, Record};
-use crate::report::pipeline::{Folds, Pipeline};
 use crate::report::timeline::{Lane, Timeline};
 
 pub use output::Format;
@@ -103,8 +102,7 @@ pub fn run(format: Format, files: &[PathBuf], settings: &Settings) -> i32 {
     for path in files {
         match input::load(path) {
             Ok(exchanges) => {
-                let mut registry = Registry::new(settings.registry.clone());
-                let judged = judge_all(&mut registry, exchanges, settings);
+                let judged = judge_all(exchanges, settings);
                 if judged.read == 0 && (judged.records.is_empty() || judged.assumed) {
                     // A clean report of nothing would pass a CI gate on an
                     // empty or wrong file.
@@ -147,18 +145,6 @@ pub fn run(format: Format, files: &[PathBuf], settings: &Settings) -> i32 {
     }
 }
 
-/// Findings of one exchange, the agent card it carried, and how many
-/// frames or bodies were read.
-#[derive(Default)]
-struct Judged {
-    findings: Vec<Finding>,
-    card: Option<CardInfo>,
-    read: usize,
-    gaps: usize,
-    /// Its events, when the report draws them.
-    timeline: Option<Timeline>,
-}
-
 /// What a recording gave: its records, and how many frames or bodies
 /// were read.
 pub(crate) struct Checked {
@@ -175,24 +161,19 @@ pub(crate) struct Checked {
     pub lanes: Vec<Lane>,
 }
 
-impl Sink for Judged {
-    fn finding(&mut self, finding: Finding) {
-        self.findings.push(finding);
-    }
-    fn read(&mut self) {
-        self.read += 1;
-    }
+/// What the report draws of one exchange: its timeline, when it draws
+/// them.
+struct Watch(Option<Timeline>);
+
+impl Sink for Watch {
+    fn finding(&mut self, _finding: Finding) {}
     fn gap(&mut self, _reason: crate::engine::SkipReason) {
-        self.gaps += 1;
-        if let Some(t) = &mut self.timeline {
+        if let Some(t) = &mut self.0 {
             t.gaps += 1;
         }
     }
-    fn card(&mut self, card: CardInfo) {
-        self.card = Some(card);
-    }
     fn decoded(&mut self, index: Option<u64>, decoded: Result<&Decoded<'_>, &Malformed>) {
-        if let Some(t) = &mut self.timeline {
+        if let Some(t) = &mut self.0 {
             t.push(index, decoded);
         }
     }
@@ -201,13 +182,9 @@ impl Sink for Judged {
 /// Judges exchanges in order; returns every finding as an audit record.
 /// An agent card in the recording confirms the HTTP+JSON paths after it,
 /// as live.
-pub(crate) fn judge_all(
-    registry: &mut Registry,
-    exchanges: Vec<Recorded>,
-    settings: &Settings,
-) -> Checked {
+pub(crate) fn judge_all(exchanges: Vec<Recorded>, settings: &Settings) -> Checked {
     let assumed = exchanges.iter().all(|r| r.assumed);
-    let mut judge = Judge::new(registry, settings);
+    let mut judge = Judge::new(settings);
     let mut records = Vec::new();
     let mut unrecorded = Vec::new();
     for rec in exchanges {
@@ -229,14 +206,12 @@ pub(crate) fn judge_all(
     }
 }
 
-/// Judges exchanges one at a time, in the order they happened, against
-/// one registry (what `check` does per file, and `probe` per exchange it
-/// made).
+/// Judges recorded exchanges one at a time, in the order they happened,
+/// through one judging session (what `check` does per file, and `probe`
+/// per exchange it made), and makes records of what it kept.
 pub(crate) struct Judge<'a> {
-    registry: &'a mut Registry,
+    session: Session,
     settings: &'a Settings,
-    last_at: Millis,
-    card: Option<CardInfo>,
     /// Frames or bodies read so far.
     pub read: usize,
     /// Events not read (over a limit) so far.
@@ -247,12 +222,14 @@ pub(crate) struct Judge<'a> {
 }
 
 impl<'a> Judge<'a> {
-    pub(crate) fn new(registry: &'a mut Registry, settings: &'a Settings) -> Judge<'a> {
+    pub(crate) fn new(settings: &'a Settings) -> Judge<'a> {
         Judge {
-            registry,
+            session: Session::new(
+                settings.engine,
+                settings.registry.clone(),
+                settings.pipeline.clone(),
+            ),
             settings,
-            last_at: 0,
-            card: None,
             read: 0,
             gaps: 0,
             lanes: Vec::new(),
@@ -261,58 +238,43 @@ impl<'a> Judge<'a> {
 
     /// Judges the next exchange; returns the records of its findings (and
     /// of the registry's, e.g. stalls, due by its time).
-    pub(crate) fn judge(&mut self, mut rec: Recorded) -> Vec<Record> {
-        let settings = self.settings;
-        let registry = &mut *self.registry;
-        let mut records = Vec::new();
-        let now = rec.at.unwrap_or(self.last_at).max(self.last_at);
-        self.last_at = now;
-        let mut findings: Vec<Finding> = Vec::new();
-        registry.tick(now, &mut findings);
+    pub(crate) fn judge(&mut self, rec: Recorded) -> Vec<Record> {
         let about_task = Origin {
             upstream: rec.upstream.clone(),
             ..Origin::default()
         };
-        records.extend(
-            findings
-                .drain(..)
-                .filter_map(|f| settings.pipeline.record(f, &about_task)),
-        );
-        crate::a2a::card::confirm(&mut rec.exchange, self.card.as_ref(), "");
         let origin = Origin::of(&rec.upstream, &rec.exchange, rec.label.clone());
-        let lane = settings.timeline.then(|| lane_of(&rec));
-        let seq = registry.open_exchange();
-        let mut engine = ExchangeEngine::new(rec.exchange, seq, settings.engine);
-        let mut judged = Judged {
-            timeline: lane.as_ref().map(|_| Timeline::default()),
-            ..Judged::default()
+        let lane = self.settings.timeline.then(|| lane_of(&rec));
+        let mut watch = Watch(lane.as_ref().map(|_| Timeline::default()));
+        let answer = Answer {
+            status: rec.status,
+            content_type: rec.content_type.as_deref(),
+            body: &rec.body,
+            end: rec.end,
+            at: rec.at,
         };
-        engine.response_head(rec.status, rec.content_type.as_deref(), None);
-        engine.response_data(&rec.body, registry, now, &mut judged);
-        engine.response_end(rec.end, registry, now, &mut judged);
+        let judged = self.session.judge(rec.exchange, answer, &mut watch);
         let recorded_at = rec
             .started
             .map(|t| humantime::format_rfc3339_millis(t).to_string());
-        // Repeats of a kind on one exchange fold into its first record, as live.
-        let mut folds = Folds::default();
-        for f in judged.findings {
-            if let Some(f) = settings.pipeline.keep(f) {
-                let mut record = Record::new(f.clone(), &origin);
-                if let Some(ts) = &recorded_at {
-                    record.ts.clone_from(ts);
-                }
-                folds.add(&f, record);
+        let mut records: Vec<Record> = judged
+            .due
+            .into_iter()
+            .map(|f| Record::new(f, &about_task))
+            .collect();
+        records.extend(judged.found.into_iter().map(|held| {
+            let mut record = Record::new(held.first, &origin);
+            record.occurrences = held.occurrences;
+            if let Some(ts) = &recorded_at {
+                record.ts.clone_from(ts);
             }
-        }
-        records.extend(folds.take().map(|held| held.record));
+            record
+        }));
         self.read += judged.read;
         self.gaps += judged.gaps;
-        if let (Some(mut lane), Some(timeline)) = (lane, judged.timeline) {
+        if let (Some(mut lane), Some(timeline)) = (lane, watch.0) {
             lane.timeline = timeline;
             self.lanes.push(lane);
-        }
-        if judged.card.is_some() {
-            self.card = judged.card;
         }
         records
     }
@@ -350,9 +312,7 @@ pub fn judge_recording(
         .transpose()
         .map_err(RecordingError::Sidecar)?;
     let exchanges = input::parse(ext, bytes.to_vec(), sidecar, "recording".into())?;
-    let settings = Settings::default();
-    let mut registry = Registry::new(settings.registry.clone());
-    Ok(judge_all(&mut registry, exchanges, &settings).records)
+    Ok(judge_all(exchanges, &Settings::default()).records)
 }
 
 /// Number of error-severity records.

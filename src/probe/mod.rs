@@ -24,7 +24,6 @@ pub use output::Format;
 
 use crate::a2a::card::CardInfo;
 use crate::check::{Judge, Settings};
-use crate::lifecycle::Registry;
 use client::{headers, Client, Limits};
 use error::ProbeError;
 pub use error::UrlError;
@@ -109,12 +108,11 @@ pub fn run(options: &Options) -> i32 {
 
 /// The whole run; `Err` when the card URL could not be reached at all.
 async fn probe(target: &discover::Target, options: &Options) -> Result<ProbeReport, ProbeError> {
-    let mut registry = Registry::new(options.settings.registry.clone());
     let settings = Settings {
         timeline: options.format == Format::Html,
         ..options.settings.clone()
     };
-    let judge = Judge::new(&mut registry, &settings);
+    let judge = Judge::new(&settings);
     let limits = Limits {
         max_requests: LIMITS.max_requests,
         total: LIMITS.total,

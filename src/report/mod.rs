@@ -8,7 +8,6 @@ pub mod junit;
 pub mod log_queue;
 mod log_safe;
 pub mod metrics;
-pub mod pipeline;
 pub mod sarif;
 pub mod timeline;
 

@@ -12,9 +12,9 @@ use std::time::Instant;
 
 use super::FOLD_WINDOW;
 use crate::findings::{Finding, Kind, Severity};
+use crate::judge::Held;
 use crate::report::audit::{Origin, Record};
 use crate::report::log_safe;
-use crate::report::pipeline::Held;
 
 impl Worker {
     pub(super) fn tick(&mut self) {
@@ -166,17 +166,19 @@ impl Worker {
         if live.folds.is_empty() {
             return 0;
         }
-        let held: Vec<Held> = live.folds.take().collect();
+        let held: Vec<Held<Record>> = live.folds.take().collect();
         let mut found = 0;
         for h in held {
-            found += h.record.occurrences;
+            let mut record = h.first;
+            record.occurrences = h.occurrences;
+            found += record.occurrences;
             if let (Some(tracer), Some(span)) = (
                 &self.tracer,
                 self.live.get_mut(id).and_then(|l| l.span.as_mut()),
             ) {
-                span.finding(tracer.unix_nanos(Instant::now()), &h.record);
+                span.finding(tracer.unix_nanos(Instant::now()), &record);
             }
-            self.write(h.kind, h.severity, h.record, Some(id));
+            self.write(h.kind, h.severity, record, Some(id));
         }
         found
     }
