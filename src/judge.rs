@@ -8,6 +8,7 @@
 
 pub mod folds;
 pub mod pipeline;
+pub mod rules;
 pub mod session;
 
 pub use folds::{Folds, Held};
