@@ -1,10 +1,11 @@
-//! One judging session, the same live and offline: the task registry, the
-//! last agent card seen, the operator's severity policy and the folds of
-//! repeated findings around the engine of each exchange. What it is given
-//! (exchanges, their answers, the time) it turns into kept findings; the
-//! outputs (the audit log, metrics and spans live, `check`'s and `probe`'s
-//! reports offline) make records of them. Pure like the engine it drives:
-//! no I/O, time passed in.
+//! Judging beyond one exchange's engine, the same live and offline: the
+//! operator's severity policy (`pipeline`, the one way a finding is kept),
+//! the folds of repeated findings, the rules that judge an open exchange
+//! against the time, the registry or the agent card (`rules`), and the
+//! session that drives whole exchanges in order through one registry
+//! (`session`: `check` and `probe`). The outputs (the audit log, metrics
+//! and spans live, `check`'s and `probe`'s reports offline) make records
+//! of what is kept. Pure like the engine: no I/O, time passed in.
 
 pub mod folds;
 pub mod pipeline;
@@ -13,4 +14,4 @@ pub mod session;
 
 pub use folds::{Folds, Held};
 pub use pipeline::{Pipeline, DETAIL_BYTES};
-pub use session::{Answer, Judged, Session};
+pub use session::{Answer, Judged, Session, Settings};

@@ -13,14 +13,13 @@ mod sidecar;
 
 use std::path::{Path, PathBuf};
 
-use crate::a2a::model::{Decoded, Exchange, Malformed};
-use crate::config::{Config, ConfigError};
-use crate::engine::{EngineConfig, Sink};
-use crate::findings::{Finding, Severity};
-use crate::judge::{Answer, Pipeline, Session};
-use crate::lifecycle::{End, Millis, RegistryConfig};
-use crate::report::audit::{Origin, Record};
-use crate::report::timeline::{Lane, Timeline};
+use crate::a2a::model::Exchange;
+use crate::findings::Severity;
+use crate::judge::{Answer, Settings};
+use crate::lifecycle::{End, Millis};
+use crate::report::audit::Record;
+use crate::report::offline::{Offline, Source};
+use crate::report::timeline::Lane;
 
 pub use output::Format;
 pub use recording_error::RecordingError;
@@ -63,46 +62,16 @@ pub enum CheckError {
     Format { path: PathBuf, why: RecordingError },
 }
 
-/// How recordings are judged: the engine's limits, the registry's bounds,
-/// and finding → policy → record, all from one config (as live).
-#[derive(Debug, Clone, Default)]
-pub struct Settings {
-    pub engine: EngineConfig,
-    pub registry: RegistryConfig,
-    pub pipeline: Pipeline,
-    /// Keep each exchange's timeline of events (`Judge::lanes`) for a
-    /// report that draws it (`--format html`).
-    pub timeline: bool,
-}
-
-impl Settings {
-    /// The settings of `config` (`[analysis]`, `[audit]`, `[registry]`,
-    /// `[stall]`, `[severity]`); the defaults when it has none of them.
-    pub fn from_config(config: &Config) -> Result<Settings, ConfigError> {
-        config.validate_settings()?;
-        Ok(Settings {
-            engine: EngineConfig::from(config),
-            registry: RegistryConfig::from(config),
-            pipeline: Pipeline::new(config.policy()?, config.analysis.max_id_bytes),
-            timeline: false,
-        })
-    }
-}
-
 /// Runs the check; returns the process exit code (0 clean, 1 errors
 /// found, 2 a file could not be read or parsed).
 pub fn run(format: Format, files: &[PathBuf], settings: &Settings) -> i32 {
     let mut out = output::Report::new(format);
-    let timeline = Settings {
-        timeline: format == Format::Html,
-        ..settings.clone()
-    };
-    let settings = &timeline;
+    let timeline = format == Format::Html;
     let mut failed = false;
     for path in files {
         match input::load(path) {
             Ok(exchanges) => {
-                let judged = judge_all(exchanges, settings);
+                let judged = judge_all(exchanges, settings, timeline);
                 if judged.read == 0 && (judged.records.is_empty() || judged.assumed) {
                     // A clean report of nothing would pass a CI gate on an
                     // empty or wrong file.
@@ -157,34 +126,16 @@ pub(crate) struct Checked {
     /// The exchanges whose answer the recording did not keep (their
     /// labels): not judged.
     pub unrecorded: Vec<String>,
-    /// Each judged exchange's timeline (with `Settings::timeline`).
+    /// Each judged exchange's timeline (with `--format html`).
     pub lanes: Vec<Lane>,
-}
-
-/// What the report draws of one exchange: its timeline, when it draws
-/// them.
-struct Watch(Option<Timeline>);
-
-impl Sink for Watch {
-    fn finding(&mut self, _finding: Finding) {}
-    fn gap(&mut self, _reason: crate::engine::SkipReason) {
-        if let Some(t) = &mut self.0 {
-            t.gaps += 1;
-        }
-    }
-    fn decoded(&mut self, index: Option<u64>, decoded: Result<&Decoded<'_>, &Malformed>) {
-        if let Some(t) = &mut self.0 {
-            t.push(index, decoded);
-        }
-    }
 }
 
 /// Judges exchanges in order; returns every finding as an audit record.
 /// An agent card in the recording confirms the HTTP+JSON paths after it,
 /// as live.
-pub(crate) fn judge_all(exchanges: Vec<Recorded>, settings: &Settings) -> Checked {
+pub(crate) fn judge_all(exchanges: Vec<Recorded>, settings: &Settings, timeline: bool) -> Checked {
     let assumed = exchanges.iter().all(|r| r.assumed);
-    let mut judge = Judge::new(settings);
+    let mut judge = Offline::new(settings, timeline);
     let mut records = Vec::new();
     let mut unrecorded = Vec::new();
     for rec in exchanges {
@@ -194,7 +145,19 @@ pub(crate) fn judge_all(exchanges: Vec<Recorded>, settings: &Settings) -> Checke
             unrecorded.push(rec.label);
             continue;
         }
-        records.extend(judge.judge(rec));
+        let answer = Answer {
+            status: rec.status,
+            content_type: rec.content_type.as_deref(),
+            body: &rec.body,
+            end: rec.end,
+            at: rec.at,
+        };
+        let from = Source {
+            label: rec.label,
+            upstream: &rec.upstream,
+            started: rec.started,
+        };
+        records.extend(judge.judge(rec.exchange, answer, from));
     }
     Checked {
         records,
@@ -203,97 +166,6 @@ pub(crate) fn judge_all(exchanges: Vec<Recorded>, settings: &Settings) -> Checke
         assumed,
         unrecorded,
         lanes: judge.lanes,
-    }
-}
-
-/// Judges recorded exchanges one at a time, in the order they happened,
-/// through one judging session (what `check` does per file, and `probe`
-/// per exchange it made), and makes records of what it kept.
-pub(crate) struct Judge<'a> {
-    session: Session,
-    settings: &'a Settings,
-    /// Frames or bodies read so far.
-    pub read: usize,
-    /// Events not read (over a limit) so far.
-    pub gaps: usize,
-    /// Each exchange judged so far, with its events (kept only with
-    /// `Settings::timeline`).
-    pub lanes: Vec<Lane>,
-}
-
-impl<'a> Judge<'a> {
-    pub(crate) fn new(settings: &'a Settings) -> Judge<'a> {
-        Judge {
-            session: Session::new(
-                settings.engine,
-                settings.registry.clone(),
-                settings.pipeline.clone(),
-            ),
-            settings,
-            read: 0,
-            gaps: 0,
-            lanes: Vec::new(),
-        }
-    }
-
-    /// Judges the next exchange; returns the records of its findings (and
-    /// of the registry's, e.g. stalls, due by its time).
-    pub(crate) fn judge(&mut self, rec: Recorded) -> Vec<Record> {
-        let about_task = Origin {
-            upstream: rec.upstream.clone(),
-            ..Origin::default()
-        };
-        let origin = Origin::of(&rec.upstream, &rec.exchange, rec.label.clone());
-        let lane = self.settings.timeline.then(|| lane_of(&rec));
-        let mut watch = Watch(lane.as_ref().map(|_| Timeline::default()));
-        let answer = Answer {
-            status: rec.status,
-            content_type: rec.content_type.as_deref(),
-            body: &rec.body,
-            end: rec.end,
-            at: rec.at,
-        };
-        let judged = self.session.judge(rec.exchange, answer, &mut watch);
-        let recorded_at = rec
-            .started
-            .map(|t| humantime::format_rfc3339_millis(t).to_string());
-        let mut records: Vec<Record> = judged
-            .due
-            .into_iter()
-            .map(|f| Record::new(f, &about_task))
-            .collect();
-        records.extend(judged.found.into_iter().map(|held| {
-            let mut record = Record::new(held.first, &origin);
-            record.occurrences = held.occurrences;
-            if let Some(ts) = &recorded_at {
-                record.ts.clone_from(ts);
-            }
-            record
-        }));
-        self.read += judged.read;
-        self.gaps += judged.gaps;
-        if let (Some(mut lane), Some(timeline)) = (lane, watch.0) {
-            lane.timeline = timeline;
-            self.lanes.push(lane);
-        }
-        records
-    }
-}
-
-/// The lane of an exchange about to be judged: its request and answer head.
-fn lane_of(rec: &Recorded) -> Lane {
-    let ex = &rec.exchange;
-    Lane {
-        label: rec.label.clone(),
-        request: format!(
-            "{} {} {}",
-            ex.binding.as_str(),
-            ex.version.as_str(),
-            ex.operation.as_str()
-        ),
-        status: rec.status,
-        content_type: rec.content_type.clone(),
-        timeline: Timeline::default(),
     }
 }
 
@@ -312,7 +184,7 @@ pub fn judge_recording(
         .transpose()
         .map_err(RecordingError::Sidecar)?;
     let exchanges = input::parse(ext, bytes.to_vec(), sidecar, "recording".into())?;
-    Ok(judge_all(exchanges, &Settings::default()).records)
+    Ok(judge_all(exchanges, &Settings::default(), false).records)
 }
 
 /// Number of error-severity records.

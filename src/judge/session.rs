@@ -9,6 +9,15 @@ use crate::engine::{EngineConfig, ExchangeEngine, Sink, SkipReason};
 use crate::findings::Finding;
 use crate::lifecycle::{End, Millis, Registry, RegistryConfig};
 
+/// How a session judges: the engine's limits, the registry's bounds, and
+/// the severity policy (from a `Config`: `config/core_settings.rs`).
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    pub engine: EngineConfig,
+    pub registry: RegistryConfig,
+    pub pipeline: Pipeline,
+}
+
 /// Exchanges judged in order against one registry, with the severity
 /// policy and the folds.
 #[derive(Debug)]
@@ -53,11 +62,11 @@ pub struct Judged {
 
 impl Session {
     /// A session with an empty registry.
-    pub fn new(engine: EngineConfig, registry: RegistryConfig, pipeline: Pipeline) -> Session {
+    pub fn new(settings: &Settings) -> Session {
         Session {
-            registry: Registry::new(registry),
-            engine,
-            pipeline,
+            registry: Registry::new(settings.registry.clone()),
+            engine: settings.engine,
+            pipeline: settings.pipeline.clone(),
             card: None,
             now: 0,
         }
