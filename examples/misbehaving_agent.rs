@@ -4,7 +4,7 @@
 //! report violations end to end: agent → a2a-tap → `/metrics` → Prometheus.
 //!
 //! ```text
-//! cargo run --release --example misbehaving_agent -- 127.0.0.1:PORT [--pace-ms N]
+//! cargo run --release --features example-agent --bin misbehaving_agent -- 127.0.0.1:PORT [--pace-ms N]
 //! ```
 //!
 //! Port 0 picks a free port; the bound address is printed on stdout as

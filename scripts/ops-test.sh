@@ -206,13 +206,13 @@ case "$profile" in
 esac
 target_dir=${CARGO_TARGET_DIR:-$root/target}
 tap_bin=${A2A_TAP_BIN:-$target_dir/$profile/a2a-tap}
-agent_bin=$target_dir/$profile/examples/misbehaving_agent
+agent_bin=$target_dir/$profile/misbehaving_agent
 if [ "${OPS_TEST_NO_BUILD:-0}" != 1 ]; then
   step "build a2a-tap and the misbehaving agent ($profile)"
   if [ -z "${A2A_TAP_BIN:-}" ]; then
-    cargo build ${profile_flag[@]+"${profile_flag[@]}"} --locked --bin a2a-tap --example misbehaving_agent
+    cargo build ${profile_flag[@]+"${profile_flag[@]}"} --locked --features example-agent --bin a2a-tap --bin misbehaving_agent
   else
-    cargo build ${profile_flag[@]+"${profile_flag[@]}"} --locked --example misbehaving_agent
+    cargo build ${profile_flag[@]+"${profile_flag[@]}"} --locked --features example-agent --bin misbehaving_agent
   fi
 fi
 [ -x "$tap_bin" ] || fail "$tap_bin not found"

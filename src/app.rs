@@ -244,12 +244,13 @@ impl App {
         self.server.stopper()
     }
 
-    /// Drains and stops: the listeners (in-flight exchanges get the grace
-    /// period), then the analysis thread (every byte seen is judged), then
-    /// the audit log (every record flushed).
+    /// Drains and stops: the proxy's listener (in-flight exchanges get the
+    /// grace period), then the analysis thread (every byte seen is judged),
+    /// then the audit log (every record flushed), then the admin listener.
     pub async fn shutdown(self) {
         self.server.shutdown();
-        self.server.wait().await;
+        let stopper = self.server.stopper();
+        let admin = self.server.wait().await;
         if let Some(v) = self.validation {
             let Validation {
                 tap,
@@ -261,7 +262,12 @@ impl App {
                 access,
             } = v;
             drop((tap, access));
-            let grace = self.grace;
+            // After a second signal the spans get no grace either.
+            let grace = if stopper.stopped_now() {
+                std::time::Duration::ZERO
+            } else {
+                self.grace
+            };
             // Blocking joins, off the runtime's worker threads.
             let joined = tokio::task::spawn_blocking(move || {
                 analysis.join();
@@ -284,6 +290,8 @@ impl App {
                 tracing::error!(error = %e, "the access log did not stop cleanly");
             }
         }
+        // Last: what the shutdown counted stays scrapeable until now.
+        admin.stop().await;
     }
 }
 

@@ -89,7 +89,8 @@ pub struct Config {
     pub registry: RegistrySection,
     /// How long a task may sit in one non-terminal state.
     pub stall: StallSection,
-    /// Per-kind severity overrides: `kind = "error" | "warning" | "off"`.
+    /// Per-kind severity overrides: `kind = "error" | "warning" | "off"`;
+    /// `sdk_drift` sets the findings that are a known SDK drift.
     pub severity: BTreeMap<String, SeverityChoice>,
     /// OpenTelemetry traces of the exchanges (off without an endpoint).
     pub tracing: TracingSection,
@@ -230,6 +231,9 @@ pub struct StallSection {
 /// Default admin address from the contract.
 pub const DEFAULT_ADMIN: &str = "127.0.0.1:9464";
 
+/// The `[severity]` key for the findings that are a known SDK drift.
+pub const SDK_DRIFT: &str = "sdk_drift";
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -302,15 +306,24 @@ impl Config {
         warnings
     }
 
-    /// The per-kind severity overrides as a [`Policy`]; an unknown kind is an error naming it.
+    /// The per-kind severity overrides, and `sdk_drift` for the findings
+    /// that are a known SDK drift, as a [`Policy`]; an unknown kind is an
+    /// error naming it.
     pub fn policy(&self) -> Result<Policy, ConfigError> {
         let mut policy = Policy::default();
         for (name, choice) in &self.severity {
+            if name == SDK_DRIFT {
+                policy.set_drift(choice.severity());
+                continue;
+            }
             let Some(kind) = Kind::from_name(name) else {
                 let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
                 return Err(ConfigError::Invalid {
                     key: format!("severity.{name}"),
-                    why: format!("unknown kind; the kinds are: {}", kinds.join(", ")),
+                    why: format!(
+                        "unknown kind; the kinds are: {} (and {SDK_DRIFT}, for known SDK drifts)",
+                        kinds.join(", ")
+                    ),
                 });
             };
             policy.set(kind, choice.severity());

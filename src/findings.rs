@@ -130,6 +130,32 @@ pub struct Finding {
     /// The replica whose fact (`[registry] backend = "redis"`) the finding
     /// rests on, when it rests on one.
     pub heard_from: Option<String>,
+    /// The known SDK drift this finding is, when it is one: `[severity]
+    /// sdk_drift` then sets its severity (its kind's own line still wins).
+    pub drift: Option<Drift>,
+}
+
+/// A departure from the spec that a released SDK is known to make, so the
+/// operator can lower it without lowering its kind (docs/findings.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Drift {
+    /// The official Python SDK (a2a-sdk 1.3.0) begins a follow-up stream (a
+    /// streamed send naming an existing task) with a status update, not the
+    /// Task (1.0 §3.1.2): a `stream_start`.
+    PythonFollowUpStream,
+}
+
+impl Drift {
+    /// How a finding's detail names the drift.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Drift::PythonFollowUpStream => {
+                "the known drift of the official Python SDK (a2a-sdk 1.3.0), \
+                 which begins a follow-up stream with a status update; \
+                 [severity] sdk_drift = \"warning\" lowers this drift alone"
+            }
+        }
+    }
 }
 
 impl Finding {
@@ -145,15 +171,19 @@ impl Finding {
             evidence: None,
             artifact_id: None,
             heard_from: None,
+            drift: None,
         }
     }
 }
 
 /// Per-kind severity overrides from the config: `None` keeps the finding's
 /// own severity, `Some(None)` turns the kind off, `Some(Some(s))` forces `s`.
+/// `drift` is the same for findings that are a known SDK drift, below a
+/// line for their kind.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Policy {
     overrides: Vec<(Kind, Option<Severity>)>,
+    drift: Option<Option<Severity>>,
 }
 
 impl Policy {
@@ -163,16 +193,21 @@ impl Policy {
         self.overrides.push((kind, severity));
     }
 
+    /// Sets the severity of every known SDK drift (`[severity] sdk_drift`);
+    /// `None` turns them off.
+    pub fn set_drift(&mut self, severity: Option<Severity>) {
+        self.drift = Some(severity);
+    }
+
     /// Applies the overrides: returns `None` when the kind is off.
     pub fn apply(&self, mut finding: Finding) -> Option<Finding> {
-        match self.overrides.iter().find(|(k, _)| *k == finding.kind) {
-            None => Some(finding),
-            Some((_, None)) => None,
-            Some((_, Some(sev))) => {
-                finding.severity = *sev;
-                Some(finding)
-            }
-        }
+        let kind_line = self.overrides.iter().find(|(k, _)| *k == finding.kind);
+        let choice = match (kind_line, finding.drift.and(self.drift)) {
+            (Some(&(_, choice)), _) | (None, Some(choice)) => choice,
+            (None, None) => return Some(finding),
+        };
+        finding.severity = choice?;
+        Some(finding)
     }
 }
 
@@ -199,5 +234,19 @@ mod tests {
         assert!(p.apply(Finding::new(Kind::StalledTask, "x")).is_none());
         let f = p.apply(Finding::new(Kind::TerminalExit, "x")).unwrap();
         assert_eq!(f.severity, Severity::Error);
+    }
+
+    #[test]
+    fn sdk_drift_lowers_the_drift_alone_and_a_kind_line_wins() {
+        let mut p = Policy::default();
+        p.set_drift(Some(Severity::Warning));
+        let mut drift = Finding::new(Kind::StreamStart, "x");
+        drift.drift = Some(Drift::PythonFollowUpStream);
+        let lowered = p.apply(drift.clone()).unwrap();
+        assert_eq!(lowered.severity, Severity::Warning);
+        let plain = p.apply(Finding::new(Kind::StreamStart, "x")).unwrap();
+        assert_eq!(plain.severity, Severity::Error);
+        p.set(Kind::StreamStart, None);
+        assert!(p.apply(drift).is_none());
     }
 }

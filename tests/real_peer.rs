@@ -6,14 +6,15 @@
 //!
 //! Needs `.venv/` and `.venv-03/` (and the fasta2a venv) from
 //! `scripts/setup-python.sh`, tests/peers/js from `scripts/setup-node.sh`
-//! and the Rust agent from `scripts/setup-rust-agent.sh` (never skipped:
-//! without them the tests fail and say so). Self-contained helpers: child processes are killed
+//! and the Rust agent from `scripts/setup-rust-agent.sh`: each test is
+//! `#[ignore]`d by plain `cargo test` and run by `scripts/test.sh` (with
+//! `--include-ignored`), where a missing peer fails the test and says so. Self-contained helpers: child processes are killed
 //! when their guard drops, every wait is bounded, ports come from 127.0.0.1:0.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,6 +23,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+mod support;
+
+use support::ports::port_named_in_advance;
 
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(240);
@@ -78,32 +83,30 @@ impl Drop for Scratch {
     }
 }
 
-/// A port that was free a moment ago (bind :0, read it, release it).
-fn free_port() -> u16 {
-    // Below the kernel's ephemeral range (32768-60999 by default), where
-    // the outgoing connections of the tests running beside this one and
-    // every bind to port 0 take their ports: a port found free here is
-    // not taken by them before a2a-tap binds it (a port from `:0` was,
-    // now and then, under load). Picked at random, tried until free.
-    // A counter, so that tests asking at the same moment never draw alike.
-    static DRAWN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let drawn = DRAWN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let mut seed = u64::from(std::process::id()).wrapping_mul(1_000_003)
-        ^ drawn.wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        ^ std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-    for _ in 0..1000 {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let port = 20_000 + ((seed >> 33) % 12_000) as u16;
-        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return port;
+/// Starts a2a-tap as `cmd` says (its admin port 127.0.0.1:0, its listen
+/// port :0 or one named in advance) and waits, bounded, for its startup
+/// line: the addresses it bound, learned from its own log.
+fn start_tap_logged(
+    name: &str,
+    cmd: &mut Command,
+    scratch: &Scratch,
+) -> (Proc, SocketAddr, SocketAddr) {
+    let mut proxy = Proc::spawn(name, cmd.stdout(Stdio::null()), scratch);
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        let log = fs::read_to_string(&proxy.stderr).unwrap_or_default();
+        if let Some((listen, admin)) = log.lines().find_map(support::process::serving) {
+            return (proxy, listen, admin);
         }
+        proxy.assert_running();
+        assert!(
+            Instant::now() < deadline,
+            "{name} did not start within {START_TIMEOUT:?}\n{}",
+            proxy.stderr_tail()
+        );
+        // Polling the log file for the startup line, bounded above.
+        thread::sleep(Duration::from_millis(20));
     }
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    listener.local_addr().expect("local addr").port()
 }
 
 // === impl Proc: a child process killed on drop ===
@@ -280,20 +283,6 @@ fn run_python(scratch: &Scratch, name: &str, script: &str, args: &[&str]) -> Val
     let mut all = vec![script];
     all.extend_from_slice(args);
     run_in(scratch, name, (&python(), &repo()), &all)
-}
-
-// === the proxy ===
-
-/// Sends one GET and returns the status code, if anything answered.
-fn http_get_status(port: u16, path: &str) -> Option<u16> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    let request =
-        format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).ok()?;
-    let mut head = [0u8; 12];
-    stream.read_exact(&mut head).ok()?;
-    std::str::from_utf8(&head[9..12]).ok()?.parse().ok()
 }
 
 // === the peers: the official SDKs, Python and JavaScript, 1.0 and 0.3 ===
@@ -545,7 +534,7 @@ fn direct_and_through(
     };
     meaningful(&direct);
 
-    let (listen, admin) = (free_port(), free_port());
+    let listen = port_named_in_advance();
     let url = format!("http://127.0.0.1:{listen}");
     let agent_wire = scratch.path("agent.wire.jsonl");
     let client_wire = scratch.path("client.wire.jsonl");
@@ -568,23 +557,12 @@ fn direct_and_through(
         .arg("--upstream")
         .arg(format!("http://127.0.0.1:{agent_port}"))
         .arg("--admin")
-        .arg(format!("127.0.0.1:{admin}"))
+        .arg("127.0.0.1:0")
         .arg("--audit-log")
         .arg(&audit_log)
         .arg("--name")
-        .arg("sdk-agent")
-        .stdout(Stdio::null());
-    let mut proxy = Proc::spawn("a2a-tap", &mut cmd, &scratch);
-    let deadline = Instant::now() + START_TIMEOUT;
-    while http_get_status(admin, "/healthz") != Some(200) {
-        proxy.assert_running();
-        assert!(
-            Instant::now() < deadline,
-            "a2a-tap did not start\n{}",
-            proxy.stderr_tail()
-        );
-        thread::sleep(Duration::from_millis(50));
-    }
+        .arg("sdk-agent");
+    let (mut proxy, _, _) = start_tap_logged("a2a-tap", &mut cmd, &scratch);
     let through = run_client(
         "through-proxy",
         &[&url, "--record", &client_wire.display().to_string()],
@@ -719,21 +697,25 @@ fn assert_findings_besides(
 // === the tests ===
 
 #[test]
+#[ignore = "needs the Python venvs of scripts/setup-python.sh: run scripts/test.sh"]
 fn python_sdk_1_3_0_direct_and_through_proxy() {
     run_peer(&PEERS[0]);
 }
 
 #[test]
+#[ignore = "needs the Python venvs of scripts/setup-python.sh: run scripts/test.sh"]
 fn python_sdk_0_3_26_direct_and_through_proxy() {
     run_peer(&PEERS[1]);
 }
 
 #[test]
+#[ignore = "needs Node and the tests/peers/js packages of scripts/setup-node.sh: run scripts/test.sh"]
 fn js_sdk_1_3_0_direct_and_through_proxy() {
     run_peer(&PEERS[2]);
 }
 
 #[test]
+#[ignore = "needs Node and the tests/peers/js packages of scripts/setup-node.sh: run scripts/test.sh"]
 fn js_sdk_0_3_14_direct_and_through_proxy() {
     run_peer(&PEERS[3]);
 }
@@ -748,9 +730,9 @@ mod card;
 
 /// a2a-tap in front of `upstream` with only `config` beyond the ports (the
 /// default `proxy.upstream_http2 = false`: gRPC still goes over HTTP/2);
-/// returns it and its listen port once its admin port answers.
+/// returns it and its listen port once it has logged the addresses it bound.
 fn start_tap(scratch: &Scratch, name: &str, upstream: u16, config: &str) -> (Proc, u16) {
-    start_tap_on(scratch, name, free_port(), upstream, config)
+    start_tap_on(scratch, name, 0, upstream, config)
 }
 
 /// Issue: a2a-tap stripped `te: trailers`, so grpcio reset every call (the
@@ -761,6 +743,7 @@ fn start_tap(scratch: &Scratch, name: &str, upstream: u16, config: &str) -> (Pro
 /// call, errors with `grpc-status-details-bin`, a trailers-only answer; and
 /// the server must see the same request metadata.
 #[test]
+#[ignore = "needs the Python venvs of scripts/setup-python.sh: run scripts/test.sh"]
 fn grpc_calls_identical_direct_and_through_proxy() {
     let scratch = Scratch::new("grpc");
     let (_server, port) = start_server(
@@ -827,6 +810,7 @@ fn spans_until(path: &Path, what: &str, pred: impl Fn(&[Value]) -> bool) -> Vec<
 /// adds no header by default); with `propagate = true` the agent's span is
 /// a2a-tap's child instead.
 #[test]
+#[ignore = "needs the Python venvs of scripts/setup-python.sh: run scripts/test.sh"]
 fn python_sdk_client_tap_and_agent_share_one_trace() {
     let scratch = Scratch::new("traces");
     let out = scratch.path("spans.jsonl");
@@ -840,7 +824,7 @@ fn python_sdk_client_tap_and_agent_share_one_trace() {
     let otlp = format!("http://127.0.0.1:{otlp_port}");
     for propagate in [false, true] {
         let label = if propagate { "propagating" } else { "plain" };
-        let tap_port = free_port();
+        let tap_port = port_named_in_advance();
         let public = format!("http://127.0.0.1:{tap_port}");
         let (_agent, agent_port) = start_server(
             &scratch,
@@ -916,7 +900,8 @@ fn python_sdk_client_tap_and_agent_share_one_trace() {
     }
 }
 
-/// `start_tap`, on a listen port chosen beforehand (the agent's card names it).
+/// `start_tap`, on a listen port named in advance (the agent's card names
+/// it), or on :0 when `listen` is 0.
 fn start_tap_on(
     scratch: &Scratch,
     name: &str,
@@ -924,31 +909,20 @@ fn start_tap_on(
     upstream: u16,
     config: &str,
 ) -> (Proc, u16) {
-    let admin = free_port();
     let file = scratch.path(&format!("{name}.toml"));
     fs::write(
         &file,
         format!(
-            "listen = \"127.0.0.1:{listen}\"\nadmin = \"127.0.0.1:{admin}\"\n\
+            "listen = \"127.0.0.1:{listen}\"\nadmin = \"127.0.0.1:0\"\n\
              upstream = \"http://127.0.0.1:{upstream}\"\naudit_log = \"{}\"\n{config}\n",
             scratch.path(&format!("{name}.audit.jsonl")).display()
         ),
     )
     .expect("write config");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2a-tap"));
-    cmd.arg("--config").arg(&file).stdout(Stdio::null());
-    let mut proxy = Proc::spawn(name, &mut cmd, scratch);
-    let deadline = Instant::now() + START_TIMEOUT;
-    while http_get_status(admin, "/healthz") != Some(200) {
-        proxy.assert_running();
-        assert!(
-            Instant::now() < deadline,
-            "{name} did not start within {START_TIMEOUT:?}\n{}",
-            proxy.stderr_tail()
-        );
-        thread::sleep(Duration::from_millis(50));
-    }
-    (proxy, listen)
+    cmd.arg("--config").arg(&file);
+    let (proxy, listen, _) = start_tap_logged(name, &mut cmd, scratch);
+    (proxy, listen.port())
 }
 
 #[path = "real_peer/probe.rs"]

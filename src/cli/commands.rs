@@ -52,7 +52,7 @@ pub fn check(args: CheckArgs) -> ExitCode {
     ExitCode::from(code as u8)
 }
 
-/// The `[severity]`, `[analysis]` and `[audit]` settings `check` and
+/// The `[severity]`, `[analysis]`, `[audit]`, `[registry]` and `[stall]` settings `check` and
 /// `probe` judge by, from `--config` (else the defaults); a bad file is
 /// exit 2, named under `command`.
 fn offline_settings(

@@ -40,10 +40,9 @@ pub struct Forwarder {
     target: Target,
     shared: Arc<Shared>,
     inspector: Option<Arc<dyn Inspector>>,
-    next_id: AtomicU64,
-    /// Request ids go up by this much (one forwarder per serving thread,
-    /// each with its own start, so ids never repeat across them).
-    id_stride: u64,
+    /// The next request id: one counter shared by every serving thread's
+    /// forwarder, so ids follow the order requests arrived in.
+    next_id: Arc<AtomicU64>,
     max_request_body: u64,
     /// How much of an unsent request's body is read so that a refused
     /// exchange is still classified (`[analysis] max_request_bytes`).
@@ -96,8 +95,7 @@ impl Forwarder {
                 access,
             )),
             inspector,
-            next_id: AtomicU64::new(1),
-            id_stride: 1,
+            next_id: Arc::new(AtomicU64::new(1)),
             max_request_body: p.max_request_body,
             label_bytes: config.analysis.max_request_bytes,
             header_timeout: p.upstream_header_timeout.0,
@@ -112,10 +110,10 @@ impl Forwarder {
         }
     }
 
-    /// Numbers this forwarder's requests `first`, `first + stride`, ...
-    pub fn with_ids(mut self, first: u64, stride: u64) -> Forwarder {
-        self.next_id = AtomicU64::new(first);
-        self.id_stride = stride.max(1);
+    /// Numbers this forwarder's requests from `ids`, a counter the
+    /// forwarders of the other serving threads share.
+    pub fn with_ids(mut self, ids: Arc<AtomicU64>) -> Forwarder {
+        self.next_id = ids;
         self
     }
 
@@ -130,7 +128,9 @@ impl Forwarder {
         activity: Option<Arc<Activity>>,
         share: &CallerShare,
     ) -> Response<ProxyBody> {
-        let id = self.next_id.fetch_add(self.id_stride, Ordering::Relaxed);
+        // One atomic add per request; Relaxed is enough: only the value's
+        // uniqueness and its place in the counter's order matter.
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let span = tracing::debug_span!("exchange", request_id = id);
         self.forward(id, req, peer, activity, share)
             .instrument(span)

@@ -126,7 +126,11 @@ impl Lifecycle {
 
         readiness.set_draining();
         drop(listener);
-        tracing::info!(?grace, "draining: no longer accepting");
+        // After a second signal there is no grace period to announce.
+        let stopping_now = *now.borrow();
+        if !stopping_now {
+            tracing::info!(?grace, "draining: no longer accepting");
+        }
         drain.send_replace(true);
         let all = max_connections as u32;
         let mut now = now;
@@ -136,11 +140,13 @@ impl Lifecycle {
         };
         if !drained {
             let open = max_connections.saturating_sub(slots.available_permits());
-            tracing::warn!(
-                connections = open,
-                "grace period over (or a second signal): closing the connections still open, \
+            let why = if *now.borrow() {
+                "second signal: no longer accepting, closing the connections still open, \
                  streams among them cut"
-            );
+            } else {
+                "grace period over: closing the connections still open, streams among them cut"
+            };
+            tracing::warn!(connections = open, "{why}");
             kill.send_replace(true);
             let _ = tokio::time::timeout(CLOSE_WAIT, slots.acquire_many(all)).await;
         }

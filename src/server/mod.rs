@@ -16,6 +16,7 @@ mod signals;
 pub use signals::shutdown_signal;
 
 use std::net::SocketAddr;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -89,6 +90,7 @@ pub struct ServerHandle {
     shutdown: watch::Sender<bool>,
     now: Stopper,
     done: JoinHandle<()>,
+    admin_task: AdminTask,
     threads: usize,
 }
 
@@ -101,6 +103,11 @@ impl Stopper {
     /// Skips what is left of the drain delay and the grace period.
     pub fn stop_now(&self) {
         self.0.send_replace(true);
+    }
+
+    /// Whether the shutdown was told to end at once.
+    pub fn stopped_now(&self) -> bool {
+        *self.0.borrow()
     }
 }
 
@@ -142,11 +149,30 @@ impl ServerHandle {
         self.now.clone()
     }
 
-    /// Waits until the server has stopped (after [`ServerHandle::shutdown`]).
-    pub async fn wait(self) {
+    /// Waits until the server has stopped (after [`ServerHandle::shutdown`]);
+    /// the admin listener still serves until the returned task is stopped.
+    pub async fn wait(self) -> AdminTask {
         if let Err(e) = self.done.await {
             tracing::error!(error = %e, "server task failed");
         }
+        self.admin_task
+    }
+}
+
+/// The admin listener, kept serving after the proxy's listener has stopped
+/// so that what the end of a shutdown counts (connections cut at the end
+/// of the grace period, records dropped at the flush) can still be scraped
+/// until the process exits. Dropped, it stops too.
+pub struct AdminTask {
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+impl AdminTask {
+    /// Stops the admin listener and waits for it.
+    pub async fn stop(self) {
+        self.stop.send_replace(true);
+        let _ = self.task.await;
     }
 }
 
@@ -193,15 +219,10 @@ pub async fn start_with(
         config.proxy.max_upstream_connections,
         fd_limit::raise_nofile(),
     );
-    if plan.lowered {
-        tracing::warn!(
-            nofile = plan.nofile,
-            callers = plan.callers,
-            upstream_connections = plan.upstream_leases,
-            "RLIMIT_NOFILE is too low for proxy.max_connections and proxy.max_upstream_connections: \
-             serving fewer, to keep descriptors for the admin port and the audit log \
-             (raise LimitNOFILE / ulimit -n)"
-        );
+    match plan.nofile_line() {
+        Some((true, line)) => tracing::warn!("{line}"),
+        Some((false, line)) => tracing::info!("{line}"),
+        None => {}
     }
     let budget = Budget::new(plan.upstream_leases);
     // One forwarder (and upstream pool) per serving thread: a connection,
@@ -210,6 +231,8 @@ pub async fn start_with(
     let (kill, kill_rx) = watch::channel(false);
     let count = serving_threads(config.proxy.threads);
     let mut threads = Vec::with_capacity(count);
+    // Request ids come from one counter, in the order requests arrive.
+    let ids = Arc::new(AtomicU64::new(1));
     for i in 0..count {
         let forwarder = Forwarder::new(
             config,
@@ -219,7 +242,7 @@ pub async fn start_with(
             (plan.upstream_idle / count).max(1),
             access.clone(),
         )?
-        .with_ids(i as u64 + 1, count as u64);
+        .with_ids(ids.clone());
         let conn = Conn {
             builder: caller_builder(
                 config.proxy.header_read_timeout.0,
@@ -292,8 +315,6 @@ pub async fn start_with(
                 .run(listener, readiness, shutdown_rx, now_rx)
                 .await;
             stop_probe.send_replace(true);
-            stop_admin.send_replace(true);
-            let _ = admin_task.await;
         }
     });
     Ok(ServerHandle {
@@ -304,6 +325,10 @@ pub async fn start_with(
         shutdown,
         now: Stopper(Arc::new(now)),
         done,
+        admin_task: AdminTask {
+            stop: stop_admin,
+            task: admin_task,
+        },
         threads: count,
     })
 }

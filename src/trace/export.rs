@@ -170,7 +170,8 @@ impl Exporter {
             let _ = thread.join();
         } else {
             tracing::warn!(
-                "span export did not finish within the grace period; the rest is dropped"
+                "span export did not finish in time (the grace period; none after a second \
+                 signal): the rest is dropped"
             );
         }
     }

@@ -1,7 +1,7 @@
 //! A rough per-frame cost of the reducer on the happy path, ignored by
 //! default. Cheapest way to run it optimised (rebuilds only this crate):
 //! `cargo test --config 'profile.dev.package.a2a-tap.opt-level=3' --test
-//! lifecycle_speed -- --ignored --nocapture`; measured ~92 ns/frame on the
+//! engine frames_per_second -- --ignored --nocapture`; measured ~92 ns/frame on the
 //! shared 2-core build machine. Criterion benches belong in `benches/`.
 
 use std::time::Instant;
@@ -11,7 +11,7 @@ use a2a_tap::a2a::model::Operation;
 use a2a_tap::lifecycle::{End, Reducer, Registry, RegistryConfig};
 
 #[test]
-#[ignore]
+#[ignore = "a measurement, not a check: run it with --ignored --nocapture"]
 fn frames_per_second() {
     // A registry holding 100 000 other tasks, and a stream that ends at
     // input-required so it can be replayed without findings.

@@ -68,9 +68,9 @@ async fn json_sse_and_binary_bodies_are_byte_identical() {
     assert_eq!(&body[..], b"teapot");
     let text = scrape(&tap).await;
     let ok = [("upstream", "test"), ("code", "2xx"), ("method", "other")];
-    assert_eq!(metric(&text, "a2a_requests_total", &ok), Some(3.0));
+    assert_eq!(total(&text, "a2a_requests_total", &ok), Some(3.0));
     assert_eq!(
-        metric(&text, "a2a_requests_total", &[("code", "4xx")]),
+        total(&text, "a2a_requests_total", &[("code", "4xx")]),
         Some(1.0)
     );
 }

@@ -13,15 +13,10 @@ use tokio::sync::{mpsc, oneshot};
 use crate::support::*;
 use a2a_tap::config::HumanDuration;
 
-/// An address nothing listens on.
-async fn closed_port() -> std::net::SocketAddr {
-    let l = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    l.local_addr().expect("addr")
-}
-
 #[tokio::test]
 async fn unreachable_upstream_gives_502_with_a_one_line_reason() {
-    let tap = proxy(config(closed_port().await)).await;
+    let (_refusing, closed) = crate::support::ports::refused();
+    let tap = proxy(config(closed)).await;
     let (head, body) = get(tap.listen_addr(), "/").await;
     assert_eq!(head.status, StatusCode::BAD_GATEWAY);
     assert_eq!(head.headers["content-type"], "text/plain; charset=utf-8");
@@ -30,11 +25,11 @@ async fn unreachable_upstream_gives_502_with_a_one_line_reason() {
     assert_eq!(text.matches('\n').count(), 1, "one line: {text:?}");
     let m = scrape(&tap).await;
     assert_eq!(
-        metric(&m, "a2a_upstream_errors_total", &[("reason", "connect")]),
+        total(&m, "a2a_upstream_errors_total", &[("reason", "connect")]),
         Some(1.0)
     );
     assert_eq!(
-        metric(&m, "a2a_requests_total", &[("code", "error")]),
+        total(&m, "a2a_requests_total", &[("code", "error")]),
         Some(1.0)
     );
     let (ready, _) = get(tap.admin_addr(), "/readyz").await;
@@ -63,11 +58,11 @@ async fn upstream_header_timeout_gives_504() {
     assert!(String::from_utf8_lossy(&body).contains("no response headers"));
     let m = scrape(&tap).await;
     assert_eq!(
-        metric(&m, "a2a_upstream_errors_total", &[("reason", "timeout")]),
+        total(&m, "a2a_upstream_errors_total", &[("reason", "timeout")]),
         Some(1.0)
     );
     assert_eq!(
-        metric(&m, "a2a_requests_total", &[("code", "error")]),
+        total(&m, "a2a_requests_total", &[("code", "error")]),
         Some(1.0)
     );
     // The upstream saw the request, and then the proxy dropped it.
@@ -125,7 +120,7 @@ async fn caller_disconnect_mid_stream_drops_the_upstream_exchange() {
     })
     .await;
     eventually_metric(&tap, "exchange counted", |t| {
-        metric(t, "a2a_requests_total", &[("code", "2xx")]) == Some(1.0)
+        total(t, "a2a_requests_total", &[("code", "2xx")]) == Some(1.0)
     })
     .await;
 }
@@ -167,7 +162,7 @@ async fn upstream_dying_mid_stream_ends_the_callers_response_with_an_error() {
         "the caller must see the stream broken, not ended"
     );
     eventually_metric(&tap, "reset counted", |t| {
-        metric(t, "a2a_upstream_errors_total", &[("reason", "reset")]) == Some(1.0)
+        total(t, "a2a_upstream_errors_total", &[("reason", "reset")]) == Some(1.0)
     })
     .await;
 }
@@ -248,7 +243,7 @@ async fn malformed_http_gets_400_and_is_counted() {
         String::from_utf8_lossy(&answer)
     );
     eventually_metric(&tap, "400 counted", |t| {
-        metric(
+        total(
             t,
             "a2a_requests_total",
             &[("code", "4xx"), ("binding", "unknown")],
@@ -291,7 +286,7 @@ async fn tls_failure_to_an_https_upstream_is_a_counted_502() {
     assert!(String::from_utf8_lossy(&body).starts_with("a2a-tap: upstream tls"));
     let m = scrape(&tap).await;
     assert_eq!(
-        metric(&m, "a2a_upstream_errors_total", &[("reason", "tls")]),
+        total(&m, "a2a_upstream_errors_total", &[("reason", "tls")]),
         Some(1.0),
         "{m}"
     );
@@ -372,12 +367,12 @@ async fn a_caller_leaving_mid_upload_is_not_an_upstream_error() {
     within("request at the upstream", arrived.recv()).await;
     drop(s);
     eventually_metric(&tap, "exchange counted", |t| {
-        metric(t, "a2a_requests_total", &[("upstream", "test")]).is_some()
+        total(t, "a2a_requests_total", &[("upstream", "test")]).is_some()
     })
     .await;
     let m = scrape(&tap).await;
     for reason in ["connect", "timeout", "reset", "tls", "other"] {
-        let n = metric(&m, "a2a_upstream_errors_total", &[("reason", reason)]);
+        let n = total(&m, "a2a_upstream_errors_total", &[("reason", reason)]);
         assert_eq!(n, Some(0.0), "{reason}: {m}");
     }
 }

@@ -152,10 +152,10 @@ async fn connect_is_refused_with_405() {
     assert!(text.contains("allow: get"), "{text}");
     let m = scrape(&tap).await;
     assert_eq!(
-        metric(&m, "a2a_requests_total", &[("code", "4xx")]),
+        total(&m, "a2a_requests_total", &[("code", "4xx")]),
         Some(1.0)
     );
-    assert_eq!(metric(&m, "a2a_requests_total", &[("code", "2xx")]), None);
+    assert_eq!(total(&m, "a2a_requests_total", &[("code", "2xx")]), None);
 }
 
 /// A config whose connection deadlines are a second.

@@ -250,7 +250,7 @@ async fn the_inspector_sees_every_byte_and_each_end_once() {
             ("method", "SendStreamingMessage"),
             ("code", "2xx"),
         ];
-        metric(t, "a2a_requests_total", &labels) == Some(1.0)
+        total(t, "a2a_requests_total", &labels) == Some(1.0)
     })
     .await;
     rec.with(|r| {
@@ -268,7 +268,7 @@ async fn the_inspector_sees_every_byte_and_each_end_once() {
     let (_, body) = get(tap.listen_addr(), "/card").await;
     assert_eq!(&body[..], sse.to_ascii_uppercase().as_bytes());
     eventually_metric(&tap, "second count", |t| {
-        metric(t, "a2a_requests_total", &[("code", "2xx")]) == Some(2.0)
+        total(t, "a2a_requests_total", &[("code", "2xx")]) == Some(2.0)
     })
     .await;
     rec.with(|r| assert_eq!(r.response, format!("{sse}{sse}").as_bytes()));

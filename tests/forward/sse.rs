@@ -117,7 +117,7 @@ async fn silent_stream_is_cut_after_the_idle_timeout_but_a_talking_one_lives_on(
     .await;
     assert!(end, "an idle stream must end in an error, not a clean end");
     eventually_metric(&tap, "timeout counted", |t| {
-        metric(t, "a2a_upstream_errors_total", &[("reason", "timeout")]) == Some(1.0)
+        total(t, "a2a_upstream_errors_total", &[("reason", "timeout")]) == Some(1.0)
     })
     .await;
     drop(sender);

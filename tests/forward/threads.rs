@@ -113,3 +113,46 @@ async fn connections_are_shared_out_and_each_exchange_stays_on_one_thread() {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     assert_eq!(used.len(), cores.min(8), "serving threads used: {used:?}");
 }
+
+/// Request ids in the order `begin` saw them.
+#[derive(Default)]
+struct Order(Mutex<Vec<u64>>);
+
+impl Inspector for Order {
+    fn begin(
+        &self,
+        id: u64,
+        _head: &request::Parts,
+        _has_body: bool,
+    ) -> Option<Arc<dyn ExchangeObserver>> {
+        if let Ok(mut ids) = self.0.lock() {
+            ids.push(id);
+        }
+        None
+    }
+}
+
+/// Two connections on two serving threads, requests taken in turn: the
+/// ids count up in arrival order (one counter for every thread), not per
+/// thread (then the first connection's second request would be 3, ahead
+/// of the other's 2).
+#[tokio::test]
+async fn request_ids_follow_arrival_order_across_threads() {
+    let up = upstream(|_req| async move { Response::new(full("ok")) }).await;
+    let order = Arc::new(Order::default());
+    let mut cfg = config(up);
+    cfg.proxy.threads = 2;
+    let tap = proxy_with(cfg, Some(order.clone())).await;
+    let addr = tap.listen_addr();
+    // One client each: its own keep-alive connection, so its own thread.
+    let (a, b) = (client(), client());
+    for caller in [&a, &a, &b, &a, &b] {
+        let req = Request::get(format!("http://{addr}/x"))
+            .body(full(""))
+            .expect("request");
+        let (head, _) = send(caller, req).await;
+        assert_eq!(head.status, StatusCode::OK);
+    }
+    let ids = order.0.lock().expect("lock").clone();
+    assert_eq!(ids, [1, 2, 3, 4, 5], "ids in arrival order");
+}

@@ -92,7 +92,7 @@ async fn through(up: SocketAddr, ca_pem: Option<&str>) -> (StatusCode, String, S
 
 fn counted_as_tls(m: &str) {
     assert_eq!(
-        metric(m, "a2a_upstream_errors_total", &[("reason", "tls")]),
+        total(m, "a2a_upstream_errors_total", &[("reason", "tls")]),
         Some(1.0),
         "{m}"
     );

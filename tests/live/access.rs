@@ -75,10 +75,7 @@ async fn other_traffic_and_refusals_have_their_line_too() {
         "none sent: {l}"
     );
 
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr");
+    let (_refusing, closed) = crate::support::ports::refused();
     let p = Proxy::start(closed, ON).await;
     let (status, _) = p
         .send(
@@ -106,6 +103,7 @@ async fn the_access_log_is_off_by_default() {
     up.push(Reply::json(200, "{}"));
     let _ = p.send("GET", "/", &[], "").await;
     let _ = p.send("GET", "/", &[], "").await;
+    // A kept sleep: an absence has no signal to await.
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     assert!(p.access_lines().is_empty());
 }

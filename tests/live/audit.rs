@@ -3,7 +3,7 @@
 //! + dropped` throughout (rotation and signals: the process tests).
 
 use crate::support::a2a::*;
-use crate::support::{sample, sum, tap::Proxy, Proxied, Reply, Upstream, NAME};
+use crate::support::{metric, tap::Proxy, total, Proxied, Reply, Upstream, NAME};
 use serde_json::{json, Value};
 
 async fn setup(extra: &str) -> (Upstream, Proxy) {
@@ -34,11 +34,11 @@ fn leaky(id: i64, t: &str) -> Reply {
 }
 
 fn violations(scrape: &str) -> f64 {
-    sum(scrape, "a2a_violations_total", &[("upstream", NAME)])
+    total(scrape, "a2a_violations_total", &[("upstream", NAME)]).unwrap_or(0.0)
 }
 
 fn dropped(scrape: &str) -> f64 {
-    sample(scrape, "a2a_audit_records_dropped_total", &[]).unwrap_or(f64::NAN)
+    metric(scrape, "a2a_audit_records_dropped_total", &[]).unwrap_or(f64::NAN)
 }
 
 #[tokio::test]
@@ -140,7 +140,7 @@ async fn unwritable_audit_paths_drop_and_count_but_never_touch_traffic() {
             })
             .await;
         assert_eq!(
-            sample(
+            total(
                 &scrape,
                 "a2a_violations_total",
                 &[("kind", "blocking_returned_active"), ("severity", "error")]
@@ -246,7 +246,7 @@ async fn repeats_on_one_exchange_fold_into_the_first_record() {
     assert_eq!(recs[0]["event_index"], 1, "the first occurrence's frame");
     assert_eq!(recs[1]["occurrences"], 1, "{}", recs[1]);
     let s = p.metrics().await;
-    let n = sample(
+    let n = metric(
         &s,
         "a2a_violations_total",
         &[

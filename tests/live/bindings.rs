@@ -4,7 +4,7 @@
 //! upstream's.
 
 use crate::support::a2a::*;
-use crate::support::{sample, tap::Proxy, Hold, Proxied, Reply, Upstream, NAME};
+use crate::support::{metric, tap::Proxy, total, Hold, Proxied, Reply, Upstream, NAME};
 use serde_json::{json, Value};
 
 async fn setup(extra: &str) -> (Upstream, Proxy) {
@@ -66,7 +66,7 @@ async fn rest_stream_abandoned_artifact_with_rest_fields() {
         (Some("error"), Some("t-1"), Some(2))
     );
     let scrape = p.metrics().await;
-    let n = sample(
+    let n = total(
         &scrape,
         "a2a_requests_total",
         &[
@@ -175,7 +175,7 @@ async fn stream_metrics_follow_the_frames() {
     });
     // While the stream is held open it is active.
     p.wait_metrics("one active stream", |s| {
-        sample(s, "a2a_streams_active", &[("upstream", NAME)]) == Some(1.0)
+        metric(s, "a2a_streams_active", &[("upstream", NAME)]) == Some(1.0)
     })
     .await;
     hold.release.notify_one();
@@ -190,7 +190,7 @@ async fn stream_metrics_follow_the_frames() {
     // Registry gauges and transitions are published once a second.
     let s = p
         .wait_metrics("the transitions", |s| {
-            sample(
+            metric(
                 s,
                 "a2a_task_transitions_total",
                 &[("upstream", NAME), ("from", "working"), ("to", "completed")],
@@ -199,7 +199,7 @@ async fn stream_metrics_follow_the_frames() {
         })
         .await;
     let rq = |m: &str, c: &str| {
-        sample(
+        metric(
             &s,
             "a2a_requests_total",
             &[
@@ -213,7 +213,7 @@ async fn stream_metrics_follow_the_frames() {
     // Ours and the sentinel's.
     assert_eq!(rq("SendStreamingMessage", "2xx"), Some(2.0), "{s}");
     let ev = |e: &str| {
-        sample(
+        metric(
             &s,
             "a2a_stream_events_total",
             &[("upstream", NAME), ("binding", "jsonrpc"), ("event", e)],
@@ -224,7 +224,7 @@ async fn stream_metrics_follow_the_frames() {
     assert_eq!(ev("artifact_update"), Some(2.0), "{s}");
     assert_eq!(ev("message"), Some(0.0), "{s}");
     let tr = |f: &str, t: &str| {
-        sample(
+        metric(
             &s,
             "a2a_task_transitions_total",
             &[("upstream", NAME), ("from", f), ("to", t)],
@@ -234,7 +234,7 @@ async fn stream_metrics_follow_the_frames() {
     assert_eq!(tr("working", "completed"), Some(1.0), "{s}");
     // Ours; the sentinel's stream has no decodable event.
     assert_eq!(
-        sample(
+        metric(
             &s,
             "a2a_time_to_first_event_seconds_count",
             &[("upstream", NAME)]
@@ -243,12 +243,12 @@ async fn stream_metrics_follow_the_frames() {
         "{s}"
     );
     assert_eq!(
-        sample(&s, "a2a_streams_active", &[("upstream", NAME)]),
+        metric(&s, "a2a_streams_active", &[("upstream", NAME)]),
         Some(0.0),
         "{s}"
     );
     assert_eq!(
-        sample(
+        metric(
             &s,
             "a2a_stream_duration_seconds_count",
             &[("upstream", NAME), ("outcome", "terminal")]

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::support::a2a::*;
 use crate::support::grpc::{call, framed, GrpcReply, GrpcUpstream};
-use crate::support::{bomb, sample, tap::Proxy, Proxied, Reply, Upstream};
+use crate::support::{bomb, tap::Proxy, total, Proxied, Reply, Upstream};
 use a2a_tap::a2a::grpc::proto;
 
 /// How late the violation's record may come after its answer passed, in
@@ -78,7 +78,7 @@ async fn a_gzip_bomb_stream_does_not_delay_the_next_exchanges_judging() {
     assert!(late < WITHIN, "judged {late:?} after its answer");
     let m = p
         .wait_metrics("the bomb counted", |m| {
-            sample(
+            total(
                 m,
                 "a2a_analysis_skipped_total",
                 &[("reason", "inflated_too_large")],
@@ -161,7 +161,7 @@ async fn grpc_messages_of_a_million_fields_do_not_delay_the_next_call() {
     eprintln!("the call after the gRPC bomb was judged {late:?} after its answer");
     assert!(late < WITHIN, "judged {late:?} after its answer");
     p.wait_metrics("the budget counted", |m| {
-        sample(
+        total(
             m,
             "a2a_analysis_skipped_total",
             &[("reason", "inflated_too_large")],

@@ -153,8 +153,8 @@ async fn cards_are_rewritten_with_validation_off_too() {
 /// card rewritten (rewriting on), are not counted.
 #[tokio::test]
 async fn cards_that_send_clients_past_the_proxy_are_counted() {
-    use crate::support::{sample, NAME};
-    let bypass = |s: &str| sample(s, "a2a_agent_card_bypass_total", &[("upstream", NAME)]);
+    use crate::support::{metric, NAME};
+    let bypass = |s: &str| metric(s, "a2a_agent_card_bypass_total", &[("upstream", NAME)]);
     let up = Upstream::start().await;
     let p = Proxy::start(up.addr, "").await;
     assert_eq!(
@@ -210,7 +210,7 @@ fn coded(body: &[u8], coding: &str) -> Reply {
 }
 
 fn bypass(scrape: &str) -> Option<f64> {
-    crate::support::sample(
+    crate::support::metric(
         scrape,
         "a2a_agent_card_bypass_total",
         &[("upstream", crate::support::NAME)],
@@ -395,8 +395,8 @@ async fn a_card_repeating_keys_keeps_no_internal_url() {
 /// Look-alike: the same card naming the proxy's `host:port`.
 #[tokio::test]
 async fn a_grpc_interface_at_host_port_is_read_as_its_authority() {
-    use crate::support::{sample, NAME};
-    let bypass = |s: &str| sample(s, "a2a_agent_card_bypass_total", &[("upstream", NAME)]);
+    use crate::support::{metric, NAME};
+    let bypass = |s: &str| metric(s, "a2a_agent_card_bypass_total", &[("upstream", NAME)]);
     let grpc_card = |at: &str| {
         format!(
             r#"{{"name":"Echo","version":"1","capabilities":{{"streaming":true}},"supportedInterfaces":[{{"url":"{at}","protocolBinding":"GRPC","protocolVersion":"1.0"}}]}}"#

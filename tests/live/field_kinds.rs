@@ -3,8 +3,8 @@
 //! streams left open), each provoked through the running proxy with its
 //! legal look-alike.
 
-use super::kinds::*;
 use crate::support::a2a::*;
+use crate::support::scenes::*;
 use crate::support::{Proxied, Reply};
 use serde_json::json;
 

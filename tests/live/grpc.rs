@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::support::a2a::{check_fields, kinds};
 use crate::support::grpc::{call, Answer, GrpcReply, GrpcUpstream};
 use crate::support::tap::Proxy;
-use crate::support::{metric, Proxied};
+use crate::support::{total, Proxied};
 
 const SSM: &str = "/lf.a2a.v1.A2AService/SendStreamingMessage";
 const SEND: &str = "/lf.a2a.v1.A2AService/SendMessage";
@@ -194,7 +194,7 @@ async fn a_legal_stream_is_silent_cut_at_every_offset() {
     let recs = settle(&up, &p).await;
     assert!(recs.is_empty(), "{recs:#?}");
     let scrape = crate::support::scrape(&p.app).await;
-    let events = metric(
+    let events = total(
         &scrape,
         "a2a_stream_events_total",
         &[("binding", "grpc"), ("event", "status_update")],
@@ -296,7 +296,7 @@ async fn the_catalogue_on_grpc_streams() {
         "TASK_STATE_WORKING"
     );
     let scrape = crate::support::scrape(&p.app).await;
-    let v = metric(
+    let v = total(
         &scrape,
         "a2a_violations_total",
         &[("kind", "terminal_exit")],
@@ -472,10 +472,7 @@ async fn unary_answers_and_statuses() {
 /// status (UNAVAILABLE), not an HTTP 502 page.
 #[tokio::test]
 async fn an_unreachable_upstream_is_a_grpc_status() {
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let (_refusing, closed) = crate::support::ports::refused();
     let p = Proxy::start(closed, "").await;
     let got = call(p.listen, GET, &get_request("t")).await;
     assert_eq!(got.head.status, 200);
@@ -561,7 +558,7 @@ async fn a_header_list_over_the_limit_is_refused_and_counted() {
     let got = call(p.listen, GET, &get_request("t-1")).await;
     assert_eq!(got.head.headers["grpc-status"], "13");
     p.wait_metrics("the refusal counted", |s| {
-        metric(s, "a2a_upstream_errors_total", &[("reason", "protocol")]) == Some(1.0)
+        total(s, "a2a_upstream_errors_total", &[("reason", "protocol")]) == Some(1.0)
     })
     .await;
 }

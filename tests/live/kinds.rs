@@ -3,48 +3,9 @@
 //! equal the upstream's.
 
 use crate::support::a2a::*;
-use crate::support::{tap::Proxy, Hold, Proxied, Reply, Upstream};
-use serde_json::{json, Value};
-
-pub(super) async fn setup(extra: &str) -> (Upstream, Proxy) {
-    let up = Upstream::start().await;
-    let proxy = Proxy::start(up.addr, extra).await;
-    (up, proxy)
-}
-
-/// A streamed send answered by `events` as SSE frames (checked byte for byte).
-pub(super) async fn send_stream(up: &Upstream, p: &Proxy, id: i64, events: &[Value]) {
-    exchange(up, p, stream_req(id), Reply::sse(&frames(id, events))).await;
-}
-
-pub(super) fn stream_req(id: i64) -> String {
-    request(json!(id), "SendStreamingMessage", new_message())
-}
-
-pub(super) fn bare_task(id: &str, ctx: &str, state: &str, ts: Option<&str>) -> Value {
-    let mut t = json!({"id": id, "contextId": ctx, "status": {"state": state}});
-    if let Some(ts) = ts {
-        t["status"]["timestamp"] = json!(ts);
-    }
-    t
-}
-
-pub(super) fn with_ts(mut ev: Value, ts: &str) -> Value {
-    if let Some(s) = ev.get_mut("statusUpdate") {
-        s["status"]["timestamp"] = json!(ts);
-    }
-    ev
-}
-
-pub(super) async fn get_task(up: &Upstream, p: &Proxy, id: i64, task_id: &str, result: Value) {
-    exchange(
-        up,
-        p,
-        request(json!(id), "GetTask", json!({"id": task_id})),
-        Reply::json(200, &rpc(json!(id), result)),
-    )
-    .await;
-}
+use crate::support::scenes::*;
+use crate::support::{Hold, Proxied, Reply};
+use serde_json::json;
 
 #[tokio::test]
 async fn terminal_exit_on_a_stream() {
@@ -935,7 +896,7 @@ async fn stalled_task_needs_an_open_stream_or_an_unchanged_status() {
     assert_eq!(recs[1]["severity"], "warning");
     let m = p.metrics().await;
     assert_eq!(
-        crate::support::sample(
+        crate::support::total(
             &m,
             "a2a_violations_total",
             &[("kind", "stalled_task"), ("severity", "warning")]

@@ -11,6 +11,7 @@ mod audit;
 mod bindings;
 mod bounds;
 mod card;
+mod drift;
 mod field_kinds;
 mod grpc;
 mod hostile;

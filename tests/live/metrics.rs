@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::support::a2a::*;
-use crate::support::{sample, tap::Proxy, Proxied, Upstream, NAME};
+use crate::support::{metric, tap::Proxy, total, Proxied, Upstream, NAME};
 use serde_json::json;
 
 #[tokio::test]
@@ -16,50 +16,49 @@ async fn build_info_upstream_up_and_the_process_collector() {
     let p = Proxy::start(up.addr, "").await;
     let m = p
         .wait_metrics("the upstream up", |m| {
-            sample(m, "a2a_upstream_up", &[("upstream", NAME)]) == Some(1.0)
+            metric(m, "a2a_upstream_up", &[("upstream", NAME)]) == Some(1.0)
         })
         .await;
+    let info: Vec<_> = crate::support::metrics::series(&m)
+        .into_iter()
+        .filter(|s| s.name == "a2a_build_info")
+        .collect();
+    let [info] = &info[..] else {
+        panic!("one build info series: {m}")
+    };
+    assert_eq!(info.value, 1.0, "{m}");
     assert_eq!(
-        sample(
-            &m,
-            "a2a_build_info",
-            &[("version", env!("CARGO_PKG_VERSION"))]
-        ),
-        Some(1.0),
-        "{m}"
+        info.labels.get("version").map(String::as_str),
+        Some(env!("CARGO_PKG_VERSION"))
     );
-    let line = m
-        .lines()
-        .find(|l| l.starts_with("a2a_build_info{"))
-        .expect("build info");
-    assert!(!line.contains("commit=\"\""), "a commit is named: {line}");
+    assert!(
+        info.labels.get("commit").is_some_and(|c| !c.is_empty()),
+        "a commit is named: {info:?}"
+    );
     for name in [
         "process_resident_memory_bytes",
         "process_open_fds",
         "process_start_time_seconds",
     ] {
         assert!(
-            sample(&m, name, &[]).is_some_and(|v| v > 0.0),
+            metric(&m, name, &[]).is_some_and(|v| v > 0.0),
             "{name}: {m}"
         );
     }
     // Whole seconds: 0 this early.
     assert!(
-        sample(&m, "process_cpu_seconds_total", &[]).is_some(),
+        metric(&m, "process_cpu_seconds_total", &[]).is_some(),
         "{m}"
     );
 }
 
 #[tokio::test]
 async fn an_unreachable_upstream_is_down_and_its_refusals_keep_their_method() {
-    let closed = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        l.local_addr().expect("addr")
-    };
+    let (_refusing, closed) = crate::support::ports::refused();
     let p = Proxy::start(closed, "").await;
     let m = p.metrics().await;
     assert_eq!(
-        sample(&m, "a2a_upstream_up", &[("upstream", NAME)]),
+        metric(&m, "a2a_upstream_up", &[("upstream", NAME)]),
         Some(0.0),
         "{m}"
     );
@@ -74,7 +73,7 @@ async fn an_unreachable_upstream_is_down_and_its_refusals_keep_their_method() {
     assert_eq!(status, 502);
     let m = p
         .wait_metrics("the refusal counted", |m| {
-            sample(
+            total(
                 m,
                 "a2a_requests_total",
                 &[("method", "SendMessage"), ("code", "error")],
@@ -82,7 +81,7 @@ async fn an_unreachable_upstream_is_down_and_its_refusals_keep_their_method() {
         })
         .await;
     assert_eq!(
-        sample(&m, "a2a_requests_total", &[("method", "other")]),
+        total(&m, "a2a_requests_total", &[("method", "other")]),
         None,
         "not counted as other: {m}"
     );
@@ -92,7 +91,7 @@ async fn an_unreachable_upstream_is_down_and_its_refusals_keep_their_method() {
 async fn connections_active_counts_open_caller_connections() {
     let up = Upstream::start().await;
     let p = Proxy::start(up.addr, "").await;
-    let active = |m: &str| sample(m, "a2a_connections_active", &[]);
+    let active = |m: &str| metric(m, "a2a_connections_active", &[]);
     assert_eq!(active(&p.metrics().await), Some(0.0));
     let mut conns = Vec::new();
     for _ in 0..3 {

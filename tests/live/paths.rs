@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use crate::support::a2a::*;
-use crate::support::{sample, tap::Proxy, Hold, Proxied, Reply, Upstream, NAME};
+use crate::support::{metric, tap::Proxy, total, Hold, Proxied, Reply, Upstream, NAME};
 use flate2::write::{GzEncoder, ZlibEncoder};
 use flate2::Compression;
 use serde_json::json;
@@ -30,7 +30,7 @@ fn held_after_two(events: &[serde_json::Value]) -> (Reply, Hold) {
 }
 
 fn skipped(scrape: &str, reason: &str) -> Option<f64> {
-    sample(
+    metric(
         scrape,
         "a2a_analysis_skipped_total",
         &[("upstream", NAME), ("reason", reason)],
@@ -229,7 +229,7 @@ async fn upstream_dying_mid_stream_while_working_is_truncation() {
         "a dead upstream must not look like a clean end: {text}"
     );
     let outcome = |s: &str, o| {
-        sample(
+        metric(
             s,
             "a2a_stream_duration_seconds_count",
             &[("upstream", NAME), ("outcome", o)],
@@ -321,7 +321,7 @@ async fn caller_hanging_up_mid_stream_is_not_truncation() {
         .await
         .expect("proxy dropped the upstream stream after the caller left");
     p.wait_metrics("a client_gone stream", |s| {
-        sample(
+        metric(
             s,
             "a2a_stream_duration_seconds_count",
             &[("upstream", NAME), ("outcome", "client_gone")],
@@ -335,7 +335,7 @@ async fn caller_hanging_up_mid_stream_is_not_truncation() {
     );
     let scrape = p.metrics().await;
     assert_eq!(
-        sample(
+        total(
             &scrape,
             "a2a_violations_total",
             &[("kind", "stream_truncated"), ("severity", "warning")]
@@ -343,7 +343,7 @@ async fn caller_hanging_up_mid_stream_is_not_truncation() {
         Some(0.0)
     );
     assert_eq!(
-        sample(&scrape, "a2a_streams_active", &[("upstream", NAME)]),
+        metric(&scrape, "a2a_streams_active", &[("upstream", NAME)]),
         Some(0.0),
         "{scrape}"
     );

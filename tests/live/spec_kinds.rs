@@ -3,8 +3,8 @@
 //! promises, dialect, error codes), each provoked through the running
 //! proxy with its legal look-alike.
 
-use super::kinds::*;
 use crate::support::a2a::*;
+use crate::support::scenes::*;
 use crate::support::{Proxied, Reply};
 use serde_json::json;
 
@@ -137,7 +137,7 @@ async fn invalid_agent_card() {
         recs[1]
     );
     let s = p.metrics().await;
-    let n = crate::support::sample(
+    let n = crate::support::metric(
         &s,
         "a2a_violations_total",
         &[

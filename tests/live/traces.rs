@@ -17,7 +17,7 @@ use prost::Message;
 use serde_json::json;
 
 use crate::support::a2a::*;
-use crate::support::{sample, tap::Proxy, Proxied, Reply, Upstream};
+use crate::support::{metric, tap::Proxy, Proxied, Reply, Upstream};
 
 const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PARENT: &str = "00f067aa0ba902b7";
@@ -94,6 +94,7 @@ impl Collector {
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        // A kept sleep: extra spans, if any, have no signal to await.
         tokio::time::sleep(Duration::from_millis(200)).await;
         self.spans.lock().unwrap().clone()
     }
@@ -315,9 +316,7 @@ async fn nothing_is_exported_off_or_unsampled_and_records_keep_the_callers_trace
 
 #[tokio::test]
 async fn a_dead_collector_changes_neither_traffic_nor_findings() {
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = dead.local_addr().expect("addr");
-    drop(dead);
+    let (_refusing, addr) = crate::support::ports::refused();
     let up = Upstream::start().await;
     let config = format!(
         "[tracing]\nendpoint = \"http://{addr}\"\nbatch_delay = \"50ms\"\nexport_timeout = \"1s\"\n"
@@ -332,7 +331,7 @@ async fn a_dead_collector_changes_neither_traffic_nor_findings() {
     let recs = settle(&up, &p).await;
     assert_eq!(kinds(&recs), ["abandoned_artifact"]);
     p.wait_metrics("both spans dropped", |s| {
-        sample(s, "a2a_trace_spans_dropped_total", &[]) == Some(2.0)
+        metric(s, "a2a_trace_spans_dropped_total", &[]) == Some(2.0)
     })
     .await;
 }
@@ -409,7 +408,7 @@ async fn spans_of_exchanges_open_at_shutdown_are_flushed() {
             async move { crate::support::request_to(listen, "POST", "/", V1, &req).await },
         );
     p.wait_metrics("the stream open", |s| {
-        sample(
+        metric(
             s,
             "a2a_streams_active",
             &[("upstream", crate::support::NAME)],
@@ -535,7 +534,7 @@ async fn a_collector_answering_without_end_is_read_to_a_bound() {
     // Status 200: the spans were taken, none counted dropped.
     let scrape = p.metrics().await;
     assert_eq!(
-        sample(&scrape, "a2a_trace_spans_dropped_total", &[]),
+        metric(&scrape, "a2a_trace_spans_dropped_total", &[]),
         Some(0.0)
     );
 }

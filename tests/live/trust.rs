@@ -102,7 +102,7 @@ async fn settle_to(up: &Upstream, p: &Proxy, want: &[Seen]) -> Vec<Value> {
         }
         let labels = [("kind", w.kind.as_str()), ("severity", w.severity.as_str())];
         assert_eq!(
-            crate::support::sample(&scrape, "a2a_violations_total", &labels),
+            crate::support::total(&scrape, "a2a_violations_total", &labels),
             Some(n),
             "{labels:?}"
         );
@@ -466,7 +466,7 @@ async fn unread_events_are_gaps_not_evidence() {
     .await;
     let m = p.metrics().await;
     assert_eq!(
-        crate::support::sample(
+        crate::support::total(
             &m,
             "a2a_analysis_skipped_total",
             &[("reason", "event_too_large")]
@@ -843,7 +843,7 @@ async fn frames_on_a_jsonrpc_stream_are_responses() {
     // The two enveloped Tasks are the JSON-RPC stream's only events.
     let labels = [("binding", "jsonrpc"), ("event", "task")];
     let scrape = p.metrics().await;
-    let counted = crate::support::sample(&scrape, "a2a_stream_events_total", &labels);
+    let counted = crate::support::total(&scrape, "a2a_stream_events_total", &labels);
     assert_eq!(counted, Some(2.0), "bare frames are no events");
 }
 

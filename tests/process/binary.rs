@@ -285,10 +285,9 @@ async fn sigterm_drains_and_exits_0_with_json_logs() {
 async fn sigterm_right_after_start_still_drains() {
     let up = upstream(|_req| async move { Response::new(full("ok")) }).await;
     for _ in 0..10 {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
+        // A port known before it starts (its own log comes too late: the
+        // signal must come the moment the listener accepts), so drawn.
+        let port = crate::support::ports::port_named_in_advance();
         let listen = format!("127.0.0.1:{port}");
         let upstream = format!("http://{up}");
         // The drain delay has its own test; here the exit comes at once.

@@ -81,7 +81,7 @@ async fn long_ids_are_kept_as_digests_not_whole() {
     // are the attack's first), each counted once.
     let want = (calls * 4) as f64;
     p.wait_metrics("long ids counted", |m| {
-        crate::support::sample(m, "a2a_ids_over_limit_total", &[]) == Some(want)
+        crate::support::total(m, "a2a_ids_over_limit_total", &[]) == Some(want)
     })
     .await;
 }

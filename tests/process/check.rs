@@ -442,3 +442,40 @@ fn unrecorded_bodies_are_gaps_not_findings() {
         "{err}"
     );
 }
+
+/// The fenced block of `lang` that follows `after` in docs/check.md.
+fn docs_check_block(after: &str, lang: &str) -> String {
+    let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/check.md");
+    let text = std::fs::read_to_string(doc).expect("docs/check.md");
+    let from = text.find(after).expect("the section");
+    let open = format!("```{lang}\n");
+    let start = text[from..].find(&open).expect("the block") + from + open.len();
+    let len = text[start..].find("```").expect("the block's end");
+    text[start..start + len].to_string()
+}
+
+/// The sidecar format docs/check.md gives is the one the binary reads: its
+/// example beside its recording makes the stream a follow-up on task t-7
+/// (so the detail names the SDK drift); the bare recording cannot say so.
+#[test]
+fn the_documented_sidecar_is_read_as_documented() {
+    let dir = tempfile::tempdir().expect("dir");
+    let sse = dir.path().join("followup.sse");
+    let side = dir.path().join("followup.json");
+    let recording = docs_check_block("saved as `followup.sse`", "text");
+    std::fs::write(&sse, recording).expect("write");
+    std::fs::write(&side, docs_check_block("## The sidecar file", "json")).expect("write");
+    let judged = |out: &Output| {
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let recs = records(out);
+        assert_eq!(recs.len(), 1, "{recs:#?}");
+        assert_eq!(recs[0]["kind"], "stream_start");
+        assert_eq!(recs[0]["task_id"], "t-7");
+        recs[0]["detail"].as_str().unwrap_or("").to_string()
+    };
+    let with = judged(&check(&["--format", "json"], std::slice::from_ref(&sse)));
+    assert!(with.contains("a follow-up on existing task t-7"), "{with}");
+    std::fs::remove_file(&side).expect("remove");
+    let without = judged(&check(&["--format", "json"], &[sse]));
+    assert!(!without.contains("follow-up"), "{without}");
+}

@@ -443,9 +443,7 @@ fn card_rewriting_is_reachable_from_flags_and_the_environment() {
 /// `/readyz`); a reachable one is not.
 #[tokio::test]
 async fn an_unreachable_upstream_at_start_is_a_warning_naming_it() {
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a port");
+    let (_refusing, closed) = crate::support::ports::refused();
     let p = crate::support::process::Process::start(closed, "");
     let log = p.stderr();
     let line = log
@@ -523,4 +521,21 @@ fn check_and_probe_help_agree_on_the_config_sections() {
             );
         }
     }
+}
+
+/// `[severity] sdk_drift` is a key `config check` knows: shown in the
+/// effective config when set, and a bad value refused naming it.
+#[test]
+fn config_check_knows_sdk_drift() {
+    let good = file(&format!("{BASE}[severity]\nsdk_drift = \"warning\"\n"));
+    let path = good.path().to_str().expect("utf-8");
+    let (code, out, err) = run_with(&["config", "check", "--config", path], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("sdk_drift = \"warning\""), "{out}");
+    let bad = file(&format!("{BASE}[severity]\nsdk_drift = \"loud\"\n"));
+    let path = bad.path().to_str().expect("utf-8");
+    refused(
+        run_with(&["config", "check", "--config", path], &[]),
+        &["sdk_drift", "loud"],
+    );
 }

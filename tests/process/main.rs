@@ -12,6 +12,7 @@ mod config;
 mod hostile;
 mod html;
 mod probe;
+mod quick_start;
 mod replicas;
 mod rules;
 mod signals;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::support::a2a::*;
 use crate::support::process::Process;
 use crate::support::proxied::get_text;
-use crate::support::{sample, sum, Hold, Proxied, Reply, Upstream, NAME};
+use crate::support::{metric, total, within, Hold, Proxied, Reply, Upstream, NAME};
 use serde_json::{json, Value};
 
 async fn setup(extra: &str) -> (Upstream, Process) {
@@ -17,11 +17,11 @@ async fn setup(extra: &str) -> (Upstream, Process) {
 }
 
 fn violations(scrape: &str) -> f64 {
-    sum(scrape, "a2a_violations_total", &[("upstream", NAME)])
+    total(scrape, "a2a_violations_total", &[("upstream", NAME)]).unwrap_or(0.0)
 }
 
 fn dropped(scrape: &str) -> f64 {
-    sample(scrape, "a2a_audit_records_dropped_total", &[]).unwrap_or(f64::NAN)
+    metric(scrape, "a2a_audit_records_dropped_total", &[]).unwrap_or(f64::NAN)
 }
 
 /// Runs `n` exchanges each giving one finding (a blocking send returning working).
@@ -190,7 +190,17 @@ async fn a_second_sigterm_stops_at_once() {
     up.wait_taken().await;
     let started = std::time::Instant::now();
     p.signal("TERM");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The first was taken (readiness says draining) before the second.
+    let readyz = format!("http://{}/readyz", p.admin);
+    within("draining after the first SIGTERM", async {
+        while !get_text(&readyz)
+            .await
+            .is_some_and(|(status, body)| status == 503 && body.contains("draining"))
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
     p.signal("TERM");
     let status = p.wait_exit(Duration::from_secs(10)).await;
     assert_eq!(status.code(), Some(0));
@@ -204,6 +214,15 @@ async fn a_second_sigterm_stops_at_once() {
     assert!(
         log.contains("connections=1"),
         "the cut stream is logged: {log}"
+    );
+    // Nothing after the second signal speaks of a grace period still to come.
+    let after = log
+        .split("second signal: stopping now")
+        .nth(1)
+        .unwrap_or("");
+    assert!(
+        !after.contains("grace=") && !after.contains("grace period over"),
+        "{log}"
     );
     stream.abort();
 }
@@ -233,7 +252,7 @@ async fn json_log_fields_are_flat_and_typed_alike() {
         assert_eq!(status, 200);
     }
     p.wait_metrics("two bypassing cards", |s| {
-        crate::support::sample(s, "a2a_agent_card_bypass_total", &[("upstream", NAME)]) == Some(2.0)
+        crate::support::metric(s, "a2a_agent_card_bypass_total", &[("upstream", NAME)]) == Some(2.0)
     })
     .await;
     p.signal("TERM");
@@ -270,4 +289,96 @@ async fn json_log_fields_are_flat_and_typed_alike() {
             assert!(id.is_u64(), "request_id of one type: {l}");
         }
     }
+}
+
+/// A collector that accepts and never answers: the span export's flush at
+/// shutdown then waits as long as it is given.
+async fn hung_collector() -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
+    let collector = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = collector.local_addr().expect("addr");
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((s, _)) = collector.accept().await {
+            open.push(s); // accepted, never answered
+        }
+    });
+    (addr, held)
+}
+
+/// A second signal ends the span flush too: with a stream cut and its span
+/// waiting on a collector that never answers, the process exits at once,
+/// not after the 60 s grace period.
+#[tokio::test]
+async fn a_second_signal_does_not_wait_for_the_span_flush() {
+    let (hung, held) = hung_collector().await;
+    let extra = format!(
+        "[proxy]\ngrace_period = \"60s\"\n[tracing]\nendpoint = \"http://{hung}\"\n\
+         export_timeout = \"60s\"\n"
+    );
+    let (up, mut p) = setup(&extra).await;
+    let mut reply = Reply::sse(&frames(1, &[task("t-1", "c", "TASK_STATE_WORKING")]));
+    reply.hold = Some(Hold::after(1));
+    up.push(reply);
+    let listen = p.listen;
+    let body = request(json!(1), "SendStreamingMessage", new_message());
+    let stream = tokio::spawn(async move {
+        crate::support::proxied::request_to(listen, "POST", "/", V1, &body).await
+    });
+    up.wait_taken().await;
+    let started = std::time::Instant::now();
+    p.signal("TERM");
+    let deadline = started + Duration::from_secs(10);
+    while !p.stderr().contains("draining: no longer accepting") {
+        assert!(std::time::Instant::now() < deadline, "{}", p.stderr());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    p.signal("TERM");
+    let status = p.wait_exit(Duration::from_secs(20)).await;
+    assert_eq!(status.code(), Some(0));
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    stream.abort();
+    held.abort();
+}
+
+/// The stream still open when the grace period runs out is cut and counted
+/// at once, and the admin port keeps answering until the process exits:
+/// here the span of the cut exchange waits (up to the grace period) for a
+/// collector that never answers, and a scrape in that time sees the count.
+#[tokio::test]
+async fn the_grace_cut_is_counted_and_scrapeable_before_exit() {
+    let (hung, held) = hung_collector().await;
+    let extra = format!(
+        "[proxy]\ngrace_period = \"2s\"\n[tracing]\nendpoint = \"http://{hung}\"\n\
+         export_timeout = \"30s\"\nbatch_delay = \"100ms\"\n"
+    );
+    let (up, mut p) = setup(&extra).await;
+    let mut reply = Reply::sse(&frames(1, &[task("t-1", "c", "TASK_STATE_WORKING")]));
+    reply.hold = Some(Hold::after(1));
+    up.push(reply);
+    let listen = p.listen;
+    let body = request(json!(1), "SendStreamingMessage", new_message());
+    let stream = tokio::spawn(async move {
+        crate::support::proxied::request_to(listen, "POST", "/", V1, &body).await
+    });
+    up.wait_taken().await;
+    let closed = |s: &str| metric(s, "a2a_connections_closed_total", &[("reason", "grace")]);
+    assert_eq!(closed(&p.metrics().await), Some(0.0));
+    p.signal("TERM");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !p.stderr().contains("grace period over") {
+        assert!(std::time::Instant::now() < deadline, "{}", p.stderr());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let scrape = p.metrics().await;
+    assert_eq!(closed(&scrape), Some(1.0), "after the cut: {scrape}");
+    let status = p.wait_exit(Duration::from_secs(15)).await;
+    assert_eq!(status.code(), Some(0));
+    stream.abort();
+    held.abort();
 }

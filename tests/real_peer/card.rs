@@ -7,11 +7,11 @@
 use std::fs;
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-use super::{free_port, http_get_status, run_python, start_server, Proc, Scratch, START_TIMEOUT};
+use super::{port_named_in_advance, run_python, start_server, start_tap_logged, Scratch};
+use crate::support::total;
 
 /// One GET on a fresh connection: the head's text and the body's bytes.
 fn get(port: u16, path: &str, accept_encoding: &str) -> (String, Vec<u8>) {
@@ -33,16 +33,8 @@ fn get(port: u16, path: &str, accept_encoding: &str) -> (String, Vec<u8>) {
     (head, all[end + 4..].to_vec())
 }
 
-/// The sum of a metric's samples whose labels include `label`.
-fn total(scrape: &str, metric: &str, label: &str) -> f64 {
-    scrape
-        .lines()
-        .filter(|l| l.starts_with(&format!("{metric}{{")) && l.contains(label))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
-}
-
 #[test]
+#[ignore = "needs the Python venvs of scripts/setup-python.sh: run scripts/test.sh"]
 fn python_sdk_client_follows_a_gzip_compressed_card_through_the_proxy() {
     let scratch = Scratch::new("gzip-card");
     let agent = "tests/peers/agent.py";
@@ -59,13 +51,13 @@ fn python_sdk_client_follows_a_gzip_compressed_card_through_the_proxy() {
         &[&direct_url, only[0], only[1]],
     );
 
-    let (listen, admin) = (free_port(), free_port());
+    let listen = port_named_in_advance();
     let url = format!("http://127.0.0.1:{listen}");
     let file = scratch.path("tap.toml");
     fs::write(
         &file,
         format!(
-            "listen = \"127.0.0.1:{listen}\"\nadmin = \"127.0.0.1:{admin}\"\n\
+            "listen = \"127.0.0.1:{listen}\"\nadmin = \"127.0.0.1:0\"\n\
              upstream = \"{direct_url}\"\nname = \"gzip-agent\"\naudit_log = \"{}\"\n\
              rewrite_agent_card = true\npublic_url = \"{url}\"\n",
             scratch.path("audit.jsonl").display()
@@ -73,25 +65,15 @@ fn python_sdk_client_follows_a_gzip_compressed_card_through_the_proxy() {
     )
     .expect("write config");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2a-tap"));
-    cmd.arg("--config").arg(&file).stdout(Stdio::null());
-    let mut proxy = Proc::spawn("a2a-tap-gzip-card", &mut cmd, &scratch);
-    let deadline = Instant::now() + START_TIMEOUT;
-    while http_get_status(admin, "/healthz") != Some(200) {
-        proxy.assert_running();
-        assert!(
-            Instant::now() < deadline,
-            "a2a-tap did not start\n{}",
-            proxy.stderr_tail()
-        );
-        thread::sleep(Duration::from_millis(50));
-    }
+    cmd.arg("--config").arg(&file);
+    let (proxy, _, admin) = start_tap_logged("a2a-tap-gzip-card", &mut cmd, &scratch);
     let through = run_python(
         &scratch,
         "gzip-card-client-through-proxy",
         "tests/peers/client.py",
         &[&url, only[0], only[1]],
     );
-    let (_, scrape) = get(admin, "/metrics", "identity");
+    let (_, scrape) = get(admin.port(), "/metrics", "identity");
     let scrape = String::from_utf8_lossy(&scrape);
     // The client's calls reached the proxy, not the agent directly.
     for method in [
@@ -100,9 +82,8 @@ fn python_sdk_client_follows_a_gzip_compressed_card_through_the_proxy() {
         "GetTask",
         "CancelTask",
     ] {
-        let label = format!("method=\"{method}\"");
         assert!(
-            total(&scrape, "a2a_requests_total", &label) >= 1.0,
+            total(&scrape, "a2a_requests_total", &[("method", method)]).unwrap_or(0.0) >= 1.0,
             "{method} went past the proxy:\n{scrape}"
         );
     }
@@ -118,7 +99,12 @@ fn python_sdk_client_follows_a_gzip_compressed_card_through_the_proxy() {
     assert!(card.contains(&url) && !card.contains(&direct_url), "{card}");
 
     assert_eq!(
-        total(&scrape, "a2a_agent_card_bypass_total", "gzip-agent"),
+        total(
+            &scrape,
+            "a2a_agent_card_bypass_total",
+            &[("upstream", "gzip-agent")]
+        )
+        .unwrap_or(0.0),
         0.0,
         "{scrape}"
     );

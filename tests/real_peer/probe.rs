@@ -194,21 +194,25 @@ fn probe_peer(expect: &Expect) {
 }
 
 #[test]
+#[ignore = "needs the Python venvs of scripts/setup-python.sh: run scripts/test.sh"]
 fn probe_python_sdk_1_3_0() {
     probe_peer(&EXPECT[0]);
 }
 
 #[test]
+#[ignore = "needs the Python venvs of scripts/setup-python.sh: run scripts/test.sh"]
 fn probe_python_sdk_0_3_26() {
     probe_peer(&EXPECT[1]);
 }
 
 #[test]
+#[ignore = "needs Node and the tests/peers/js packages of scripts/setup-node.sh: run scripts/test.sh"]
 fn probe_js_sdk_1_3_0() {
     probe_peer(&EXPECT[2]);
 }
 
 #[test]
+#[ignore = "needs Node and the tests/peers/js packages of scripts/setup-node.sh: run scripts/test.sh"]
 fn probe_js_sdk_0_3_14() {
     probe_peer(&EXPECT[3]);
 }

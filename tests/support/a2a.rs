@@ -192,7 +192,7 @@ pub async fn assert_findings(
         if e.kind == "malformed_event" && e.severity == "error" {
             n += 1.0; // the sentinel's
         }
-        let got = super::sample(
+        let got = super::metric(
             &scrape,
             "a2a_violations_total",
             &[

@@ -9,11 +9,15 @@
 pub mod a2a;
 pub mod bomb;
 pub mod grpc;
+pub mod metrics;
+pub mod ports;
 pub mod process;
 pub mod proxied;
+pub mod scenes;
 pub mod tap;
 pub mod upstream;
 
+pub use metrics::{metric, total};
 pub use proxied::{request_to, Proxied, NAME};
 pub use upstream::{Hold, Reply, Upstream};
 
@@ -181,26 +185,6 @@ pub async fn scrape(app: &App) -> String {
     String::from_utf8(body.to_vec()).expect("utf-8 metrics")
 }
 
-/// The value of the sample `name{labels...}` (all given labels must match).
-pub fn metric(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| {
-            let (series, value) = l.rsplit_once(' ')?;
-            let (metric, rest) = match series.split_once('{') {
-                Some((m, r)) => (m, r.trim_end_matches('}')),
-                None => (series, ""),
-            };
-            (metric == name).then_some((rest, value))
-        })
-        .find(|(rest, _)| {
-            labels
-                .iter()
-                .all(|(k, v)| rest.split(',').any(|pair| pair == format!("{k}=\"{v}\"")))
-        })
-        .and_then(|(_, value)| value.parse().ok())
-}
-
 /// Waits (bounded) until `check` holds on the scraped metrics.
 pub async fn eventually_metric(handle: &App, what: &str, check: impl Fn(&str) -> bool) {
     within(what, async {
@@ -213,42 +197,4 @@ pub async fn eventually_metric(handle: &App, what: &str, check: impl Fn(&str) ->
         }
     })
     .await
-}
-
-/// The sum of every sample of `name` whose labels include `labels`.
-pub fn sum(scrape: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
-    scrape
-        .lines()
-        .filter_map(|line| {
-            let rest = line.strip_prefix(name)?;
-            let (labelset, value) = match rest.strip_prefix('{') {
-                Some(r) => r.split_once('}')?,
-                None if rest.starts_with(' ') => ("", rest),
-                None => return None,
-            };
-            labels
-                .iter()
-                .all(|(k, v)| labelset.contains(&format!("{k}=\"{v}\"")))
-                .then(|| value.trim().parse::<f64>().ok())
-                .flatten()
-        })
-        .sum()
-}
-
-/// The value of one sample in a scrape, e.g.
-/// `sample(&text, "a2a_violations_total", &[("kind", "terminal_exit")])`.
-pub fn sample(scrape: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
-    scrape.lines().find_map(|line| {
-        let rest = line.strip_prefix(name)?;
-        let (labelset, value) = match rest.strip_prefix('{') {
-            Some(r) => r.split_once('}')?,
-            None if rest.starts_with(' ') => ("", rest),
-            None => return None,
-        };
-        labels
-            .iter()
-            .all(|(k, v)| labelset.contains(&format!("{k}=\"{v}\"")))
-            .then(|| value.trim().parse().ok())
-            .flatten()
-    })
 }

@@ -200,8 +200,9 @@ impl Process {
     }
 }
 
-/// `a2a-tap serving listen=.. admin=..`, text or JSON: the two addresses.
-fn serving(line: &str) -> Option<(SocketAddr, SocketAddr)> {
+/// `a2a-tap serving listen=.. admin=..`, text or JSON: the two addresses,
+/// if `line` is that startup line.
+pub fn serving(line: &str) -> Option<(SocketAddr, SocketAddr)> {
     if !line.contains("a2a-tap serving") {
         return None;
     }

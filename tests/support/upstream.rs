@@ -164,6 +164,8 @@ pub struct Upstream {
     script: Arc<Mutex<VecDeque<Reply>>>,
     /// The headers of every request it got, in order.
     heads: Arc<Mutex<Vec<http::HeaderMap>>>,
+    /// Told each time a request takes its reply.
+    taken: Arc<tokio::sync::Notify>,
 }
 
 impl Upstream {
@@ -172,16 +174,17 @@ impl Upstream {
         let addr = listener.local_addr().unwrap();
         let script: Arc<Mutex<VecDeque<Reply>>> = Arc::default();
         let heads: Arc<Mutex<Vec<http::HeaderMap>>> = Arc::default();
-        let (s, h) = (script.clone(), heads.clone());
+        let taken: Arc<tokio::sync::Notify> = Arc::default();
+        let (s, h, t) = (script.clone(), heads.clone(), taken.clone());
         tokio::spawn(async move {
             loop {
                 let Ok((tcp, _)) = listener.accept().await else {
                     return;
                 };
-                let (s, h) = (s.clone(), h.clone());
+                let (s, h, t) = (s.clone(), h.clone(), t.clone());
                 tokio::spawn(async move {
                     let svc = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
-                        let s = s.clone();
+                        let (s, t) = (s.clone(), t.clone());
                         h.lock().unwrap().push(req.headers().clone());
                         async move {
                             // Read the whole request first, as agents do.
@@ -189,6 +192,7 @@ impl Upstream {
                             let reply = s.lock().unwrap().pop_front().unwrap_or_else(|| {
                                 Reply::json(500, r#"{"error":"script exhausted"}"#)
                             });
+                            t.notify_waiters();
                             let mut resp = hyper::Response::builder()
                                 .status(reply.status)
                                 .header("content-type", reply.content_type.clone());
@@ -217,6 +221,7 @@ impl Upstream {
             addr,
             script,
             heads,
+            taken,
         }
     }
 
@@ -237,13 +242,18 @@ impl Upstream {
 
     /// Waits (bounded) until every reply pushed has been taken.
     pub async fn wait_taken(&self) {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while self.pending() > 0 {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the upstream never got the request"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-        }
+        super::within("the upstream to take every reply pushed", async {
+            loop {
+                let taken = self.taken.notified();
+                tokio::pin!(taken);
+                // Listening before looking: a take in between is not missed.
+                taken.as_mut().enable();
+                if self.pending() == 0 {
+                    return;
+                }
+                taken.await;
+            }
+        })
+        .await
     }
 }

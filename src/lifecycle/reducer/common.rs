@@ -322,5 +322,6 @@ pub(super) fn make(
         evidence: None,
         artifact_id: None,
         heard_from: None,
+        drift: None,
     }
 }

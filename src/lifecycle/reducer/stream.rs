@@ -23,7 +23,7 @@ use super::common::{check_registry_context, make};
 use super::Reducer;
 use super::{End, Outcome};
 use crate::a2a::model::{Decoded, Event, Operation, Payload, StateClass, TaskState, Version};
-use crate::findings::{Finding, Kind, Severity};
+use crate::findings::{Drift, Finding, Kind, Severity};
 use crate::lifecycle::artifacts::Update;
 use crate::lifecycle::registry::Registry;
 use crate::lifecycle::short::ShortStr;
@@ -122,7 +122,7 @@ impl Reducer {
                 } else {
                     "a Task snapshot"
                 };
-                let detail = format!(
+                let mut detail = format!(
                     "expected the {op} stream to begin with {wanted}; it began with {}",
                     match ev {
                         Event::ArtifactUpdate(_) => "an artifact update",
@@ -131,7 +131,21 @@ impl Reducer {
                         Event::Message(_) => "a Message",
                     }
                 );
-                out.push(self.finding(Kind::StreamStart, ix, detail));
+                // A follow-up (the request named this task, and the stream
+                // went on with its status) is what the Python SDK does.
+                let drift = match (&self.exchange.task_id, ev) {
+                    (Some(t), Event::StatusUpdate(_)) if op == Operation::SendStreamingMessage => {
+                        detail.push_str(&format!(
+                            ": a follow-up on existing task {t}, {}",
+                            Drift::PythonFollowUpStream.describe()
+                        ));
+                        Some(Drift::PythonFollowUpStream)
+                    }
+                    _ => None,
+                };
+                let mut f = self.finding(Kind::StreamStart, ix, detail);
+                f.drift = drift;
+                out.push(f);
             }
         }
         let is_message = matches!(ev, Event::Message(_));

@@ -54,6 +54,7 @@ async fn validate(kind: &str, text: &[u8]) -> Value {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the Python venvs of scripts/setup-python.sh: run scripts/test.sh"]
 async fn junit_and_sarif_pass_independent_validators() {
     let addr = agent::start(Defect::StreamStartsWithStatus).await;
     let url = format!("http://{addr}");

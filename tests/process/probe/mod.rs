@@ -342,10 +342,8 @@ async fn bad_usage_exits_2_and_an_unreachable_agent_3() {
     .await;
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--format"));
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a port")
-        .port();
+    let (_refusing, addr) = crate::support::ports::refused();
+    let port = addr.port();
     let out = run(vec!["probe".into(), format!("http://127.0.0.1:{port}")]).await;
     assert_eq!(out.status.code(), Some(3));
     let err = String::from_utf8_lossy(&out.stderr);
