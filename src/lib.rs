@@ -14,6 +14,7 @@ pub mod config;
 pub mod engine;
 pub mod fd_limit;
 pub mod findings;
+pub mod judge;
 pub mod lifecycle;
 mod pace;
 pub mod probe;

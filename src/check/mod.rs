@@ -13,15 +13,13 @@ mod sidecar;
 
 use std::path::{Path, PathBuf};
 
-use crate::a2a::card::CardInfo;
-use crate::a2a::model::{Decoded, Exchange, Malformed};
-use crate::config::{Config, ConfigError};
-use crate::engine::{EngineConfig, ExchangeEngine, Sink};
-use crate::findings::{Finding, Severity};
-use crate::lifecycle::{End, Millis, Registry, RegistryConfig};
-use crate::report::audit::{Origin, Record};
-use crate::report::pipeline::{Folds, Pipeline};
-use crate::report::timeline::{Lane, Timeline};
+use crate::a2a::model::Exchange;
+use crate::findings::Severity;
+use crate::judge::{Answer, Settings};
+use crate::lifecycle::{End, Millis};
+use crate::report::audit::Record;
+use crate::report::offline::{Offline, Source};
+use crate::report::timeline::Lane;
 
 pub use output::Format;
 pub use recording_error::RecordingError;
@@ -64,47 +62,16 @@ pub enum CheckError {
     Format { path: PathBuf, why: RecordingError },
 }
 
-/// How recordings are judged: the engine's limits, the registry's bounds,
-/// and finding → policy → record, all from one config (as live).
-#[derive(Debug, Clone, Default)]
-pub struct Settings {
-    pub engine: EngineConfig,
-    pub registry: RegistryConfig,
-    pub pipeline: Pipeline,
-    /// Keep each exchange's timeline of events (`Judge::lanes`) for a
-    /// report that draws it (`--format html`).
-    pub timeline: bool,
-}
-
-impl Settings {
-    /// The settings of `config` (`[analysis]`, `[audit]`, `[registry]`,
-    /// `[stall]`, `[severity]`); the defaults when it has none of them.
-    pub fn from_config(config: &Config) -> Result<Settings, ConfigError> {
-        config.validate_settings()?;
-        Ok(Settings {
-            engine: EngineConfig::from(config),
-            registry: RegistryConfig::from(config),
-            pipeline: Pipeline::new(config.policy()?, config.analysis.max_id_bytes),
-            timeline: false,
-        })
-    }
-}
-
 /// Runs the check; returns the process exit code (0 clean, 1 errors
 /// found, 2 a file could not be read or parsed).
 pub fn run(format: Format, files: &[PathBuf], settings: &Settings) -> i32 {
     let mut out = output::Report::new(format);
-    let timeline = Settings {
-        timeline: format == Format::Html,
-        ..settings.clone()
-    };
-    let settings = &timeline;
+    let timeline = format == Format::Html;
     let mut failed = false;
     for path in files {
         match input::load(path) {
             Ok(exchanges) => {
-                let mut registry = Registry::new(settings.registry.clone());
-                let judged = judge_all(&mut registry, exchanges, settings);
+                let judged = judge_all(exchanges, settings, timeline);
                 if judged.read == 0 && (judged.records.is_empty() || judged.assumed) {
                     // A clean report of nothing would pass a CI gate on an
                     // empty or wrong file.
@@ -147,18 +114,6 @@ pub fn run(format: Format, files: &[PathBuf], settings: &Settings) -> i32 {
     }
 }
 
-/// Findings of one exchange, the agent card it carried, and how many
-/// frames or bodies were read.
-#[derive(Default)]
-struct Judged {
-    findings: Vec<Finding>,
-    card: Option<CardInfo>,
-    read: usize,
-    gaps: usize,
-    /// Its events, when the report draws them.
-    timeline: Option<Timeline>,
-}
-
 /// What a recording gave: its records, and how many frames or bodies
 /// were read.
 pub(crate) struct Checked {
@@ -171,43 +126,16 @@ pub(crate) struct Checked {
     /// The exchanges whose answer the recording did not keep (their
     /// labels): not judged.
     pub unrecorded: Vec<String>,
-    /// Each judged exchange's timeline (with `Settings::timeline`).
+    /// Each judged exchange's timeline (with `--format html`).
     pub lanes: Vec<Lane>,
-}
-
-impl Sink for Judged {
-    fn finding(&mut self, finding: Finding) {
-        self.findings.push(finding);
-    }
-    fn read(&mut self) {
-        self.read += 1;
-    }
-    fn gap(&mut self, _reason: crate::engine::SkipReason) {
-        self.gaps += 1;
-        if let Some(t) = &mut self.timeline {
-            t.gaps += 1;
-        }
-    }
-    fn card(&mut self, card: CardInfo) {
-        self.card = Some(card);
-    }
-    fn decoded(&mut self, index: Option<u64>, decoded: Result<&Decoded<'_>, &Malformed>) {
-        if let Some(t) = &mut self.timeline {
-            t.push(index, decoded);
-        }
-    }
 }
 
 /// Judges exchanges in order; returns every finding as an audit record.
 /// An agent card in the recording confirms the HTTP+JSON paths after it,
 /// as live.
-pub(crate) fn judge_all(
-    registry: &mut Registry,
-    exchanges: Vec<Recorded>,
-    settings: &Settings,
-) -> Checked {
+pub(crate) fn judge_all(exchanges: Vec<Recorded>, settings: &Settings, timeline: bool) -> Checked {
     let assumed = exchanges.iter().all(|r| r.assumed);
-    let mut judge = Judge::new(registry, settings);
+    let mut judge = Offline::new(settings, timeline);
     let mut records = Vec::new();
     let mut unrecorded = Vec::new();
     for rec in exchanges {
@@ -217,7 +145,19 @@ pub(crate) fn judge_all(
             unrecorded.push(rec.label);
             continue;
         }
-        records.extend(judge.judge(rec));
+        let answer = Answer {
+            status: rec.status,
+            content_type: rec.content_type.as_deref(),
+            body: &rec.body,
+            end: rec.end,
+            at: rec.at,
+        };
+        let from = Source {
+            label: rec.label,
+            upstream: &rec.upstream,
+            started: rec.started,
+        };
+        records.extend(judge.judge(rec.exchange, answer, from));
     }
     Checked {
         records,
@@ -226,112 +166,6 @@ pub(crate) fn judge_all(
         assumed,
         unrecorded,
         lanes: judge.lanes,
-    }
-}
-
-/// Judges exchanges one at a time, in the order they happened, against
-/// one registry (what `check` does per file, and `probe` per exchange it
-/// made).
-pub(crate) struct Judge<'a> {
-    registry: &'a mut Registry,
-    settings: &'a Settings,
-    last_at: Millis,
-    card: Option<CardInfo>,
-    /// Frames or bodies read so far.
-    pub read: usize,
-    /// Events not read (over a limit) so far.
-    pub gaps: usize,
-    /// Each exchange judged so far, with its events (kept only with
-    /// `Settings::timeline`).
-    pub lanes: Vec<Lane>,
-}
-
-impl<'a> Judge<'a> {
-    pub(crate) fn new(registry: &'a mut Registry, settings: &'a Settings) -> Judge<'a> {
-        Judge {
-            registry,
-            settings,
-            last_at: 0,
-            card: None,
-            read: 0,
-            gaps: 0,
-            lanes: Vec::new(),
-        }
-    }
-
-    /// Judges the next exchange; returns the records of its findings (and
-    /// of the registry's, e.g. stalls, due by its time).
-    pub(crate) fn judge(&mut self, mut rec: Recorded) -> Vec<Record> {
-        let settings = self.settings;
-        let registry = &mut *self.registry;
-        let mut records = Vec::new();
-        let now = rec.at.unwrap_or(self.last_at).max(self.last_at);
-        self.last_at = now;
-        let mut findings: Vec<Finding> = Vec::new();
-        registry.tick(now, &mut findings);
-        let about_task = Origin {
-            upstream: rec.upstream.clone(),
-            ..Origin::default()
-        };
-        records.extend(
-            findings
-                .drain(..)
-                .filter_map(|f| settings.pipeline.record(f, &about_task)),
-        );
-        crate::a2a::card::confirm(&mut rec.exchange, self.card.as_ref(), "");
-        let origin = Origin::of(&rec.upstream, &rec.exchange, rec.label.clone());
-        let lane = settings.timeline.then(|| lane_of(&rec));
-        let seq = registry.open_exchange();
-        let mut engine = ExchangeEngine::new(rec.exchange, seq, settings.engine);
-        let mut judged = Judged {
-            timeline: lane.as_ref().map(|_| Timeline::default()),
-            ..Judged::default()
-        };
-        engine.response_head(rec.status, rec.content_type.as_deref(), None);
-        engine.response_data(&rec.body, registry, now, &mut judged);
-        engine.response_end(rec.end, registry, now, &mut judged);
-        let recorded_at = rec
-            .started
-            .map(|t| humantime::format_rfc3339_millis(t).to_string());
-        // Repeats of a kind on one exchange fold into its first record, as live.
-        let mut folds = Folds::default();
-        for f in judged.findings {
-            if let Some(f) = settings.pipeline.keep(f) {
-                let mut record = Record::new(f.clone(), &origin);
-                if let Some(ts) = &recorded_at {
-                    record.ts.clone_from(ts);
-                }
-                folds.add(&f, record);
-            }
-        }
-        records.extend(folds.take().map(|held| held.record));
-        self.read += judged.read;
-        self.gaps += judged.gaps;
-        if let (Some(mut lane), Some(timeline)) = (lane, judged.timeline) {
-            lane.timeline = timeline;
-            self.lanes.push(lane);
-        }
-        if judged.card.is_some() {
-            self.card = judged.card;
-        }
-        records
-    }
-}
-
-/// The lane of an exchange about to be judged: its request and answer head.
-fn lane_of(rec: &Recorded) -> Lane {
-    let ex = &rec.exchange;
-    Lane {
-        label: rec.label.clone(),
-        request: format!(
-            "{} {} {}",
-            ex.binding.as_str(),
-            ex.version.as_str(),
-            ex.operation.as_str()
-        ),
-        status: rec.status,
-        content_type: rec.content_type.clone(),
-        timeline: Timeline::default(),
     }
 }
 
@@ -350,9 +184,7 @@ pub fn judge_recording(
         .transpose()
         .map_err(RecordingError::Sidecar)?;
     let exchanges = input::parse(ext, bytes.to_vec(), sidecar, "recording".into())?;
-    let settings = Settings::default();
-    let mut registry = Registry::new(settings.registry.clone());
-    Ok(judge_all(&mut registry, exchanges, &settings).records)
+    Ok(judge_all(exchanges, &Settings::default(), false).records)
 }
 
 /// Number of error-severity records.

@@ -58,11 +58,11 @@ pub fn check(args: CheckArgs) -> ExitCode {
 fn offline_settings(
     config: Option<&std::path::Path>,
     command: &str,
-) -> Result<crate::check::Settings, ExitCode> {
+) -> Result<crate::judge::Settings, ExitCode> {
     config
         .map(Config::from_file)
         .transpose()
-        .and_then(|c| crate::check::Settings::from_config(&c.unwrap_or_default()))
+        .and_then(|c| crate::judge::Settings::try_from(&c.unwrap_or_default()))
         .map_err(|e| {
             eprintln!("a2a-tap {command}: {e}");
             ExitCode::from(2)

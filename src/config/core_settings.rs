@@ -52,3 +52,19 @@ impl From<&Config> for RegistryConfig {
 fn millis(d: std::time::Duration) -> Millis {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
+
+/// How `check` and `probe` judge (`[analysis]`, `[audit]`, `[registry]`,
+/// `[stall]`, `[severity]`): the settings above and the severity policy,
+/// once the config's settings are valid.
+impl TryFrom<&Config> for crate::judge::Settings {
+    type Error = super::ConfigError;
+
+    fn try_from(config: &Config) -> Result<crate::judge::Settings, super::ConfigError> {
+        config.validate_settings()?;
+        Ok(crate::judge::Settings {
+            engine: EngineConfig::from(config),
+            registry: RegistryConfig::from(config),
+            pipeline: crate::judge::Pipeline::new(config.policy()?, config.analysis.max_id_bytes),
+        })
+    }
+}

@@ -13,7 +13,7 @@ use crate::a2a::model::{A2aError, Binding, Version};
 /// The `A2A-Version` the unsupported-version check sends.
 pub(crate) const UNSUPPORTED_VERSION: &str = "99.0";
 
-impl Run<'_, '_> {
+impl Run<'_> {
     /// stream-starts-with-task; the streamed send's number and answer.
     pub(crate) async fn stream_starts(&mut self) -> Option<(usize, Answer)> {
         let id = Id::StreamStarts;

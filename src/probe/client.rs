@@ -14,9 +14,10 @@ use hyper_util::client::legacy::Client as Hyper;
 use hyper_util::rt::TokioExecutor;
 
 use super::answer::{event, settles, Answer};
-use crate::check::{Judge, Recorded};
+use crate::judge::Answer as Answered;
 use crate::lifecycle::End;
 use crate::report::audit::Record;
+use crate::report::offline::{Offline, Source};
 use crate::sse::{Frame, Framer};
 
 /// The bounds of one probe run.
@@ -67,24 +68,24 @@ pub(crate) enum Refused {
 }
 
 /// The client of one run.
-pub(crate) struct Client<'a> {
+pub(crate) struct Client {
     http: Hyper<HttpsConnector<HttpConnector>, Full<Bytes>>,
     limits: Limits,
     started: Instant,
-    judge: Judge<'a>,
+    judge: Offline,
     upstream: String,
     /// Every exchange, in order.
     pub sent: Vec<Sent>,
 }
 
-impl<'a> Client<'a> {
+impl Client {
     /// A client for `https` or plain http, judging with `judge`.
     pub(crate) fn new(
         https: bool,
         limits: Limits,
-        judge: Judge<'a>,
+        judge: Offline,
         upstream: String,
-    ) -> Result<Client<'a>, crate::tls::TlsError> {
+    ) -> Result<Client, crate::tls::TlsError> {
         let tls = crate::tls::tls_config(https, None)?;
         let mut http = HttpConnector::new();
         http.enforce_http(false);
@@ -251,7 +252,7 @@ impl<'a> Client<'a> {
     }
 
     /// The timelines of the exchanges judged so far (with
-    /// `Settings::timeline`), taken.
+    /// `--format html`), taken.
     pub(crate) fn lanes(&mut self) -> Vec<crate::report::timeline::Lane> {
         std::mem::take(&mut self.judge.lanes)
     }
@@ -278,23 +279,24 @@ impl<'a> Client<'a> {
             return Vec::new();
         };
         let millis = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let records = self.judge.judge(Recorded {
-            exchange,
+        let answer = Answered {
             status,
-            content_type: sent.content_type.clone(),
-            body: sent.answer.clone(),
-            at: Some(millis),
-            started: None,
-            assumed: false,
-            unrecorded: false,
-            label: format!("#{}", sent.n),
-            upstream: self.upstream.clone(),
+            content_type: sent.content_type.as_deref(),
+            body: &sent.answer,
+            // The probe stopped reading a stream itself.
             end: if sent.cut.is_some() {
                 End::ClientGone
             } else {
                 End::Upstream
             },
-        });
+            at: Some(millis),
+        };
+        let from = Source {
+            label: format!("#{}", sent.n),
+            upstream: &self.upstream,
+            started: None,
+        };
+        let records = self.judge.judge(exchange, answer, from);
         // The HTML report shows the request as sent.
         if let Some(lane) = self.judge.lanes.last_mut() {
             lane.request = format!("{} {} ({})", sent.method, sent.uri, lane.request);

@@ -23,8 +23,8 @@ pub(crate) struct Caps {
 }
 
 /// One interface's run.
-pub(crate) struct Run<'c, 'a> {
-    pub client: &'c mut Client<'a>,
+pub(crate) struct Run<'c> {
+    pub client: &'c mut Client,
     pub iface: Iface,
     pub caps: Caps,
     pub text: String,
@@ -39,7 +39,7 @@ pub(crate) struct Run<'c, 'a> {
 /// Runs every check on `iface`; results in `CheckId::PER_INTERFACE` order,
 /// with the numbers of the exchanges made.
 pub(crate) async fn probe(
-    client: &mut Client<'_>,
+    client: &mut Client,
     iface: Iface,
     caps: Caps,
     text: &str,
@@ -70,7 +70,7 @@ pub(crate) async fn probe(
     (run.results, run.exchanges)
 }
 
-impl Run<'_, '_> {
+impl Run<'_> {
     /// Sends `call`; the exchange's number and what it answered, or why
     /// it was not sent (the budget).
     pub(crate) async fn call(

@@ -23,8 +23,8 @@ pub use checks::{CheckId, CheckResult, Verdict};
 pub use output::Format;
 
 use crate::a2a::card::CardInfo;
-use crate::check::{Judge, Settings};
-use crate::lifecycle::Registry;
+use crate::judge::Settings;
+use crate::report::offline::Offline;
 use client::{headers, Client, Limits};
 use error::ProbeError;
 pub use error::UrlError;
@@ -109,12 +109,7 @@ pub fn run(options: &Options) -> i32 {
 
 /// The whole run; `Err` when the card URL could not be reached at all.
 async fn probe(target: &discover::Target, options: &Options) -> Result<ProbeReport, ProbeError> {
-    let mut registry = Registry::new(options.settings.registry.clone());
-    let settings = Settings {
-        timeline: options.format == Format::Html,
-        ..options.settings.clone()
-    };
-    let judge = Judge::new(&mut registry, &settings);
+    let judge = Offline::new(&options.settings, options.format == Format::Html);
     let limits = Limits {
         max_requests: LIMITS.max_requests,
         total: LIMITS.total,

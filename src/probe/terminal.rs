@@ -8,7 +8,7 @@ use super::dialect::Call;
 use super::flow::Run;
 use crate::a2a::model::{A2aError, StateClass, TaskState};
 
-impl Run<'_, '_> {
+impl Run<'_> {
     /// The terminal checks, on the tasks the first sends left: a
     /// terminal one (the canceled running task first: the completed one
     /// has a check of its own), and a completed one.

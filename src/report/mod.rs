@@ -8,7 +8,7 @@ pub mod junit;
 pub mod log_queue;
 mod log_safe;
 pub mod metrics;
-pub mod pipeline;
+pub mod offline;
 pub mod sarif;
 pub mod timeline;
 

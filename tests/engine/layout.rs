@@ -273,7 +273,7 @@ fn no_import_cycle_between_modules_or_between_folders_inside_one() {
 fn the_pure_core_imports_nothing_that_does_io() {
     // ARCHITECTURE.md: the engine and what it drives are pure, so `check`,
     // `probe` and the live path judge with the same code.
-    let core = ["sse", "a2a", "lifecycle", "findings", "engine"];
+    let core = ["sse", "a2a", "lifecycle", "findings", "engine", "judge"];
     let edges = crate_edges();
     let out: Vec<String> = edges
         .iter()

@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use super::Worker;
 use crate::engine::ExchangeEngine;
-use crate::report::pipeline::Folds;
+use crate::judge::Folds;
+use crate::report::audit::Record;
 
 pub(super) struct Live {
     pub(super) engine: ExchangeEngine,
@@ -18,7 +19,7 @@ pub(super) struct Live {
     /// Findings recorded on it so far (for its access-log line).
     pub(super) findings: u64,
     /// Its records held for repeats to fold into.
-    pub(super) folds: Folds,
+    pub(super) folds: Folds<Record>,
     /// For an agent-card fetch, the authority the caller used.
     pub(super) host: Option<Box<str>>,
     /// Its trace id (hex) for its records: the caller's, or its span's.

@@ -4,17 +4,18 @@
 
 use super::Worker;
 use crate::a2a::card::CardInfo;
-use crate::a2a::model::{EventKind, Exchange, Operation, TaskState, Version};
+use crate::a2a::model::{EventKind, Exchange, TaskState};
 use crate::engine::{Sink, SkipReason};
+use crate::judge::rules;
 use crate::lifecycle::Millis;
 use crate::pace::Every;
 use std::time::Instant;
 
 use super::FOLD_WINDOW;
 use crate::findings::{Finding, Kind, Severity};
+use crate::judge::Held;
 use crate::report::audit::{Origin, Record};
 use crate::report::log_safe;
-use crate::report::pipeline::Held;
 
 impl Worker {
     pub(super) fn tick(&mut self) {
@@ -25,11 +26,9 @@ impl Worker {
         self.streams_left_open();
     }
 
-    /// `stream_not_closed`: streams still open `close_wait` after their
-    /// last word (1.0 §3.1.2, §3.1.6; 0.3 `final:true`), reported while
-    /// they are open, once each. Keep-alive comments after the end move
-    /// nothing: only the stream's end settles it, and a caller that hangs
-    /// up first ends it too.
+    /// `stream_not_closed` (`judge::rules`): streams still open
+    /// `close_wait` after their last word, reported while they are open,
+    /// once each.
     fn streams_left_open(&mut self) {
         let at = self.time.now();
         let wait = self.engine_cfg.close_wait;
@@ -39,27 +38,10 @@ impl Worker {
                 continue;
             };
             let open_for = at.saturating_duration_since(over);
-            if open_for < wait {
-                continue;
+            if let Some(f) = rules::stream_not_closed(&live.engine, open_for, wait) {
+                live.close_reported = true;
+                due.push((id, live.engine.exchange().clone(), f));
             }
-            live.close_reported = true;
-            let r = live.engine.reducer();
-            let why = match (r.exchange().version, r.state()) {
-                (Version::V0_3, _) => "its status with final:true".to_owned(),
-                (_, Some(s)) if s.is_terminal() => format!("its task reached {s}"),
-                _ => "its one Message".to_owned(),
-            };
-            let mut f = Finding::new(
-                Kind::StreamNotClosed,
-                format!(
-                    "expected the stream to close after {why}; it is still open {:.1}s later (close_wait {:.1}s)",
-                    open_for.as_secs_f64(),
-                    wait.as_secs_f64()
-                ),
-            );
-            f.task_id = r.task_id().map(str::to_owned);
-            f.context_id = r.context_id().map(str::to_owned);
-            due.push((id, r.exchange().clone(), f));
         }
         for (id, exchange, f) in due {
             self.report(id, Some(&exchange), vec![f]);
@@ -67,50 +49,22 @@ impl Worker {
         self.subscribers_left_silent();
     }
 
-    /// `subscriber_not_notified`: a 1.0 subscribe stream, open before this
-    /// proxy saw its task reach a terminal state on another exchange (the
-    /// causal rule of `terminal_task_accepted`), that has not carried that
-    /// state `close_wait` later (§3.1.6: the stream MUST terminate when the
-    /// task reaches a terminal state; §3.5.2: every stream MUST receive the
-    /// same events). Once per stream, while it is open.
+    /// `subscriber_not_notified` (`judge::rules`): subscribe streams that
+    /// have not carried the terminal state another exchange showed,
+    /// `close_wait` later; once per stream, while it is open.
     fn subscribers_left_silent(&mut self) {
         let now = self.now(self.time.now());
         let wait = self.engine_cfg.close_wait.as_millis() as Millis;
         let mut due = Vec::new();
         for (id, live) in self.live.iter_mut() {
-            let r = live.engine.reducer();
-            let ex = r.exchange();
-            let subscribe = ex.operation == Operation::SubscribeToTask
-                && ex.version == Version::V1_0
-                && live.engine.is_stream();
-            // A gap may have been the terminal state itself: silence is
-            // only evidence when every frame was read.
-            if !subscribe || live.notify_reported || r.stream_over() || r.gapped() {
+            if live.notify_reported {
                 continue;
             }
-            let Some(task) = ex.task_id.as_deref() else {
-                continue;
-            };
-            let Some((state, seen)) = self.registry.terminal_after(task, r.seq()) else {
-                continue;
-            };
-            if now.saturating_sub(seen) < wait {
-                continue;
+            if let Some(f) = rules::subscriber_not_notified(&live.engine, &self.registry, now, wait)
+            {
+                live.notify_reported = true;
+                due.push((id, live.engine.exchange().clone(), f));
             }
-            live.notify_reported = true;
-            let mut f = Finding::new(
-                Kind::SubscriberNotNotified,
-                format!(
-                    "expected the subscribe stream on task {task} to carry its {state} state and close; another exchange showed it {state} {} ago and this stream is still open without it",
-                    crate::lifecycle::registry::secs(now.saturating_sub(seen))
-                ),
-            );
-            f.task_id = Some(task.to_owned());
-            f.context_id = r
-                .context_id()
-                .or(self.registry.context_of(task))
-                .map(str::to_owned);
-            due.push((id, ex.clone(), f));
         }
         for (id, exchange, f) in due {
             self.report(id, Some(&exchange), vec![f]);
@@ -166,17 +120,19 @@ impl Worker {
         if live.folds.is_empty() {
             return 0;
         }
-        let held: Vec<Held> = live.folds.take().collect();
+        let held: Vec<Held<Record>> = live.folds.take().collect();
         let mut found = 0;
         for h in held {
-            found += h.record.occurrences;
+            let mut record = h.first;
+            record.occurrences = h.occurrences;
+            found += record.occurrences;
             if let (Some(tracer), Some(span)) = (
                 &self.tracer,
                 self.live.get_mut(id).and_then(|l| l.span.as_mut()),
             ) {
-                span.finding(tracer.unix_nanos(Instant::now()), &h.record);
+                span.finding(tracer.unix_nanos(Instant::now()), &record);
             }
-            self.write(h.kind, h.severity, h.record, Some(id));
+            self.write(h.kind, h.severity, record, Some(id));
         }
         found
     }

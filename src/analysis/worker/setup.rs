@@ -12,11 +12,11 @@ use crate::analysis::clock::Clock;
 use crate::analysis::series::AnalysisSeries;
 use crate::engine::EngineConfig;
 use crate::findings::Policy;
+use crate::judge::Pipeline;
 use crate::lifecycle::Registry;
 use crate::report::access::AccessLog;
 use crate::report::audit::AuditLog;
 use crate::report::metrics::Metrics;
-use crate::report::pipeline::Pipeline;
 
 impl Worker {
     #[allow(clippy::too_many_arguments)]
