@@ -25,6 +25,31 @@ fn cargo(args: &[&str]) -> String {
 }
 
 #[test]
+fn the_readmes_first_command_builds_and_runs_the_proxy() {
+    // The first command a new user copies...
+    let command = "cargo run --release -- --listen 127.0.0.1:8080 --upstream http://127.0.0.1:9999";
+    let text = readme();
+    let at = text
+        .find(command)
+        .expect("the README's build-and-run command");
+    assert!(
+        text.find("```sh").is_some_and(|block| block < at) && !text[..at].contains("a2a-tap --"),
+        "it is the first command that runs the proxy"
+    );
+    // ...runs the proxy, not the quick start's agent: with two binaries
+    // `cargo run` needs the package's `default-run`.
+    let meta: Value = serde_json::from_str(&cargo(&[
+        "metadata",
+        "--format-version",
+        "1",
+        "--no-deps",
+        "--offline",
+    ]))
+    .expect("cargo metadata is JSON");
+    assert_eq!(meta["packages"][0]["default_run"], "a2a-tap", "{meta}");
+}
+
+#[test]
 fn the_readme_installs_the_binary_before_any_command_runs_it() {
     let text = readme();
     let install = text
