@@ -24,6 +24,18 @@ fn cargo(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The package's own `cargo metadata` (no dependencies, offline).
+fn metadata() -> Value {
+    serde_json::from_str(&cargo(&[
+        "metadata",
+        "--format-version",
+        "1",
+        "--no-deps",
+        "--offline",
+    ]))
+    .expect("cargo metadata is JSON")
+}
+
 #[test]
 fn the_readmes_first_command_builds_and_runs_the_proxy() {
     // The first command a new user copies...
@@ -38,14 +50,7 @@ fn the_readmes_first_command_builds_and_runs_the_proxy() {
     );
     // ...runs the proxy, not the quick start's agent: with two binaries
     // `cargo run` needs the package's `default-run`.
-    let meta: Value = serde_json::from_str(&cargo(&[
-        "metadata",
-        "--format-version",
-        "1",
-        "--no-deps",
-        "--offline",
-    ]))
-    .expect("cargo metadata is JSON");
+    let meta = metadata();
     assert_eq!(meta["packages"][0]["default_run"], "a2a-tap", "{meta}");
 }
 
@@ -78,14 +83,7 @@ fn the_quick_start_agent_builds_from_normal_dependencies_only() {
     assert!(readme().contains(command), "the README runs the agent so");
     // ...names a binary target behind that feature (a binary, unlike an
     // example, is built without the dev-dependencies)...
-    let meta: Value = serde_json::from_str(&cargo(&[
-        "metadata",
-        "--format-version",
-        "1",
-        "--no-deps",
-        "--offline",
-    ]))
-    .expect("metadata");
+    let meta = metadata();
     let targets = meta["packages"][0]["targets"].as_array().expect("targets");
     let agent = targets
         .iter()
