@@ -13,7 +13,7 @@ use crate::a2a::model::{Decoded, EventKind, Exchange, Malformed};
 use crate::engine::{EngineConfig, Head, Sink, SkipReason};
 use crate::findings::Finding;
 use crate::lifecycle::{End, Millis, Registry, RegistryConfig};
-pub use exchanges::{Ended, Found};
+pub use exchanges::{Ended, Found, IdMap};
 
 /// How a session judges: the engine's limits, the registry's bounds, and
 /// the severity policy (from a `Config`: `config/core_settings.rs`).
@@ -89,15 +89,35 @@ impl Session {
     }
 
     /// Confirms paths against cards under `base_path` (the upstream URL's
-    /// path) and judges `capability_mismatch`: the live proxy's session.
+    /// path) and judges `capability_mismatch`: the live proxy's session
+    /// (`check` and `probe` judge no `capability_mismatch`, as before
+    /// the session was shared).
     pub fn live(mut self, base_path: &str) -> Session {
         self.base_path = base_path.to_owned();
         self.card_rules = true;
         self
     }
 
-    /// The registry (its facts, gauges and stamps, for the driver).
-    pub fn registry(&mut self) -> &mut Registry {
+    /// A session judging against `registry` (the live proxy's, shared
+    /// with the other replicas or not).
+    pub fn with_registry(registry: Registry, engine: EngineConfig, pipeline: Pipeline) -> Session {
+        Session {
+            registry,
+            ..Session::new(&Settings {
+                engine,
+                registry: RegistryConfig::default(),
+                pipeline,
+            })
+        }
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The registry, for the driver's stamps, facts and gauges.
+    pub fn registry_mut(&mut self) -> &mut Registry {
         &mut self.registry
     }
 
@@ -173,3 +193,6 @@ impl Sink for Count<'_> {
         self.watch.decoded(index, decoded);
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -8,6 +8,7 @@
 //! driver keeps under the same id.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Duration;
 
 use super::Session;
@@ -48,7 +49,31 @@ impl std::fmt::Debug for Open {
 }
 
 /// The open exchanges, by the driver's id.
-pub(super) type OpenSet = HashMap<u64, Open>;
+pub(super) type OpenSet = IdMap<Open>;
+
+/// Maps keyed by a driver's exchange id, looked up for every message.
+pub type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+
+/// Exchange ids are the driver's own counter, never chosen by a peer: one
+/// multiply spreads them, and SipHash's flood resistance buys nothing.
+#[derive(Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(self.0 ^ u64::from(*b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
 
 /// How an exchange ended.
 pub struct Ended {
