@@ -369,14 +369,20 @@ impl Worker {
     /// belongs to (`ended`'s, for one the session just closed), or about a
     /// task alone.
     fn report_found(&mut self, found: Vec<Found>, ended: Option<&Exchange>) {
-        for Found { id, finding } in found {
+        let mut found = found.into_iter().peekable();
+        while let Some(Found { id, finding }) = found.next() {
+            // One exchange's findings in a row are reported together.
+            let mut batch = vec![finding];
+            while let Some(next) = found.next_if(|f| f.id == id) {
+                batch.push(next.finding);
+            }
             let exchange = match id {
                 None => None,
                 Some(id) => ended
                     .cloned()
                     .or_else(|| self.session.engine(id).map(|e| e.exchange().clone())),
             };
-            self.report(id.unwrap_or(0), exchange.as_ref(), vec![finding]);
+            self.report(id.unwrap_or(0), exchange.as_ref(), batch);
         }
     }
 }
