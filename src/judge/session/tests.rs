@@ -64,3 +64,37 @@ fn messages_for_an_unknown_id_are_ignored() {
     assert!(s.forget(1).is_none());
     assert!(out.is_empty());
 }
+
+/// `capability_mismatch` is the live session's only: `check` and `probe`
+/// (a plain session) keep reporting none of it.
+#[test]
+fn only_the_live_session_judges_the_card_capabilities() {
+    let card = br#"{"name":"a","capabilities":{"streaming":false}}"#;
+    for live in [false, true] {
+        let mut s = Session::new(&Settings::default());
+        if live {
+            s = s.live("");
+        }
+        let fetch = Exchange {
+            operation: Operation::GetAgentCard,
+            ..streaming(None)
+        };
+        let answer = Answer {
+            status: 200,
+            content_type: Some("application/json"),
+            body: card,
+            end: End::Upstream,
+            at: Some(0),
+        };
+        s.judge(fetch, answer, &mut Quiet);
+        assert!(s.card().is_some(), "the card passed");
+        let mut out = Vec::new();
+        s.open(1, streaming(None), Seq::after_messages(1));
+        let head = Head::read(200, Some("text/event-stream"), None);
+        s.head(1, head, &mut out);
+        let mismatch = out
+            .iter()
+            .any(|f| f.finding.kind == Kind::CapabilityMismatch);
+        assert_eq!(mismatch, live, "live {live}: {out:?}");
+    }
+}
