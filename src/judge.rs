@@ -14,4 +14,4 @@ pub mod session;
 
 pub use folds::{Folds, Held};
 pub use pipeline::{Pipeline, DETAIL_BYTES};
-pub use session::{Answer, Judged, Session, Settings};
+pub use session::{Answer, Ended, Found, IdMap, Judged, Session, Settings};

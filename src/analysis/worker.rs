@@ -1,7 +1,10 @@
-//! The analysis thread: owns every exchange's engine and the task registry,
-//! judges bytes in arrival order, reports findings.
+//! The analysis thread: queue -> judging session -> outputs. The session
+//! (`judge::Session`) owns every exchange's engine, the task registry and
+//! the last card, and judges messages in arrival order; the thread keeps
+//! what only the live proxy has of an exchange (spans, timings, the
+//! caller's host, records folding) under the same id, and writes what the
+//! session found to the audit log, metrics, spans and the access log.
 
-mod capability_mismatch;
 mod live;
 mod records;
 mod setup;
@@ -14,11 +17,10 @@ use super::clock::Clock;
 use super::msg::{Caller, Msg};
 use super::queue::Receiver;
 use super::series::AnalysisSeries;
-use crate::a2a::card::{self, CardInfo};
 use crate::a2a::model::Exchange;
-use crate::engine::{EngineConfig, ExchangeEngine, SkipReason};
-use crate::judge::{Folds, Pipeline};
-use crate::lifecycle::{End, Millis, Outcome, Registry, Seq};
+use crate::engine::SkipReason;
+use crate::judge::{Folds, Found, Session};
+use crate::lifecycle::{End, Millis, Outcome, Seq};
 use crate::report::access::{AccessLine, AccessLog};
 use crate::report::audit::AuditLog;
 use crate::report::metrics::Metrics;
@@ -44,9 +46,8 @@ const BUSY_SPELL: Duration = Duration::from_millis(200);
 
 /// State of the analysis thread.
 pub(crate) struct Worker {
-    registry: Registry,
-    engine_cfg: EngineConfig,
-    pipeline: Pipeline,
+    /// What judges: the exchanges' engines, the registry, the last card.
+    session: Session,
     upstream: String,
     metrics: Arc<Metrics>,
     audit: AuditLog,
@@ -55,7 +56,8 @@ pub(crate) struct Worker {
     budget: usize,
     epoch: Instant,
     series: AnalysisSeries,
-    /// Exchanges being judged; messages for any other id are ignored.
+    /// The live-only parts of the exchanges the session judges, by the
+    /// same id; messages for any other id are ignored.
     live: LiveSet,
     /// Messages handled so far: the index of the next one in the queue's
     /// order, which stamps the registry's observations.
@@ -69,12 +71,6 @@ pub(crate) struct Worker {
     /// Bytes judged since the queue's budget was last given them back
     /// (once per drain: one lock instead of one per piece).
     returned: usize,
-    /// The last agent card that passed: its HTTP+JSON interfaces confirm
-    /// which paths are A2A.
-    card: Option<CardInfo>,
-    /// The upstream URL's path, which the proxy puts before every caller's
-    /// path (a card names the agent's own URLs).
-    base_path: String,
     /// The clock of judging (ticks, stalls, TTL).
     time: Clock,
     /// The access log, when on.
@@ -114,7 +110,7 @@ impl Worker {
             }
             rx.give_back(std::mem::take(&mut self.returned));
             if let Some(p) = &self.publisher {
-                p.offer(self.registry.take_facts());
+                p.offer(self.session.registry_mut().take_facts());
             }
             let now = Instant::now();
             if drained {
@@ -161,7 +157,7 @@ impl Worker {
         self.tick();
         self.sync_registry_metrics();
         if let Some(p) = &self.publisher {
-            p.offer(self.registry.take_facts());
+            p.offer(self.session.registry_mut().take_facts());
         }
         tracing::debug!(unfinished = self.live.len(), "analysis stopped");
     }
@@ -172,7 +168,7 @@ impl Worker {
 
     /// Handles `msg`, whose piece (if any) lies in `bytes`.
     fn handle(&mut self, msg: Msg, bytes: &[u8]) {
-        self.registry.at_message(self.handled);
+        self.session.registry_mut().at_message(self.handled);
         self.handled += 1;
         match msg {
             Msg::Open {
@@ -190,15 +186,12 @@ impl Worker {
             ),
             Msg::Unjudged { reason } => self.skipped(reason),
             Msg::Head { id, head } => {
-                if let Some(live) = self.live.get_mut(id) {
-                    live.engine.head(head);
-                    if let Some(r) = live.engine.skipped() {
-                        self.forget(id);
-                        self.skipped(r);
-                    } else {
-                        self.stream_against_card(id);
-                    }
+                let mut found = Vec::new();
+                if let Some(r) = self.session.head(id, head, &mut found) {
+                    self.forget(id);
+                    self.skipped(r);
                 }
+                self.report_found(found, None);
             }
             Msg::Data { id, piece, at } => {
                 let data = bytes.get(piece).unwrap_or_default();
@@ -219,9 +212,7 @@ impl Worker {
             } => self.end(id, end, at, access, grpc.map(|g| *g)),
             Msg::Facts(heard) => {
                 for (from, facts) in &heard.entries {
-                    for f in facts {
-                        self.registry.learn(f, from, self.clock_ms);
-                    }
+                    self.session.heard(from, facts, self.clock_ms);
                 }
                 self.returned += heard.bytes;
             }
@@ -229,25 +220,25 @@ impl Worker {
         }
     }
 
-    fn open(&mut self, id: u64, mut exchange: Exchange, at: Instant, seq: Seq, mut caller: Caller) {
-        // The card the agent serves names its HTTP+JSON URLs: a path under
-        // one is A2A for certain.
-        card::confirm(&mut exchange, self.card.as_ref(), &self.base_path);
+    fn open(&mut self, id: u64, exchange: Exchange, at: Instant, seq: Seq, mut caller: Caller) {
+        // The session confirms the path against the last card.
+        self.session.open(id, exchange, seq);
+        let Some(exchange) = self.session.engine(id).map(|e| e.exchange()) else {
+            return;
+        };
         let parent = caller.traceparent.as_deref().and_then(TraceParent::parse);
         let span = self
             .tracer
             .as_mut()
-            .and_then(|t| t.begin(id, &exchange, parent, &mut caller, at));
+            .and_then(|t| t.begin(id, exchange, parent, &mut caller, at));
         // Records carry the caller's trace id, else the proxy's span's.
         let trace_id = parent
             .map(|p| p.trace_id)
             .or_else(|| span.as_ref().map(|s| s.trace_id()))
             .map(|t| to_hex(&t).into_boxed_str());
-        let engine = ExchangeEngine::new(exchange, seq, self.engine_cfg);
         self.live.open(
             id,
             Live {
-                engine,
                 held: 0,
                 opened: at,
                 first_event: None,
@@ -256,9 +247,6 @@ impl Worker {
                 host: caller.host,
                 trace_id,
                 span,
-                over_at: None,
-                close_reported: false,
-                notify_reported: false,
             },
         );
     }
@@ -268,20 +256,25 @@ impl Worker {
     fn data(&mut self, id: u64, data: &[u8], at: Option<Instant>) {
         let now = at.map_or(self.clock_ms, |at| self.now(at));
         let at = at.unwrap_or(self.clock);
+        if self.live.get_mut(id).is_none() {
+            return;
+        }
+        let mut sink = Collect::default();
+        let mut found = Vec::new();
+        let skipped = self.session.piece(id, data, now, &mut sink, &mut found);
+        let Some(engine) = self.session.engine(id) else {
+            return;
+        };
+        let held = engine.held_bytes();
+        let binding = engine.exchange().binding;
         let Some(live) = self.live.get_mut(id) else {
             return;
         };
-        let mut sink = Collect::default();
-        live.engine
-            .response_data(data, &mut self.registry, now, &mut sink);
-        let held = live.engine.held_bytes();
         self.held = self.held - live.held + held;
         live.held = held;
-        let skipped = live.engine.skipped().or_else(|| {
-            // Bodies held whole across every exchange share the analysis
-            // budget: past it, this one goes unjudged rather than grow.
-            (self.held > self.budget).then_some(SkipReason::Overload)
-        });
+        // Bodies held whole across every exchange share the analysis
+        // budget: past it, this one goes unjudged rather than grow.
+        let skipped = skipped.or_else(|| (self.held > self.budget).then_some(SkipReason::Overload));
         if let Some(r) = skipped {
             // Judging stopped here (body over the limit, corrupt encoding,
             // memory bound).
@@ -292,10 +285,6 @@ impl Worker {
         for reason in &sink.gaps {
             self.series.skipped(*reason).inc();
         }
-        if live.over_at.is_none() && live.engine.is_stream() && live.engine.reducer().stream_over()
-        {
-            live.over_at = Some(self.clock);
-        }
         let seen: u32 = sink.events.iter().sum();
         if seen > 0 && live.first_event.is_none() {
             live.first_event = Some(at);
@@ -303,16 +292,13 @@ impl Worker {
                 .first_event()
                 .observe(at.saturating_duration_since(live.opened).as_secs_f64());
         }
-        let by_kind = self.series.events(live.engine.exchange().binding);
+        let by_kind = self.series.events(binding);
         for (counter, n) in by_kind.iter().zip(sink.events) {
             if n > 0 {
                 counter.inc_by(u64::from(n));
             }
         }
-        if !sink.findings.is_empty() {
-            let exchange = live.engine.exchange().clone();
-            self.report(id, Some(&exchange), sink.findings);
-        }
+        self.report_found(found, None);
     }
 
     fn end(
@@ -331,15 +317,22 @@ impl Worker {
             }
             return;
         };
+        let host = live.host.take();
+        let opened = live.opened;
         let mut sink = Collect::default();
-        if let Some(status) = &grpc {
-            live.engine
-                .response_status(status, &mut self.registry, now, &mut sink);
-        }
-        let outcome = live
-            .engine
-            .response_end(end, &mut self.registry, now, &mut sink);
-        if let Some(outcome) = outcome {
+        let mut found = Vec::new();
+        let ended = self
+            .session
+            .end(id, end, grpc.as_ref(), now, &mut sink, &mut found);
+        let Some(mut ended) = ended else {
+            // Open here but not in the session: never so; its line as it is.
+            self.forget(id);
+            if let (Some(log), Some(line)) = (&self.access, access) {
+                log.write(line.to_json());
+            }
+            return;
+        };
+        if let Some(outcome) = ended.outcome {
             let outcome = if matches!(end, End::ClientGone) {
                 Outcome::ClientGone
             } else {
@@ -347,41 +340,49 @@ impl Worker {
             };
             self.series
                 .duration(outcome)
-                .observe(at.saturating_duration_since(live.opened).as_secs_f64());
+                .observe(at.saturating_duration_since(opened).as_secs_f64());
         }
-        // Reporting reads the whole worker: the exchange is copied out
-        // for it (only when there are findings) and its state dropped
-        // where it lies.
-        let exchange = (!sink.findings.is_empty()).then(|| live.engine.exchange().clone());
-        let task_id = live.engine.task_id().map(str::to_owned);
-        let host = live.host.take();
-        if let Some(card) = sink.card {
+        if let Some(card) = &ended.card {
             tracing::debug!(interfaces = card.interfaces.len(), "agent card seen");
-            self.bypass
-                .judge(&card, host.as_deref(), &self.upstream, at);
-            self.card = Some(card);
+            self.bypass.judge(card, host.as_deref(), &self.upstream, at);
         }
-        if let Some(exchange) = exchange {
-            self.report(id, Some(&exchange), sink.findings);
-        }
-        if matches!(end, End::Upstream) {
-            self.accepted_against_card(id);
-        }
-        if grpc.is_some() {
-            // A gRPC stream shows itself by its messages, not its head.
-            self.stream_against_card(id);
-        }
+        self.report_found(found, Some(ended.engine.exchange()));
+        let task_id = ended.engine.task_id().map(str::to_owned);
         let found = self.live.get_mut(id).map_or(0, |l| l.findings) + self.flush_folds(id);
         if let (Some(tracer), Some(live)) = (&mut self.tracer, self.live.get_mut(id)) {
             if let Some(span) = live.span.take() {
-                tracer.end(&span, live, at);
+                tracer.end(&span, live, &ended.engine, at);
             }
         }
-        self.forget(id);
+        ended.engine.release(self.session.registry_mut());
+        if let Some(held) = self.live.discard(id) {
+            self.held -= held;
+        }
         if let (Some(log), Some(mut line)) = (&self.access, access) {
             line.task_id = task_id;
             line.findings = Some(u32::try_from(found).unwrap_or(u32::MAX));
             log.write(line.to_json());
+        }
+    }
+
+    /// Reports what the session found: each finding about the exchange it
+    /// belongs to (`ended`'s, for one the session just closed), or about a
+    /// task alone.
+    fn report_found(&mut self, found: Vec<Found>, ended: Option<&Exchange>) {
+        let mut found = found.into_iter().peekable();
+        while let Some(Found { id, finding }) = found.next() {
+            // One exchange's findings in a row are reported together.
+            let mut batch = vec![finding];
+            while let Some(next) = found.next_if(|f| f.id == id) {
+                batch.push(next.finding);
+            }
+            let exchange = match id {
+                None => None,
+                Some(id) => ended
+                    .cloned()
+                    .or_else(|| self.session.engine(id).map(|e| e.exchange().clone())),
+            };
+            self.report(id.unwrap_or(0), exchange.as_ref(), batch);
         }
     }
 }

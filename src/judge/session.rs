@@ -1,13 +1,19 @@
-//! The session of `check` and `probe`: whole exchanges judged one at a
-//! time, in the order they happened, against one registry; the last agent
-//! card seen confirms the HTTP+JSON paths after it, as live.
+//! The judging session: exchanges judged against one registry, the last
+//! agent card seen confirming the HTTP+JSON paths after it. A driver opens
+//! exchanges by its own id and moves them message by message (`exchanges`:
+//! open, head, piece, end, tick, heard); `check` and `probe` judge whole
+//! exchanges one at a time, in the order they happened (`judge`: open,
+//! head, piece and end at once).
+
+mod exchanges;
 
 use super::{Folds, Held, Pipeline};
-use crate::a2a::card::{self, CardInfo};
+use crate::a2a::card::CardInfo;
 use crate::a2a::model::{Decoded, EventKind, Exchange, Malformed};
-use crate::engine::{EngineConfig, ExchangeEngine, Sink, SkipReason};
+use crate::engine::{EngineConfig, Head, Sink, SkipReason};
 use crate::findings::Finding;
 use crate::lifecycle::{End, Millis, Registry, RegistryConfig};
+pub use exchanges::{Ended, Found, IdMap};
 
 /// How a session judges: the engine's limits, the registry's bounds, and
 /// the severity policy (from a `Config`: `config/core_settings.rs`).
@@ -18,8 +24,7 @@ pub struct Settings {
     pub pipeline: Pipeline,
 }
 
-/// Exchanges judged in order against one registry, with the severity
-/// policy and the folds.
+/// Exchanges judged against one registry, with the severity policy.
 #[derive(Debug)]
 pub struct Session {
     registry: Registry,
@@ -29,6 +34,14 @@ pub struct Session {
     card: Option<CardInfo>,
     /// The time of judging so far: it never goes back.
     now: Millis,
+    /// The exchanges open, by the driver's id.
+    open: exchanges::OpenSet,
+    /// The upstream URL's path, which the proxy puts before every
+    /// caller's path (a card names the agent's own URLs); empty offline.
+    base_path: String,
+    /// Whether `capability_mismatch` is judged: live only (a recording
+    /// or a probe judged it never, and `check` keeps its findings).
+    card_rules: bool,
 }
 
 /// One exchange's answer, whole: a recording's, or what the probe read.
@@ -69,70 +82,103 @@ impl Session {
             pipeline: settings.pipeline.clone(),
             card: None,
             now: 0,
+            open: Default::default(),
+            base_path: String::new(),
+            card_rules: false,
         }
     }
 
-    /// Judges `exchange`, answered with `answer`; `watch` is told what
-    /// each frame decoded to and each gap (for a report that draws the
-    /// exchange's timeline).
+    /// Confirms paths against cards under `base_path` (the upstream URL's
+    /// path) and judges `capability_mismatch`: the live proxy's session
+    /// (`check` and `probe` judge no `capability_mismatch`, as before
+    /// the session was shared).
+    pub fn live(mut self, base_path: &str) -> Session {
+        self.base_path = base_path.to_owned();
+        self.card_rules = true;
+        self
+    }
+
+    /// A session judging against `registry` (the live proxy's, shared
+    /// with the other replicas or not).
+    pub fn with_registry(registry: Registry, engine: EngineConfig, pipeline: Pipeline) -> Session {
+        Session {
+            registry,
+            ..Session::new(&Settings {
+                engine,
+                registry: RegistryConfig::default(),
+                pipeline,
+            })
+        }
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The registry, for the driver's stamps, facts and gauges.
+    pub fn registry_mut(&mut self) -> &mut Registry {
+        &mut self.registry
+    }
+
+    /// The last agent card that passed.
+    pub fn card(&self) -> Option<&CardInfo> {
+        self.card.as_ref()
+    }
+
+    /// Judges `exchange`, answered with `answer`, whole: open, head,
+    /// piece and end at the answer's time; `watch` is told what each frame
+    /// decoded to and each gap (for a report that draws the exchange's
+    /// timeline).
     pub fn judge(
         &mut self,
-        mut exchange: Exchange,
+        exchange: Exchange,
         answer: Answer<'_>,
         watch: &mut dyn Sink,
     ) -> Judged {
         let now = answer.at.unwrap_or(self.now).max(self.now);
-        self.now = now;
         let mut judged = Judged::default();
+        let mut out = Vec::new();
+        // Only the registry's stalls: no exchange is open between two.
         let mut due = Vec::new();
         self.registry.tick(now, &mut due);
         judged.due = due
             .into_iter()
             .filter_map(|f| self.pipeline.keep(f))
             .collect();
-        card::confirm(&mut exchange, self.card.as_ref(), "");
-        let seq = self.registry.open_exchange();
-        let mut engine = ExchangeEngine::new(exchange, seq, self.engine);
-        let mut tee = Tee {
+        // The one id of this session's one open exchange.
+        const ID: u64 = 0;
+        let seq = self.next_seq();
+        self.open(ID, exchange, seq);
+        let mut tee = Count {
             watch,
-            findings: Vec::new(),
             read: 0,
             gaps: 0,
-            card: None,
         };
-        engine.response_head(answer.status, answer.content_type, None);
-        engine.response_data(answer.body, &mut self.registry, now, &mut tee);
-        engine.response_end(answer.end, &mut self.registry, now, &mut tee);
+        let head = Head::read(answer.status, answer.content_type, None);
+        self.head(ID, head, &mut out);
+        self.piece(ID, answer.body, now, &mut tee, &mut out);
+        self.end(ID, answer.end, None, now, &mut tee, &mut out);
         let mut folds = Folds::default();
-        for f in tee.findings {
-            if let Some(f) = self.pipeline.keep(f) {
-                folds.add(&f, f.clone());
-            }
+        for f in out.into_iter().map(|found| found.finding) {
+            folds.add(&f, f.clone());
         }
         judged.found = folds.take().collect();
         judged.read = tee.read;
         judged.gaps = tee.gaps;
-        if tee.card.is_some() {
-            self.card = tee.card;
-        }
         judged
     }
 }
 
-/// The engine's sink of one exchange: findings, counts and the card kept,
-/// frames and gaps also told to the watcher.
-struct Tee<'w> {
+/// The watcher of a whole exchange, its frames and gaps counted.
+struct Count<'w> {
     watch: &'w mut dyn Sink,
-    findings: Vec<Finding>,
     read: usize,
     gaps: usize,
-    card: Option<CardInfo>,
 }
 
-impl Sink for Tee<'_> {
-    fn finding(&mut self, finding: Finding) {
-        self.findings.push(finding);
-    }
+impl Sink for Count<'_> {
+    fn finding(&mut self, _finding: Finding) {}
     fn event(&mut self, kind: EventKind) {
         self.watch.event(kind);
     }
@@ -143,10 +189,10 @@ impl Sink for Tee<'_> {
         self.gaps += 1;
         self.watch.gap(reason);
     }
-    fn card(&mut self, card: CardInfo) {
-        self.card = Some(card);
-    }
     fn decoded(&mut self, index: Option<u64>, decoded: Result<&Decoded<'_>, &Malformed>) {
         self.watch.decoded(index, decoded);
     }
 }
+
+#[cfg(test)]
+mod tests;

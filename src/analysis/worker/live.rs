@@ -1,17 +1,14 @@
-//! The exchanges being judged, by request id.
+//! What the live proxy keeps of the exchanges the session judges, by
+//! request id (the session's id for them).
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
 
 use super::Worker;
-use crate::engine::ExchangeEngine;
-use crate::judge::Folds;
+use crate::judge::{Folds, IdMap};
 use crate::report::audit::Record;
 
 pub(super) struct Live {
-    pub(super) engine: ExchangeEngine,
-    /// What `engine.held_bytes()` was after its last piece.
+    /// What its engine's `held_bytes()` was after its last piece.
     pub(super) held: usize,
     pub(super) opened: Instant,
     /// When its first event passed.
@@ -26,16 +23,7 @@ pub(super) struct Live {
     pub(super) trace_id: Option<Box<str>>,
     /// Its span, when it is traced.
     pub(super) span: Option<Box<crate::trace::span::OpenSpan>>,
-    /// When (on the judging clock) the stream had its last word and should
-    /// have closed (`stream_not_closed`); and whether that was reported.
-    pub(super) over_at: Option<Instant>,
-    pub(super) close_reported: bool,
-    /// `subscriber_not_notified` was reported.
-    pub(super) notify_reported: bool,
 }
-
-/// Maps keyed by request id, looked up for every message.
-type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 
 /// The exchanges being judged.
 #[derive(Default)]
@@ -54,11 +42,6 @@ impl LiveSet {
         self.0.get_mut(&id)
     }
 
-    /// The exchanges being judged, with their ids.
-    pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = (u64, &mut Live)> {
-        self.0.iter_mut().map(|(id, l)| (*id, l))
-    }
-
     /// The ids of the exchanges being judged.
     pub(super) fn ids(&self) -> Vec<u64> {
         self.0.keys().copied().collect()
@@ -70,37 +53,16 @@ impl LiveSet {
     }
 }
 
-/// Request ids are the proxy's own counter, never chosen by a peer: one
-/// multiply spreads them, and SipHash's flood resistance buys nothing.
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(self.0 ^ u64::from(*b));
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
 impl Worker {
     /// Stops judging `id`, releasing what it held; whether it was judged.
     pub(super) fn forget(&mut self, id: u64) -> bool {
         // What it found so far is written, not lost with it; its span ends.
         self.flush_folds(id);
-        if let Some(live) = self.live.get_mut(id) {
+        let engine = self.session.forget(id);
+        if let (Some(live), Some(engine)) = (self.live.get_mut(id), engine) {
             if let (Some(tracer), Some(span)) = (&mut self.tracer, live.span.take()) {
-                tracer.end(&span, live, Instant::now());
+                tracer.end(&span, live, &engine, Instant::now());
             }
-            live.engine.release(&mut self.registry);
         }
         let Some(held) = self.live.discard(id) else {
             return false;

@@ -6,8 +6,6 @@ use super::Worker;
 use crate::a2a::card::CardInfo;
 use crate::a2a::model::{EventKind, Exchange, TaskState};
 use crate::engine::{Sink, SkipReason};
-use crate::judge::rules;
-use crate::lifecycle::Millis;
 use crate::pace::Every;
 use std::time::Instant;
 
@@ -18,64 +16,21 @@ use crate::report::audit::{Origin, Record};
 use crate::report::log_safe;
 
 impl Worker {
+    /// The session's tick: the registry's stalls and expiry, then the
+    /// rules that judge open exchanges against the time
+    /// (`stream_not_closed`, `subscriber_not_notified`).
     pub(super) fn tick(&mut self) {
         let now = self.now(self.time.now());
         let mut found = Vec::new();
-        self.registry.tick(now, &mut found);
-        self.report(0, None, found);
-        self.streams_left_open();
-    }
-
-    /// `stream_not_closed` (`judge::rules`): streams still open
-    /// `close_wait` after their last word, reported while they are open,
-    /// once each.
-    fn streams_left_open(&mut self) {
-        let at = self.time.now();
-        let wait = self.engine_cfg.close_wait;
-        let mut due = Vec::new();
-        for (id, live) in self.live.iter_mut() {
-            let Some(over) = live.over_at.filter(|_| !live.close_reported) else {
-                continue;
-            };
-            let open_for = at.saturating_duration_since(over);
-            if let Some(f) = rules::stream_not_closed(&live.engine, open_for, wait) {
-                live.close_reported = true;
-                due.push((id, live.engine.exchange().clone(), f));
-            }
-        }
-        for (id, exchange, f) in due {
-            self.report(id, Some(&exchange), vec![f]);
-        }
-        self.subscribers_left_silent();
-    }
-
-    /// `subscriber_not_notified` (`judge::rules`): subscribe streams that
-    /// have not carried the terminal state another exchange showed,
-    /// `close_wait` later; once per stream, while it is open.
-    fn subscribers_left_silent(&mut self) {
-        let now = self.now(self.time.now());
-        let wait = self.engine_cfg.close_wait.as_millis() as Millis;
-        let mut due = Vec::new();
-        for (id, live) in self.live.iter_mut() {
-            if live.notify_reported {
-                continue;
-            }
-            if let Some(f) = rules::subscriber_not_notified(&live.engine, &self.registry, now, wait)
-            {
-                live.notify_reported = true;
-                due.push((id, live.engine.exchange().clone(), f));
-            }
-        }
-        for (id, exchange, f) in due {
-            self.report(id, Some(&exchange), vec![f]);
-        }
+        self.session.tick(now, &mut found);
+        self.report_found(found, None);
     }
 
     pub(super) fn skipped(&self, reason: SkipReason) {
         self.series.skipped(reason).inc();
     }
 
-    /// Applies the severity policy to findings about `exchange` (`None`:
+    /// Reports findings the session kept about `exchange` (`None`:
     /// about a task alone, from a tick); an exchange's findings are held
     /// in its folds (written within `FOLD_WINDOW`, or at its end), a
     /// task's are written at once.
@@ -97,9 +52,6 @@ impl Worker {
             },
         };
         for f in findings {
-            let Some(f) = self.pipeline.keep(f) else {
-                continue;
-            };
             let record = Record::new(f.clone(), &origin);
             match self.live.get_mut(id).filter(|_| exchange.is_some()) {
                 Some(live) => {
@@ -170,23 +122,27 @@ impl Worker {
     /// Registry gauges and transition counts, once a tick (they are
     /// scraped, not alerted on to the millisecond).
     pub(super) fn sync_registry_metrics(&mut self) {
-        self.series.long_ids().inc_by(self.registry.take_long_ids());
-        let by_state = self.registry.tracked_by_state();
+        let registry = self.session.registry_mut();
+        let long_ids = registry.take_long_ids();
+        let by_state = registry.tracked_by_state();
+        self.series.long_ids().inc_by(long_ids);
         for (gauge, n) in self.series.tracked().iter().zip(by_state) {
             gauge.set(i64::try_from(n).unwrap_or(i64::MAX));
         }
         let metrics = &self.metrics;
         let upstream = &self.upstream;
-        self.registry.take_transitions(&mut |from, to, n| {
-            metrics
-                .task_transitions_total
-                .with(
-                    upstream,
-                    from.map_or("none", TaskState::as_str),
-                    to.as_str(),
-                )
-                .inc_by(n);
-        });
+        self.session
+            .registry_mut()
+            .take_transitions(&mut |from, to, n| {
+                metrics
+                    .task_transitions_total
+                    .with(
+                        upstream,
+                        from.map_or("none", TaskState::as_str),
+                        to.as_str(),
+                    )
+                    .inc_by(n);
+            });
     }
 }
 

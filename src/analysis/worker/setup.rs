@@ -12,7 +12,7 @@ use crate::analysis::clock::Clock;
 use crate::analysis::series::AnalysisSeries;
 use crate::engine::EngineConfig;
 use crate::findings::Policy;
-use crate::judge::Pipeline;
+use crate::judge::{Pipeline, Session};
 use crate::lifecycle::Registry;
 use crate::report::access::AccessLog;
 use crate::report::audit::AuditLog;
@@ -31,10 +31,9 @@ impl Worker {
     ) -> Worker {
         let series = AnalysisSeries::new(&metrics, &upstream);
         let bypass = BypassCheck::new(&metrics, &upstream);
+        let pipeline = Pipeline::new(policy, engine_cfg.max_id_bytes);
         Worker {
-            registry,
-            engine_cfg,
-            pipeline: Pipeline::new(policy, engine_cfg.max_id_bytes),
+            session: Session::with_registry(registry, engine_cfg, pipeline).live(""),
             upstream,
             metrics,
             audit,
@@ -47,8 +46,6 @@ impl Worker {
             clock: Instant::now(),
             clock_ms: 0,
             returned: 0,
-            card: None,
-            base_path: String::new(),
             time: Clock::System,
             access: None,
             fold_due: None,
@@ -97,7 +94,7 @@ impl Worker {
 
     /// The upstream URL's path (`/a2a` for `http://agent/a2a`).
     pub(crate) fn with_base_path(mut self, base_path: &str) -> Worker {
-        self.base_path = base_path.to_owned();
+        self.session = self.session.live(base_path);
         self
     }
 }

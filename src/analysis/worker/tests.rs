@@ -281,7 +281,7 @@ fn exchanges_answered_out_of_turn_are_each_judged_to_their_end() {
             &[],
         );
         assert_eq!(
-            w.registry.state_of(&format!("t{id}")),
+            w.session.registry().state_of(&format!("t{id}")),
             Some(TaskState::Working)
         );
     }
@@ -324,7 +324,10 @@ fn exchanges_answered_out_of_turn_are_each_judged_to_their_end() {
         },
         &[],
     );
-    assert_eq!(w.registry.state_of("t4"), Some(TaskState::Completed));
+    assert_eq!(
+        w.session.registry().state_of("t4"),
+        Some(TaskState::Completed)
+    );
     assert_eq!((w.live.len(), w.held), (0, 0));
     file.remove(w);
 }

@@ -6,6 +6,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use super::live::Live;
 use super::Caller;
 use crate::a2a::model::Exchange;
+use crate::engine::ExchangeEngine;
 use crate::trace::context::{Ids, TraceParent};
 use crate::trace::export::Spans;
 use crate::trace::span::{Begun, Ended, OpenSpan};
@@ -91,9 +92,15 @@ impl Tracer {
         self.spans.hand_over_due(now);
     }
 
-    /// Ends `span` with what `live` saw, at `at`, and queues it.
-    pub(super) fn end(&mut self, span: &OpenSpan, live: &Live, at: Instant) {
-        let engine = &live.engine;
+    /// Ends `span` with what `live` and `engine` saw, at `at`, and queues
+    /// it.
+    pub(super) fn end(
+        &mut self,
+        span: &OpenSpan,
+        live: &Live,
+        engine: &ExchangeEngine,
+        at: Instant,
+    ) {
         let r = engine.reducer();
         let ended = Ended {
             end_unix_nanos: self.unix_nanos(at),
