@@ -307,17 +307,22 @@ async fn hung_collector() -> (std::net::SocketAddr, tokio::task::JoinHandle<()>)
     (addr, held)
 }
 
-/// A second signal ends the span flush too: with a stream cut and its span
-/// waiting on a collector that never answers, the process exits at once,
-/// not after the 60 s grace period.
-#[tokio::test]
-async fn a_second_signal_does_not_wait_for_the_span_flush() {
+/// A proxy with one stream held open by its agent, whose span will wait on
+/// a collector that accepts and never answers; `proxy` and `tracing` are
+/// added to those sections of the config. Returns the proxy, the caller's stream
+/// and the collector (both to abort at the end).
+async fn held_stream_behind_a_hung_collector(
+    proxy: &str,
+    tracing: &str,
+) -> (
+    Upstream,
+    Process,
+    tokio::task::JoinHandle<(u16, http::HeaderMap, Vec<u8>)>,
+    tokio::task::JoinHandle<()>,
+) {
     let (hung, held) = hung_collector().await;
-    let extra = format!(
-        "[proxy]\ngrace_period = \"60s\"\n[tracing]\nendpoint = \"http://{hung}\"\n\
-         export_timeout = \"60s\"\n"
-    );
-    let (up, mut p) = setup(&extra).await;
+    let extra = format!("[proxy]\n{proxy}[tracing]\nendpoint = \"http://{hung}\"\n{tracing}");
+    let (up, p) = setup(&extra).await;
     let mut reply = Reply::sse(&frames(1, &[task("t-1", "c", "TASK_STATE_WORKING")]));
     reply.hold = Some(Hold::after(1));
     up.push(reply);
@@ -327,6 +332,19 @@ async fn a_second_signal_does_not_wait_for_the_span_flush() {
         crate::support::proxied::request_to(listen, "POST", "/", V1, &body).await
     });
     up.wait_taken().await;
+    (up, p, stream, held)
+}
+
+/// A second signal ends the span flush too: with a stream cut and its span
+/// waiting on a collector that never answers, the process exits at once,
+/// not after the 60 s grace period.
+#[tokio::test]
+async fn a_second_signal_does_not_wait_for_the_span_flush() {
+    let (_up, mut p, stream, held) = held_stream_behind_a_hung_collector(
+        "grace_period = \"60s\"\n",
+        "export_timeout = \"60s\"\n",
+    )
+    .await;
     let started = std::time::Instant::now();
     p.signal("TERM");
     let deadline = started + Duration::from_secs(10);
@@ -352,21 +370,11 @@ async fn a_second_signal_does_not_wait_for_the_span_flush() {
 /// collector that never answers, and a scrape in that time sees the count.
 #[tokio::test]
 async fn the_grace_cut_is_counted_and_scrapeable_before_exit() {
-    let (hung, held) = hung_collector().await;
-    let extra = format!(
-        "[proxy]\ngrace_period = \"2s\"\n[tracing]\nendpoint = \"http://{hung}\"\n\
-         export_timeout = \"30s\"\nbatch_delay = \"100ms\"\n"
-    );
-    let (up, mut p) = setup(&extra).await;
-    let mut reply = Reply::sse(&frames(1, &[task("t-1", "c", "TASK_STATE_WORKING")]));
-    reply.hold = Some(Hold::after(1));
-    up.push(reply);
-    let listen = p.listen;
-    let body = request(json!(1), "SendStreamingMessage", new_message());
-    let stream = tokio::spawn(async move {
-        crate::support::proxied::request_to(listen, "POST", "/", V1, &body).await
-    });
-    up.wait_taken().await;
+    let (_up, mut p, stream, held) = held_stream_behind_a_hung_collector(
+        "grace_period = \"2s\"\n",
+        "export_timeout = \"30s\"\nbatch_delay = \"100ms\"\n",
+    )
+    .await;
     let closed = |s: &str| metric(s, "a2a_connections_closed_total", &[("reason", "grace")]);
     assert_eq!(closed(&p.metrics().await), Some(0.0));
     p.signal("TERM");
