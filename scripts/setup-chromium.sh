@@ -5,6 +5,8 @@
 # PATH. Installs with apt-get as root, or through sudo; fails loudly when
 # it cannot.
 set -euo pipefail
+# shellcheck source=scripts/apt-lib.sh
+source "$(dirname "$0")/apt-lib.sh"
 
 die() { echo "setup-chromium: $*" >&2; exit 1; }
 
@@ -13,17 +15,6 @@ if command -v chromium >/dev/null 2>&1; then
     exit 0
 fi
 
-if [ "$(id -u)" = 0 ]; then
-    as_root=()
-elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    as_root=(sudo -n)
-else
-    die "chromium is missing and this user can't install it (not root, no password-less sudo): apt-get install chromium"
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-"${as_root[@]}" apt-get update -qq || die "apt-get update failed"
-"${as_root[@]}" apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null \
-    || die "apt-get install chromium failed"
+apt_install setup-chromium chromium fonts-dejavu-core
 command -v chromium >/dev/null 2>&1 || die "chromium still not on PATH after the install"
 echo "setup-chromium: installed $(chromium --version 2>/dev/null | head -n1)"

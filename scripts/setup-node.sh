@@ -7,6 +7,8 @@
 # whose node_modules holds a stamp with its package-lock.json's hash is left
 # as it is, so a second run returns at once. Fails loudly otherwise.
 set -euo pipefail
+# shellcheck source=scripts/apt-lib.sh
+source "$(dirname "$0")/apt-lib.sh"
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 peers="$root/tests/peers/js"
@@ -54,16 +56,7 @@ fi
 
 if ! have_tools; then
     echo "setup-node: node or npm not on PATH; installing Debian's nodejs and npm"
-    if [ "$(id -u)" = 0 ]; then
-        as_root=()
-    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-        as_root=(sudo -n)
-    else
-        die "node and npm are missing and this user can't install them (not root, no password-less sudo): install Node.js >= 20 with npm, e.g. apt-get install nodejs npm"
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    "${as_root[@]}" apt-get update -q || die "apt-get update failed"
-    "${as_root[@]}" apt-get install -y -q nodejs npm || die "apt-get install nodejs npm failed"
+    apt_install setup-node nodejs npm
     have_tools || die "apt-get installed nodejs and npm, but node or npm is still not on PATH"
 fi
 

@@ -5,6 +5,8 @@
 # on PATH. Installs with apt-get as root, or through sudo; fails loudly when
 # it cannot.
 set -euo pipefail
+# shellcheck source=scripts/apt-lib.sh
+source "$(dirname "$0")/apt-lib.sh"
 
 die() { echo "setup-redis: $*" >&2; exit 1; }
 
@@ -13,18 +15,7 @@ if command -v redis-server >/dev/null 2>&1; then
     exit 0
 fi
 
-if [ "$(id -u)" = 0 ]; then
-    as_root=()
-elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    as_root=(sudo -n)
-else
-    die "redis-server is missing and this user can't install it (not root, no password-less sudo): apt-get install redis-server"
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-"${as_root[@]}" apt-get update -qq || die "apt-get update failed"
-"${as_root[@]}" apt-get install -y -qq --no-install-recommends redis-server >/dev/null \
-    || die "apt-get install redis-server failed"
+apt_install setup-redis redis-server
 # The package may start a system service on 6379; the tests use their own.
 command -v redis-server >/dev/null 2>&1 || die "redis-server still not on PATH after the install"
 echo "setup-redis: installed $(redis-server --version | cut -d' ' -f1-3)"
