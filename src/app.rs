@@ -8,9 +8,10 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use crate::analysis::{card_settings, AnalysisHandle, Clock, Tap, TapConfig};
+use crate::analysis::{route_card_settings, AnalysisHandle, Clock, Tap, TapConfig};
 use crate::config::{Config, ConfigError};
 use crate::proxy::card_rewrite::CardRewriter;
+use crate::proxy::route::InspectorFor;
 use crate::proxy::CardOnly;
 use crate::proxy::Inspector;
 use crate::report::audit::{AuditLog, AuditWriter, LineLog, Target};
@@ -149,21 +150,18 @@ impl App {
             Some(v) => v.access.clone(),
             None => own_access,
         };
-        let inspector: Option<Arc<dyn Inspector>> = match (&validation, card_settings(config)) {
-            _ if options.inspector.is_some() => options.inspector,
-            (Some(v), _) => Some(Arc::new(v.tap.clone())),
-            // Card rewriting is independent of validation.
-            (None, Some(settings)) => Some(Arc::new(CardOnly {
-                card: CardRewriter::new(settings, &config.upstream_name(), &metrics),
-            })),
-            (None, None) => None,
-        };
+        let inspector_for = inspector_for(
+            config,
+            &metrics,
+            options.inspector,
+            validation.as_ref().map(|v| v.tap.clone()),
+        )?;
         let audit = match (&validation, &options_audit) {
             (None, _) => "off (validate = false)".to_string(),
             (Some(_), Some(target)) => target.describe(),
             (Some(_), None) => Target::parse(&config.audit_log).describe(),
         };
-        let server = server::start_with(config, metrics, inspector, access).await?;
+        let server = server::start_with(config, metrics, inspector_for, access).await?;
         tracing::info!(
             version = env!("CARGO_PKG_VERSION"),
             listen = %server.listen_addr(),
@@ -293,6 +291,37 @@ impl App {
         // Last: what the shutdown counted stays scrapeable until now.
         admin.stop().await;
     }
+}
+
+/// What sees each route's exchanges: the caller's inspector (tests), else
+/// the validation layer's tap for that route, else (validation off) a
+/// card rewriter when the route rewrites cards. Every route's inspector
+/// is made here, so a bad `[severity]` of a route is named before start.
+fn inspector_for(
+    config: &Config,
+    metrics: &Arc<Metrics>,
+    given: Option<Arc<dyn Inspector>>,
+    tap: Option<Tap>,
+) -> Result<InspectorFor, ConfigError> {
+    if let Some(given) = given {
+        return Ok(Arc::new(move |_| Some(given.clone())));
+    }
+    let mut by_name = std::collections::HashMap::new();
+    for route in config.route_specs() {
+        let inspector: Option<Arc<dyn Inspector>> = match &tap {
+            Some(tap) => Some(Arc::new(tap.for_route(config, &route, metrics)?)),
+            // Card rewriting is independent of validation.
+            None => route_card_settings(config, &route).map(|settings| {
+                Arc::new(CardOnly {
+                    card: CardRewriter::new(settings, &route.name, metrics),
+                }) as Arc<dyn Inspector>
+            }),
+        };
+        by_name.insert(route.name.clone(), inspector);
+    }
+    Ok(Arc::new(move |route| {
+        by_name.get(&route.name).cloned().flatten()
+    }))
 }
 
 /// The audit writer and the analysis thread; the access log goes through

@@ -8,6 +8,7 @@ mod core_settings;
 mod defaults;
 pub mod parse;
 mod registry_settings;
+mod routes;
 mod trace_settings;
 mod upstream_url;
 mod validate;
@@ -23,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::findings::{Kind, Policy};
 
 pub use registry_settings::{Backend, RedisUrl, RegistrySection, SharedKey, SHARED_KEY_ENV};
+pub use routes::{normalize_prefix, unsafe_path, RouteSection, RouteSpec};
 pub use trace_settings::{TraceSettings, TracingSection};
 pub use value_errors::{LevelError, LevelWhy, RedisUrlError, SizeError};
 pub use values::{
@@ -94,6 +96,9 @@ pub struct Config {
     pub severity: BTreeMap<String, SeverityChoice>,
     /// OpenTelemetry traces of the exchanges (off without an endpoint).
     pub tracing: TracingSection,
+    /// `[[route]]`: several agents behind one proxy (instead of `upstream`).
+    #[serde(rename = "route", skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<RouteSection>,
 }
 
 /// `[proxy]`: forwarding limits and the upstream client.
@@ -253,6 +258,7 @@ impl Default for Config {
             stall: StallSection::default(),
             severity: BTreeMap::new(),
             tracing: TracingSection::default(),
+            routes: Vec::new(),
         }
     }
 }
@@ -310,25 +316,7 @@ impl Config {
     /// that are a known SDK drift, as a [`Policy`]; an unknown kind is an
     /// error naming it.
     pub fn policy(&self) -> Result<Policy, ConfigError> {
-        let mut policy = Policy::default();
-        for (name, choice) in &self.severity {
-            if name == SDK_DRIFT {
-                policy.set_drift(choice.severity());
-                continue;
-            }
-            let Some(kind) = Kind::from_name(name) else {
-                let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
-                return Err(ConfigError::Invalid {
-                    key: format!("severity.{name}"),
-                    why: format!(
-                        "unknown kind; the kinds are: {} (and {SDK_DRIFT}, for known SDK drifts)",
-                        kinds.join(", ")
-                    ),
-                });
-            };
-            policy.set(kind, choice.severity());
-        }
-        Ok(policy)
+        policy_of(&self.severity, "severity")
     }
 
     /// The upstream's label: `name`, else the upstream's host:port.
@@ -339,6 +327,33 @@ impl Config {
             (None, None) => "unknown".to_string(),
         }
     }
+}
+
+/// `severity` (written under `key`: `severity`, `route[0].severity`) as
+/// a [`Policy`]; an unknown kind is an error naming it.
+fn policy_of(
+    severity: &BTreeMap<String, SeverityChoice>,
+    key: &str,
+) -> Result<Policy, ConfigError> {
+    let mut policy = Policy::default();
+    for (name, choice) in severity {
+        if name == SDK_DRIFT {
+            policy.set_drift(choice.severity());
+            continue;
+        }
+        let Some(kind) = Kind::from_name(name) else {
+            let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
+            return Err(ConfigError::Invalid {
+                key: format!("{key}.{name}"),
+                why: format!(
+                    "unknown kind; the kinds are: {} (and {SDK_DRIFT}, for known SDK drifts)",
+                    kinds.join(", ")
+                ),
+            });
+        };
+        policy.set(kind, choice.severity());
+    }
+    Ok(policy)
 }
 
 #[cfg(test)]

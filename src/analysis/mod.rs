@@ -20,7 +20,7 @@ pub use clock::{Clock, ManualClock};
 pub use handle::AnalysisHandle;
 pub use observer::Tap;
 
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, RouteSpec};
 use crate::engine::EngineConfig;
 use crate::findings::Policy;
 use crate::lifecycle::RegistryConfig;
@@ -58,6 +58,22 @@ pub struct TapConfig {
     pub share: Option<shared_registry::ShareSettings>,
 }
 
+/// How the analysis thread judges one route: sent with each exchange's
+/// opening, so a route added or changed by a reload is judged by its own
+/// settings from its first exchange on.
+#[derive(Debug)]
+pub struct RouteJudging {
+    /// The route's label.
+    pub name: std::sync::Arc<str>,
+    /// Its severity policy (the top-level `[severity]` with its own over it).
+    pub policy: Policy,
+    /// Its upstream URL's path.
+    pub base_path: String,
+    /// Whether its cards are looked at for URLs past the proxy (its cards
+    /// are not rewritten).
+    pub bypass_check: bool,
+}
+
 /// What the analysis thread builds spans with.
 pub struct TraceSetup {
     pub spans: crate::trace::export::Spans,
@@ -82,8 +98,13 @@ impl TryFrom<&Config> for TapConfig {
 
     /// The validation settings of a (validated) config.
     fn try_from(config: &Config) -> Result<TapConfig, ConfigError> {
+        // The first route's label and path; the others come with their
+        // exchanges (`RouteJudging`).
+        let first = config.route_specs().into_iter().next();
         Ok(TapConfig {
-            upstream: config.upstream_name(),
+            upstream: first
+                .as_ref()
+                .map_or_else(|| config.upstream_name(), |r| r.name.clone()),
             max_request_bytes: config.analysis.max_request_bytes,
             queue_bytes: config.analysis.queue_bytes,
             engine: EngineConfig::from(config),
@@ -96,10 +117,9 @@ impl TryFrom<&Config> for TapConfig {
                 .and_then(|u| u.uri().authority())
                 .map(|a| a.as_str().to_owned()),
             trace: None,
-            upstream_base_path: config
-                .upstream
+            upstream_base_path: first
                 .as_ref()
-                .map_or("", |u| u.base_path())
+                .map_or("", |r| r.upstream.base_path())
                 .to_owned(),
             clock: Clock::System,
             access: None,
@@ -139,6 +159,23 @@ pub fn card_settings(config: &Config) -> Option<CardSettings> {
         .filter(|_| config.rewrite_agent_card)?;
     Some(CardSettings {
         public_base: public.to_string(),
+        max_bytes: config.proxy.max_card_rewrite_bytes,
+    })
+}
+
+/// How `route`'s agent cards are rewritten, when its `rewrite_agent_card`
+/// is on: to `public_url` + the route's prefix.
+pub fn route_card_settings(config: &Config, route: &RouteSpec) -> Option<CardSettings> {
+    let public = config
+        .public_url
+        .as_ref()
+        .filter(|_| route.rewrite_agent_card)?;
+    Some(CardSettings {
+        public_base: format!(
+            "{}{}",
+            public.to_string().trim_end_matches('/'),
+            route.prefix
+        ),
         max_bytes: config.proxy.max_card_rewrite_bytes,
     })
 }

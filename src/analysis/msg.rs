@@ -1,8 +1,10 @@
 //! The messages the proxy's observers send the analysis thread.
 
 use std::ops::Range;
+use std::sync::Arc;
 use std::time::Instant;
 
+use super::RouteJudging;
 use crate::a2a::model::Exchange;
 use crate::engine::{Head, SkipReason};
 use crate::lifecycle::registry::Fact;
@@ -22,9 +24,14 @@ pub(crate) enum Msg {
         seq: Seq,
         /// What else the request said, when it said any of it.
         caller: Option<Box<Caller>>,
+        /// The route it came on (`None`: the first).
+        route: Option<Arc<RouteJudging>>,
     },
     /// The request could not be classified (body over the limit).
-    Unjudged { reason: SkipReason },
+    Unjudged {
+        reason: SkipReason,
+        route: Option<Arc<RouteJudging>>,
+    },
     /// The response head, read by the observer.
     Head { id: u64, head: Head },
     /// A run of the response body (what one upstream read brought).

@@ -25,7 +25,7 @@ use super::handle::AnalysisHandle;
 use super::msg::Msg;
 use super::queue::{queue, Sender};
 use super::worker::Worker;
-use super::TapConfig;
+use super::{RouteJudging, TapConfig};
 use crate::trace::context::{OwnSpan, TraceParent};
 use request_head::{RequestHead, TRACEPARENT};
 
@@ -57,6 +57,8 @@ struct Shared {
     traced: bool,
     /// With `propagate`: the root sampling ratio of the spans decided here.
     propagate: Option<f64>,
+    /// The route its exchanges come on (`None`: the first, as built).
+    route: Option<Arc<RouteJudging>>,
 }
 
 impl Tap {
@@ -116,6 +118,7 @@ impl Tap {
                 .map(|c| CardRewriter::new(c, &cfg.upstream, &metrics)),
             traced,
             propagate,
+            route: None,
         });
         Ok((
             Tap { shared },
@@ -251,7 +254,10 @@ impl Observer {
         };
         let Some(head) = req.head.take() else { return };
         if let Some(reason) = req.over {
-            self.shared.tx.send(Msg::Unjudged { reason });
+            self.shared.tx.send(Msg::Unjudged {
+                reason,
+                route: self.shared.route.clone(),
+            });
             return;
         }
         let body = std::mem::take(&mut req.body);
@@ -276,6 +282,7 @@ impl Observer {
             at: self.opened,
             seq: self.begun,
             caller,
+            route: self.shared.route.clone(),
         });
     }
 
@@ -382,6 +389,7 @@ impl Drop for Observer {
 
 mod events;
 mod request_head;
+mod route;
 
 #[cfg(test)]
 mod tests;

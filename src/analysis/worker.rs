@@ -7,6 +7,7 @@
 
 mod live;
 mod records;
+mod routes;
 mod setup;
 pub(crate) mod tracer;
 
@@ -16,17 +17,14 @@ use std::time::{Duration, Instant};
 use super::clock::Clock;
 use super::msg::{Caller, Msg};
 use super::queue::Receiver;
-use super::series::AnalysisSeries;
-use crate::a2a::model::Exchange;
 use crate::engine::SkipReason;
-use crate::judge::{Folds, Found, Session};
-use crate::lifecycle::{End, Millis, Outcome, Seq};
+use crate::lifecycle::{End, Millis, Outcome};
 use crate::report::access::{AccessLine, AccessLog};
 use crate::report::audit::AuditLog;
 use crate::report::metrics::Metrics;
-use crate::trace::context::{to_hex, TraceParent};
-use live::{Live, LiveSet};
+use live::LiveSet;
 use records::Collect;
+use routes::{Parked, RouteJudge};
 use tracer::Tracer;
 
 /// Longest a record is held for repeats to fold into before it is written
@@ -46,16 +44,20 @@ const BUSY_SPELL: Duration = Duration::from_millis(200);
 
 /// State of the analysis thread.
 pub(crate) struct Worker {
-    /// What judges: the exchanges' engines, the registry, the last card.
-    session: Session,
-    upstream: String,
+    /// The route being judged: its session (the exchanges' engines, the
+    /// registry, the last card), label, series.
+    judge: RouteJudge,
+    /// The other routes.
+    parked: Parked,
+    /// What a new route's session is made with.
+    registry_config: crate::lifecycle::RegistryConfig,
+    engine_config: crate::engine::EngineConfig,
     metrics: Arc<Metrics>,
     audit: AuditLog,
     /// Most bytes the engines may hold across exchanges (`[analysis]
     /// queue_bytes`, the limit the queue also puts on bytes in flight).
     budget: usize,
     epoch: Instant,
-    series: AnalysisSeries,
     /// The live-only parts of the exchanges the session judges, by the
     /// same id; messages for any other id are ignored.
     live: LiveSet,
@@ -77,9 +79,6 @@ pub(crate) struct Worker {
     access: Option<AccessLog>,
     /// When the earliest held record must be written.
     fold_due: Option<Instant>,
-    /// Whether cards whose URLs lead past the proxy are looked for (cards
-    /// are not rewritten), and with what.
-    bypass: records::BypassCheck,
     /// Spans of the exchanges, when tracing is on.
     tracer: Option<Tracer>,
     /// Where the registry's facts go for the other replicas, when shared.
@@ -109,8 +108,11 @@ impl Worker {
                 self.handle(msg, &bytes);
             }
             rx.give_back(std::mem::take(&mut self.returned));
-            if let Some(p) = &self.publisher {
-                p.offer(self.session.registry_mut().take_facts());
+            if self.publisher.is_some() {
+                self.enter(0);
+                if let Some(p) = &self.publisher {
+                    p.offer(self.judge.session.registry_mut().take_facts());
+                }
             }
             let now = Instant::now();
             if drained {
@@ -156,8 +158,9 @@ impl Worker {
         }
         self.tick();
         self.sync_registry_metrics();
+        self.enter(0);
         if let Some(p) = &self.publisher {
-            p.offer(self.session.registry_mut().take_facts());
+            p.offer(self.judge.session.registry_mut().take_facts());
         }
         tracing::debug!(unfinished = self.live.len(), "analysis stopped");
     }
@@ -168,8 +171,10 @@ impl Worker {
 
     /// Handles `msg`, whose piece (if any) lies in `bytes`.
     fn handle(&mut self, msg: Msg, bytes: &[u8]) {
-        self.session.registry_mut().at_message(self.handled);
+        let index = self.handled;
         self.handled += 1;
+        self.enter_route_of(&msg);
+        self.judge.session.registry_mut().at_message(index);
         match msg {
             Msg::Open {
                 id,
@@ -177,6 +182,7 @@ impl Worker {
                 at,
                 seq,
                 caller,
+                route: _,
             } => self.open(
                 id,
                 *exchange,
@@ -184,10 +190,10 @@ impl Worker {
                 seq,
                 caller.map(|c| *c).unwrap_or_default(),
             ),
-            Msg::Unjudged { reason } => self.skipped(reason),
+            Msg::Unjudged { reason, route: _ } => self.skipped(reason),
             Msg::Head { id, head } => {
                 let mut found = Vec::new();
-                if let Some(r) = self.session.head(id, head, &mut found) {
+                if let Some(r) = self.judge.session.head(id, head, &mut found) {
                     self.forget(id);
                     self.skipped(r);
                 }
@@ -212,43 +218,12 @@ impl Worker {
             } => self.end(id, end, at, access, grpc.map(|g| *g)),
             Msg::Facts(heard) => {
                 for (from, facts) in &heard.entries {
-                    self.session.heard(from, facts, self.clock_ms);
+                    self.judge.session.heard(from, facts, self.clock_ms);
                 }
                 self.returned += heard.bytes;
             }
             Msg::Shutdown => {}
         }
-    }
-
-    fn open(&mut self, id: u64, exchange: Exchange, at: Instant, seq: Seq, mut caller: Caller) {
-        // The session confirms the path against the last card.
-        self.session.open(id, exchange, seq);
-        let Some(exchange) = self.session.engine(id).map(|e| e.exchange()) else {
-            return;
-        };
-        let parent = caller.traceparent.as_deref().and_then(TraceParent::parse);
-        let span = self
-            .tracer
-            .as_mut()
-            .and_then(|t| t.begin(id, exchange, parent, &mut caller, at));
-        // Records carry the caller's trace id, else the proxy's span's.
-        let trace_id = parent
-            .map(|p| p.trace_id)
-            .or_else(|| span.as_ref().map(|s| s.trace_id()))
-            .map(|t| to_hex(&t).into_boxed_str());
-        self.live.open(
-            id,
-            Live {
-                held: 0,
-                opened: at,
-                first_event: None,
-                findings: 0,
-                folds: Folds::default(),
-                host: caller.host,
-                trace_id,
-                span,
-            },
-        );
     }
 
     /// A response piece; `at` is when it passed, when the observer timed it
@@ -261,8 +236,11 @@ impl Worker {
         }
         let mut sink = Collect::default();
         let mut found = Vec::new();
-        let skipped = self.session.piece(id, data, now, &mut sink, &mut found);
-        let Some(engine) = self.session.engine(id) else {
+        let skipped = self
+            .judge
+            .session
+            .piece(id, data, now, &mut sink, &mut found);
+        let Some(engine) = self.judge.session.engine(id) else {
             return;
         };
         let held = engine.held_bytes();
@@ -283,16 +261,17 @@ impl Worker {
             return;
         }
         for reason in &sink.gaps {
-            self.series.skipped(*reason).inc();
+            self.judge.series.skipped(*reason).inc();
         }
         let seen: u32 = sink.events.iter().sum();
         if seen > 0 && live.first_event.is_none() {
             live.first_event = Some(at);
-            self.series
+            self.judge
+                .series
                 .first_event()
                 .observe(at.saturating_duration_since(live.opened).as_secs_f64());
         }
-        let by_kind = self.series.events(binding);
+        let by_kind = self.judge.series.events(binding);
         for (counter, n) in by_kind.iter().zip(sink.events) {
             if n > 0 {
                 counter.inc_by(u64::from(n));
@@ -322,6 +301,7 @@ impl Worker {
         let mut sink = Collect::default();
         let mut found = Vec::new();
         let ended = self
+            .judge
             .session
             .end(id, end, grpc.as_ref(), now, &mut sink, &mut found);
         let Some(mut ended) = ended else {
@@ -338,13 +318,16 @@ impl Worker {
             } else {
                 outcome
             };
-            self.series
+            self.judge
+                .series
                 .duration(outcome)
                 .observe(at.saturating_duration_since(opened).as_secs_f64());
         }
         if let Some(card) = &ended.card {
             tracing::debug!(interfaces = card.interfaces.len(), "agent card seen");
-            self.bypass.judge(card, host.as_deref(), &self.upstream, at);
+            self.judge
+                .bypass
+                .judge(card, host.as_deref(), &self.judge.upstream, at);
         }
         self.report_found(found, Some(ended.engine.exchange()));
         let task_id = ended.engine.task_id().map(str::to_owned);
@@ -354,7 +337,7 @@ impl Worker {
                 tracer.end(&span, live, &ended.engine, at);
             }
         }
-        ended.engine.release(self.session.registry_mut());
+        ended.engine.release(self.judge.session.registry_mut());
         if let Some(held) = self.live.discard(id) {
             self.held -= held;
         }
@@ -362,27 +345,6 @@ impl Worker {
             line.task_id = task_id;
             line.findings = Some(u32::try_from(found).unwrap_or(u32::MAX));
             log.write(line.to_json());
-        }
-    }
-
-    /// Reports what the session found: each finding about the exchange it
-    /// belongs to (`ended`'s, for one the session just closed), or about a
-    /// task alone.
-    fn report_found(&mut self, found: Vec<Found>, ended: Option<&Exchange>) {
-        let mut found = found.into_iter().peekable();
-        while let Some(Found { id, finding }) = found.next() {
-            // One exchange's findings in a row are reported together.
-            let mut batch = vec![finding];
-            while let Some(next) = found.next_if(|f| f.id == id) {
-                batch.push(next.finding);
-            }
-            let exchange = match id {
-                None => None,
-                Some(id) => ended
-                    .cloned()
-                    .or_else(|| self.session.engine(id).map(|e| e.exchange().clone())),
-            };
-            self.report(id.unwrap_or(0), exchange.as_ref(), batch);
         }
     }
 }

@@ -32,6 +32,9 @@ pub fn config_check(args: &ServeArgs) -> ExitCode {
         env!("CARGO_PKG_VERSION")
     );
     print!("{effective}");
+    for line in config.route_table_lines() {
+        println!("{line}");
+    }
     ExitCode::SUCCESS
 }
 

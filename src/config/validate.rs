@@ -27,7 +27,7 @@ impl Config {
                 why: "set it in the config file, pass --listen or set A2A_TAP_LISTEN",
             });
         }
-        if self.upstream.is_none() {
+        if self.upstream.is_none() && self.routes.is_empty() {
             problems.push(ConfigError::Missing {
                 key: "upstream",
                 why: "set it in the config file, pass --upstream or set A2A_TAP_UPSTREAM",
@@ -158,19 +158,14 @@ impl Config {
             }
         }
         if let Some(path) = &self.proxy.tls_ca_file {
-            if let Err(e) = std::fs::metadata(path).and_then(|m| {
-                if m.is_file() {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::other("not a file"))
-                }
-            }) {
+            if let Err(why) = readable_file(path) {
                 problems.push(ConfigError::Invalid {
                     key: "proxy.tls_ca_file".to_string(),
-                    why: format!("cannot read {}: {e}", path.display()),
+                    why,
                 });
             }
         }
+        problems.extend(self.route_problems());
         problems.extend(self.registry.problems());
         if let Err(e) = self.policy() {
             problems.push(e);
@@ -187,6 +182,19 @@ impl Config {
         problems.extend(tracing);
         problems
     }
+}
+
+/// Whether `path` is a file that can be read (a CA file), else why not.
+pub(super) fn readable_file(path: &std::path::Path) -> Result<(), String> {
+    std::fs::metadata(path)
+        .and_then(|m| {
+            if m.is_file() {
+                Ok(())
+            } else {
+                Err(std::io::Error::other("not a file"))
+            }
+        })
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
 /// Whether the audit log at `path` can be appended to (as the writer

@@ -98,6 +98,13 @@ impl Session {
         self
     }
 
+    /// Judges from now on by `pipeline` (a reloaded severity policy) and
+    /// confirms paths under `base_path`; the registry and card stay.
+    pub fn set_pipeline(&mut self, pipeline: Pipeline, base_path: &str) {
+        self.pipeline = pipeline;
+        base_path.clone_into(&mut self.base_path);
+    }
+
     /// A session judging against `registry` (the live proxy's, shared
     /// with the other replicas or not).
     pub fn with_registry(registry: Registry, engine: EngineConfig, pipeline: Pipeline) -> Session {

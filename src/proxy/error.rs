@@ -74,6 +74,17 @@ pub enum ProxyError {
     /// an exchange with the upstream).
     #[error("method {0} is not forwarded")]
     MethodNotAllowed(http::Method),
+    /// No route matches the request (its path, cut).
+    #[error("no route for path {0}")]
+    NoRoute(String),
+    /// A path that could resolve past its route's prefix (an empty, `.` or
+    /// `..` segment, a `\` or an encoded `/` or `\`), refused while
+    /// routes match by prefix.
+    #[error(
+        "path {0} has an empty, `.` or `..` segment, a backslash or an encoded slash: not \
+         routed"
+    )]
+    BadPath(String),
 }
 
 impl ProxyError {
@@ -114,6 +125,7 @@ impl ProxyError {
         const CANCELLED: u32 = 1;
         const DEADLINE_EXCEEDED: u32 = 4;
         const INTERNAL: u32 = 13;
+        const INVALID_ARGUMENT: u32 = 3;
         const RESOURCE_EXHAUSTED: u32 = 8;
         const UNIMPLEMENTED: u32 = 12;
         const UNAVAILABLE: u32 = 14;
@@ -131,7 +143,8 @@ impl ProxyError {
             ProxyError::Upstream { .. } => UNAVAILABLE,
             ProxyError::RequestTooLarge(_) => RESOURCE_EXHAUSTED,
             ProxyError::RequestBroken => CANCELLED,
-            ProxyError::MethodNotAllowed(_) => UNIMPLEMENTED,
+            ProxyError::MethodNotAllowed(_) | ProxyError::NoRoute(_) => UNIMPLEMENTED,
+            ProxyError::BadPath(_) => INVALID_ARGUMENT,
         }
     }
 
@@ -143,6 +156,8 @@ impl ProxyError {
             ProxyError::RequestTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ProxyError::RequestBroken => StatusCode::BAD_REQUEST,
             ProxyError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            ProxyError::NoRoute(_) => StatusCode::NOT_FOUND,
+            ProxyError::BadPath(_) => StatusCode::BAD_REQUEST,
         }
     }
 
@@ -155,7 +170,9 @@ impl ProxyError {
             }
             ProxyError::RequestTooLarge(_)
             | ProxyError::RequestBroken
-            | ProxyError::MethodNotAllowed(_) => None,
+            | ProxyError::MethodNotAllowed(_)
+            | ProxyError::NoRoute(_)
+            | ProxyError::BadPath(_) => None,
         }
     }
 }

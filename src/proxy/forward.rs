@@ -1,8 +1,6 @@
 //! The forwarding step: turn a caller's request into the upstream's, send it
 //! on the pooled client, and stream the response back through the tee.
 
-mod target;
-
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -10,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::uri::{Authority, Scheme};
-use http::{header, HeaderValue, Request, Response, Uri, Version};
+use http::{header, Request, Response, Uri, Version};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use tracing::Instrument;
@@ -18,28 +16,28 @@ use tracing::Instrument;
 use super::activity::Activity;
 use super::body_limit::LimitBody;
 use super::error::ProxyError;
-use super::exchange::{InFlight, RequestTap, ResponseTap, Shared};
+use super::exchange::{InFlight, RequestTap, ResponseTap};
 use super::headers::{add_forwarded, strip_hop_by_hop, strip_request_hop_by_hop};
 use super::idle::IdleTimeout;
-use super::inspect::Inspector;
 use super::pool::{LeasedBody, SendFailure};
 pub use super::refusal::{error_response, grpc_error_response};
 use super::response::UpstreamResponseBody;
+use super::route::{Route, RouteTable, Routed};
 use super::share::CallerShare;
 use super::tee::TeeBody;
-use super::upstream::{self, ClientError, Upstream};
 use super::UpstreamBody;
 use super::{BoxError, ProxyBody};
-use crate::config::{Config, UpstreamUrl};
-use crate::report::Metrics;
-use target::Target;
+use crate::config::Config;
 
-/// Forwards exchanges to one upstream. Cheap to share (`Arc`).
+/// The route table the serving threads share, swapped whole on reload.
+pub type SharedRoutes = Arc<arc_swap::ArcSwap<RouteTable>>;
+
+/// Forwards one serving thread's exchanges to their routes. Cheap to
+/// share (`Arc`).
 pub struct Forwarder {
-    upstream: Upstream,
-    target: Target,
-    shared: Arc<Shared>,
-    inspector: Option<Arc<dyn Inspector>>,
+    routes: SharedRoutes,
+    /// The serving thread's index: which of each route's clients it uses.
+    thread: usize,
     /// The next request id: one counter shared by every serving thread's
     /// forwarder, so ids follow the order requests arrived in.
     next_id: Arc<AtomicU64>,
@@ -47,66 +45,31 @@ pub struct Forwarder {
     /// How much of an unsent request's body is read so that a refused
     /// exchange is still classified (`[analysis] max_request_bytes`).
     label_bytes: usize,
-    header_timeout: Duration,
     forwarded_headers: bool,
 }
 
 // === impl Forwarder ===
 
 impl Forwarder {
-    /// Builds the forwarder for `upstream` from a validated config.
-    pub fn new(
-        config: &Config,
-        upstream: &UpstreamUrl,
-        metrics: Arc<Metrics>,
-        inspector: Option<Arc<dyn Inspector>>,
-        max_idle: usize,
-        access: Option<crate::report::access::AccessLog>,
-    ) -> Result<Forwarder, ClientError> {
-        let uri = upstream.uri();
-        let scheme = uri.scheme().cloned().unwrap_or(Scheme::HTTP);
-        let authority = uri
-            .authority()
-            .cloned()
-            .unwrap_or_else(|| Authority::from_static("localhost"));
-        let origin = Uri::builder()
-            .scheme(scheme.clone())
-            .authority(authority.clone())
-            .path_and_query("/")
-            .build()
-            .unwrap_or_default();
-        let host = HeaderValue::from_str(authority.as_str())
-            .unwrap_or_else(|_| HeaderValue::from_static("localhost"));
-        let target = Target {
-            scheme,
-            authority,
-            base_path: upstream.base_path().to_string(),
-            origin,
-            host,
-        };
+    /// The forwarder of serving thread `thread`, to the routes of
+    /// `routes`, with the limits of a validated config.
+    pub fn new(config: &Config, routes: SharedRoutes, thread: usize) -> Forwarder {
         let p = &config.proxy;
-        Ok(Forwarder {
-            upstream: upstream::build(p, upstream, max_idle)?,
-            target,
-            shared: Arc::new(Shared::new(
-                metrics,
-                config.upstream_name(),
-                p.stream_idle_timeout.0,
-                access,
-            )),
-            inspector,
+        Forwarder {
+            routes,
+            thread,
             next_id: Arc::new(AtomicU64::new(1)),
             max_request_body: p.max_request_body,
             label_bytes: config.analysis.max_request_bytes,
-            header_timeout: p.upstream_header_timeout.0,
             forwarded_headers: p.forwarded_headers,
-        })
+        }
     }
 
-    /// Closes the idle pooled upstream connections past their timeout.
+    /// Closes this thread's idle pooled upstream connections past their
+    /// timeout, on every route.
     pub fn reap_idle(&self) {
-        if let Some(pool) = &self.upstream.http1 {
-            pool.reap();
+        for route in self.routes.load().routes() {
+            route.reap_idle(self.thread);
         }
     }
 
@@ -148,12 +111,47 @@ impl Forwarder {
         let start = Instant::now();
         let (mut head, body) = req.into_parts();
         let grpc = is_grpc(&head.headers);
-        let inspector = self.inspector.as_deref();
+        let (route, stripped) = {
+            let table = self.routes.load();
+            let host = head
+                .headers
+                .get(header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .or_else(|| head.uri.authority().map(Authority::as_str));
+            let refused = match table.find(&head.uri, host) {
+                Routed::To(route, stripped) => Ok((route.clone(), stripped)),
+                Routed::None(path) => Err(ProxyError::NoRoute(path)),
+                Routed::Unsafe(path) => Err(ProxyError::BadPath(path)),
+            };
+            match refused {
+                Ok(found) => found,
+                Err(err) => {
+                    let exchange = InFlight::new(id, start, None, table.unrouted.clone())
+                        .with_caller(&head)
+                        .on_connection(activity);
+                    return refuse(&exchange, grpc, err);
+                }
+            }
+        };
+        // The inspector sees the path as the route's agent is asked it
+        // (stripped); the access log, the caller's.
+        let stripped = stripped.and_then(|pq| {
+            let mut parts = head.uri.clone().into_parts();
+            parts.path_and_query = Some(pq);
+            Uri::from_parts(parts).ok()
+        });
+        let caller_uri = stripped.map(|s| std::mem::replace(&mut head.uri, s));
+        let inspector = route.inspector.as_deref();
         let has_body = !http_body::Body::is_end_stream(&body);
         let observer = inspector.and_then(|i| i.begin(id, &head, has_body));
-        let exchange = InFlight::new(id, start, observer, self.shared.clone()).with_caller(&head);
-        let exchange = Arc::new(exchange.on_connection(activity));
         let transform = inspector.and_then(|i| i.transform_for(&head));
+        let stripped = caller_uri.map(|c| std::mem::replace(&mut head.uri, c));
+        let exchange = InFlight::new(id, start, observer, route.shared.clone()).with_caller(&head);
+        let exchange = Arc::new(exchange.on_connection(activity));
+        if let Some(uri) = stripped {
+            head.uri = uri;
+        }
+        let upstream = route.upstream(self.thread);
 
         if head.method == http::Method::CONNECT {
             return self.refuse(&exchange, grpc, ProxyError::MethodNotAllowed(head.method));
@@ -166,8 +164,8 @@ impl Forwarder {
             );
         }
         // gRPC needs HTTP/2 upstream, whatever the other requests use.
-        let http2 = self.upstream.http1.is_none() || grpc;
-        let uri = match self.target.uri(&head.uri, http2) {
+        let http2 = upstream.http1.is_none() || grpc;
+        let uri = match route.target.uri(&head.uri, http2) {
             Ok(uri) => uri,
             Err(detail) => {
                 let err = ProxyError::Upstream {
@@ -192,7 +190,7 @@ impl Forwarder {
         if http2 {
             head.headers.remove(header::HOST);
         } else {
-            head.headers.insert(header::HOST, self.target.host.clone());
+            head.headers.insert(header::HOST, route.target.host.clone());
         }
         head.uri = uri;
         head.version = if http2 {
@@ -204,16 +202,16 @@ impl Forwarder {
         let upstream_req = Request::from_parts(head, body);
 
         let sent = Instant::now();
-        let result =
-            tokio::time::timeout(self.header_timeout, self.send(upstream_req, http2, share)).await;
+        let header_timeout = route.header_timeout;
+        let result = tokio::time::timeout(
+            header_timeout,
+            self.send(&route, upstream_req, http2, share),
+        )
+        .await;
         let answered = Instant::now();
         let response = match result {
             Err(_) => {
-                return self.refuse(
-                    &exchange,
-                    grpc,
-                    ProxyError::HeaderTimeout(self.header_timeout),
-                )
+                return self.refuse(&exchange, grpc, ProxyError::HeaderTimeout(header_timeout))
             }
             Ok(Ok(response)) => Ok(response),
             Ok(Err(Failed { error, unsent })) => {
@@ -239,7 +237,7 @@ impl Forwarder {
                 tracing::debug!(request_id = id, error = %e, "caller's request body broke");
                 return self.refuse(&exchange, grpc, ProxyError::RequestBroken);
             }
-            Err(e) if self.target.scheme == Scheme::HTTP => {
+            Err(e) if route.target.scheme == Scheme::HTTP => {
                 return self.refuse(&exchange, grpc, e.hint_plain_http())
             }
             Err(e) => return self.refuse(&exchange, grpc, e),
@@ -261,10 +259,10 @@ impl Forwarder {
         let status = head.status;
         let idle = exchange.clone();
         let on_idle = move || idle.idle_fired.store(true, Ordering::Relaxed);
-        let body = IdleTimeout::new(body, self.shared.idle_timeout, on_idle);
+        let body = IdleTimeout::new(body, route.shared.idle_timeout, on_idle);
         let mut body = TeeBody::new(body, ResponseTap::new(exchange, status)).boxed_unsync();
         let own_time = (sent - start) + answered.elapsed();
-        self.shared.overhead.observe(own_time.as_secs_f64());
+        route.shared.overhead.observe(own_time.as_secs_f64());
         if let Some(transform) = transform {
             (head, body) = transform.apply(head, body).await;
         }
@@ -276,24 +274,26 @@ impl Forwarder {
     /// An HTTP/1.1 connection is leased within the caller's `share`.
     async fn send(
         &self,
+        route: &Route,
         req: Request<UpstreamBody>,
         http2: bool,
         share: &CallerShare,
     ) -> Result<Response<UpstreamResponseBody>, Failed> {
-        let pool =
-            match &self.upstream.http1 {
-                Some(pool) if !http2 => pool,
-                _ => {
-                    let resp =
-                        self.upstream.http2.request(req).await.map_err(|e| {
-                            Failed::sent(ProxyError::from_client(&e, e.is_connect()))
-                        })?;
-                    return Ok(resp.map(UpstreamResponseBody::Plain));
-                }
-            };
+        let upstream = route.upstream(self.thread);
+        let pool = match &upstream.http1 {
+            Some(pool) if !http2 => pool,
+            _ => {
+                let resp = upstream
+                    .http2
+                    .request(req)
+                    .await
+                    .map_err(|e| Failed::sent(ProxyError::from_client(&e, e.is_connect())))?;
+                return Ok(resp.map(UpstreamResponseBody::Plain));
+            }
+        };
         let connect_failed = |e: BoxError| ProxyError::from_client(&*e, true);
         let wire_failed = |f: SendFailure| ProxyError::from_client(&f.into_error(), false);
-        let mut lease = match pool.checkout(&self.target.origin, share).await {
+        let mut lease = match pool.checkout(&route.target.origin, share).await {
             Ok(lease) => lease,
             Err(e) => return Err(Failed::unsent(connect_failed(e), req)),
         };
@@ -301,7 +301,7 @@ impl Forwarder {
             Ok(resp) => resp,
             Err(SendFailure::Unsent(req, e)) if lease.reused => {
                 tracing::debug!(error = %e, "stale pooled connection; using a new one");
-                lease = match pool.replace(&self.target.origin, lease).await {
+                lease = match pool.replace(&route.target.origin, lease).await {
                     Ok(lease) => lease,
                     Err(e) => return Err(Failed::unsent(connect_failed(e), *req)),
                 };
@@ -332,15 +332,19 @@ impl Forwarder {
         let _ = tokio::time::timeout(LABEL_READ, read).await;
     }
 
-    /// The proxy's own answer to a call it could not forward: a gRPC
-    /// status to a gRPC caller, a plain-text HTTP error to any other.
     fn refuse(&self, exchange: &InFlight, grpc: bool, err: ProxyError) -> Response<ProxyBody> {
-        exchange.failed(&err);
-        if grpc {
-            grpc_error_response(&err)
-        } else {
-            error_response(&err)
-        }
+        refuse(exchange, grpc, err)
+    }
+}
+
+/// The proxy's own answer to a call it could not forward: a gRPC status
+/// to a gRPC caller, a plain-text HTTP error to any other.
+fn refuse(exchange: &InFlight, grpc: bool, err: ProxyError) -> Response<ProxyBody> {
+    exchange.failed(&err);
+    if grpc {
+        grpc_error_response(&err)
+    } else {
+        error_response(&err)
     }
 }
 

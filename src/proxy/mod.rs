@@ -13,7 +13,9 @@ pub mod inspect;
 pub mod pool;
 mod refusal;
 pub mod response;
+pub mod route;
 pub mod share;
+pub mod target;
 pub mod tee;
 pub mod upstream;
 

@@ -1,6 +1,6 @@
 //! The admin listener's answers (`/metrics`, `/healthz`, `/readyz`) and the
-//! readiness state: not draining, and the upstream accepted a TCP connection
-//! at the last probe.
+//! readiness state: not draining, and every route's upstream accepted a TCP
+//! connection at the last probe.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -24,6 +24,7 @@ use super::backoff::AcceptBackoff;
 use super::raised;
 use crate::fd_limit;
 use crate::proxy::activity::{Activity, Deadlines, Verdict};
+use crate::proxy::forward::SharedRoutes;
 use crate::report::Metrics;
 
 /// How often the upstream is probed.
@@ -96,12 +97,12 @@ pub async fn probe(host: &str, port: u16, timeout: Duration) -> bool {
     )
 }
 
-/// Probes the upstream every [`PROBE_INTERVAL`] until `stop` turns true.
+/// Probes every route's upstream every [`PROBE_INTERVAL`] until `stop`
+/// turns true.
 pub async fn probe_loop(
     readiness: Arc<Readiness>,
-    host: String,
-    port: u16,
-    timeout: Duration,
+    routes: SharedRoutes,
+    metrics: Arc<Metrics>,
     mut stop: watch::Receiver<bool>,
 ) {
     loop {
@@ -109,9 +110,58 @@ pub async fn probe_loop(
             _ = raised(&mut stop) => return,
             _ = tokio::time::sleep(PROBE_INTERVAL) => {}
         }
-        let ok = probe(&host, port, timeout).await;
-        readiness.set_upstream_ok(ok);
+        probe_routes(&readiness, &routes, &metrics, false).await;
     }
+}
+
+/// Probes every route's upstream at once: `a2a_upstream_up{upstream}` of
+/// each, and readiness (every upstream reachable). A route whose upstream
+/// stops (or, `at_start`, does not) accept connections is logged.
+pub async fn probe_routes(
+    readiness: &Readiness,
+    routes: &SharedRoutes,
+    metrics: &Metrics,
+    at_start: bool,
+) {
+    let table = routes.load_full();
+    // Spawned, so that the probes (each bounded by its connect timeout)
+    // run at once.
+    let probes: Vec<_> = table
+        .routes()
+        .iter()
+        .map(|route| {
+            let (host, port, timeout) = route.probe.clone();
+            let name = route.name.clone();
+            tokio::spawn(async move {
+                let ok = probe(&host, port, timeout).await;
+                (name, format!("{host}:{port}"), ok)
+            })
+        })
+        .collect();
+    let mut all = true;
+    for joined in probes {
+        let Ok((name, address, ok)) = joined.await else {
+            all = false;
+            continue;
+        };
+        let up = metrics.upstream_up.with(&name);
+        let was = up.get() == 1;
+        up.set(i64::from(ok));
+        all &= ok;
+        if !ok && (at_start || was) {
+            // `/readyz` alone would say so: an operator reads the log first.
+            let when = if at_start { " at start" } else { "" };
+            tracing::warn!(
+                upstream = %name,
+                address = %address,
+                "the upstream does not accept connections{when}: its callers get 502 and \
+                 /readyz is not ready until it does (probed every 2 s)"
+            );
+        } else if ok && !was && !at_start {
+            tracing::info!(upstream = %name, "the upstream accepts connections again");
+        }
+    }
+    readiness.set_upstream_ok(all);
 }
 
 /// Answers one admin request.

@@ -10,6 +10,7 @@
 mod accept;
 pub mod admin;
 mod backoff;
+mod routing;
 mod serving;
 mod signals;
 
@@ -29,10 +30,12 @@ use self::admin::{serve_admin, Readiness};
 use self::serving::{caller_builder, Conn, ServingThread};
 use crate::config::Config;
 use crate::fd_limit::{self, Plan};
-use crate::proxy::activity::{Closed, Deadlines};
+use crate::proxy::activity::Deadlines;
+use crate::proxy::forward::SharedRoutes;
+use crate::proxy::route::{InspectorFor, RouteContext};
 use crate::proxy::share::Budget;
 use crate::proxy::upstream::ClientError;
-use crate::proxy::{Forwarder, Inspector, UpstreamReason};
+use crate::proxy::{Forwarder, Inspector};
 use crate::report::access::AccessLog;
 use crate::report::metrics::MetricsError;
 use crate::report::Metrics;
@@ -92,6 +95,9 @@ pub struct ServerHandle {
     done: JoinHandle<()>,
     admin_task: AdminTask,
     threads: usize,
+    /// The route table the serving threads share, and how a new one is built.
+    routes: SharedRoutes,
+    route_cx: RouteContext,
 }
 
 /// Ends a shutdown at once (a second signal): no more drain delay or grace
@@ -183,7 +189,8 @@ pub async fn start(
     config: &Config,
     inspector: Option<Arc<dyn Inspector>>,
 ) -> Result<ServerHandle, StartError> {
-    start_with(config, Arc::new(Metrics::new()?), inspector, None).await
+    let inspector_for: InspectorFor = Arc::new(move |_| inspector.clone());
+    start_with(config, Arc::new(Metrics::new()?), inspector_for, None).await
 }
 
 /// Like [`start`], reporting into `metrics` (shared with the validation
@@ -191,14 +198,14 @@ pub async fn start(
 pub async fn start_with(
     config: &Config,
     metrics: Arc<Metrics>,
-    inspector: Option<Arc<dyn Inspector>>,
+    inspector_for: InspectorFor,
     access: Option<AccessLog>,
 ) -> Result<ServerHandle, StartError> {
     let listen_addr = config.listen.ok_or(StartError::Missing("listen"))?;
-    let upstream = config
-        .upstream
-        .clone()
-        .ok_or(StartError::Missing("upstream"))?;
+    let specs = config.route_specs();
+    if specs.is_empty() {
+        return Err(StartError::Missing("upstream"));
+    }
     let bind = |what: &'static str, addr: SocketAddr| async move {
         TcpListener::bind(addr)
             .await
@@ -213,7 +220,9 @@ pub async fn start_with(
     let listen = local(&listener, "listen", listen_addr)?;
     let admin = local(&admin_listener, "admin", config.admin)?;
 
-    init_series(&metrics, &config.upstream_name());
+    for spec in &specs {
+        routing::init_series(&metrics, &spec.name);
+    }
     let plan = Plan::new(
         config.proxy.max_connections,
         config.proxy.max_upstream_connections,
@@ -230,19 +239,19 @@ pub async fn start_with(
     let (drain, drain_rx) = watch::channel(false);
     let (kill, kill_rx) = watch::channel(false);
     let count = serving_threads(config.proxy.threads);
+    let route_cx = RouteContext {
+        metrics: metrics.clone(),
+        access: access.clone(),
+        threads: count,
+        max_idle: (plan.upstream_idle / count).max(1),
+        inspector_for,
+    };
+    let (routes, parse_label) = routing::first_table(&specs, &route_cx)?;
     let mut threads = Vec::with_capacity(count);
     // Request ids come from one counter, in the order requests arrive.
     let ids = Arc::new(AtomicU64::new(1));
     for i in 0..count {
-        let forwarder = Forwarder::new(
-            config,
-            &upstream,
-            metrics.clone(),
-            inspector.clone(),
-            (plan.upstream_idle / count).max(1),
-            access.clone(),
-        )?
-        .with_ids(ids.clone());
+        let forwarder = Forwarder::new(config, routes.clone(), i).with_ids(ids.clone());
         let conn = Conn {
             builder: caller_builder(
                 config.proxy.header_read_timeout.0,
@@ -251,7 +260,7 @@ pub async fn start_with(
             ),
             forwarder: Arc::new(forwarder),
             metrics: metrics.clone(),
-            upstream: config.upstream_name().into(),
+            upstream: parse_label.clone(),
             drain: drain_rx.clone(),
             kill: kill_rx.clone(),
             deadlines: Deadlines {
@@ -265,31 +274,15 @@ pub async fn start_with(
             ServingThread::start(i, conn).map_err(|source| StartError::Thread { source })?;
         threads.push(thread);
     }
-    let readiness = Arc::new(Readiness::reporting(
-        metrics.upstream_up.with(&config.upstream_name()),
-    ));
-    let timeout = config.proxy.connect_timeout.0;
-    let (host, port) = (upstream.host().to_string(), upstream.port());
-    let reachable = admin::probe(&host, port, timeout).await;
-    if !reachable {
-        // `/readyz` alone would say so: an operator reads the log first.
-        tracing::warn!(
-            upstream = %config.upstream_name(),
-            address = %format!("{host}:{port}"),
-            "the upstream does not accept connections at start: callers get 502 and /readyz \
-             is not ready until it does (probed every 2 s)"
-        );
-    }
-    readiness.set_upstream_ok(reachable);
-
+    let readiness = Arc::new(Readiness::default());
+    admin::probe_routes(&readiness, &routes, &metrics, true).await;
     let (shutdown, shutdown_rx) = watch::channel(false);
     let (now, now_rx) = watch::channel(false);
     let (stop_probe, stop_probe_rx) = watch::channel(false);
     tokio::spawn(admin::probe_loop(
         readiness.clone(),
-        host,
-        port,
-        timeout,
+        routes.clone(),
+        metrics.clone(),
         stop_probe_rx,
     ));
     let (stop_admin, stop_admin_rx) = watch::channel(false);
@@ -330,6 +323,8 @@ pub async fn start_with(
             task: admin_task,
         },
         threads: count,
+        routes,
+        route_cx,
     })
 }
 
@@ -348,21 +343,4 @@ fn serving_threads(threads: usize) -> usize {
 pub(crate) async fn raised(flag: &mut watch::Receiver<bool>) {
     // The guard `wait_for` returns is not Send: drop it here.
     let _ = flag.wait_for(|v| *v).await.is_ok();
-}
-
-/// Creates the forwarding series whose label values are known up front,
-/// so dashboards see zeros rather than gaps.
-fn init_series(metrics: &Metrics, upstream: &str) {
-    for reason in UpstreamReason::ALL {
-        metrics
-            .upstream_errors_total
-            .with(upstream, reason.as_str());
-    }
-    metrics.streams_active.with(upstream);
-    for listener in ["proxy", "admin"] {
-        metrics.accept_errors_total.with(listener);
-    }
-    for reason in Closed::ALL {
-        metrics.connections_closed_total.with(reason.as_str());
-    }
 }

@@ -18,6 +18,7 @@ mod hostile;
 mod kinds;
 mod metrics;
 mod paths;
+mod routes;
 mod spec_kinds;
 mod traces;
 mod trust;

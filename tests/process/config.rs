@@ -539,3 +539,89 @@ fn config_check_knows_sdk_drift() {
         &["sdk_drift", "loud"],
     );
 }
+
+/// `config check` of `text` alone (no `BASE`).
+fn check_alone(text: &str) -> (Option<i32>, String, String) {
+    let f = file(text);
+    run_with(
+        &[
+            "config",
+            "check",
+            "--config",
+            f.path().to_str().expect("utf-8"),
+        ],
+        &[],
+    )
+}
+
+const ROUTES: &str = "listen = \"127.0.0.1:0\"\nadmin = \"127.0.0.1:0\"\n\
+    public_url = \"https://gw.example\"\n\
+    [[route]]\nname = \"billing\"\nupstream = \"https://billing.example/a2a\"\n\
+    path_prefix = \"/agents/billing/\"\nrewrite_agent_card = true\n\
+    [route.severity]\nstream_not_closed = \"off\"\n\
+    [[route]]\nname = \"search\"\nupstream = \"http://search.internal:9000\"\n\
+    host = \"search.example\"\n\
+    [[route]]\nname = \"rest\"\nupstream = \"http://fallback.internal\"\npath_prefix = \"/\"\n";
+
+#[test]
+fn config_check_prints_the_route_table_in_matching_order() {
+    let (code, out, err) = check_alone(ROUTES);
+    assert_eq!(code, Some(0), "{err}");
+    let table: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("# routes"))
+        .collect();
+    assert_eq!(
+        table[1..],
+        [
+            "#   billing: path /agents/billing/…, prefix stripped -> \
+             https://billing.example/a2a, cards rewritten",
+            "#   search: host search.example, any path -> http://search.internal:9000/",
+            "#   rest: any path -> http://fallback.internal/",
+            "#   any other request: 404, counted in a2a_requests_total{upstream=\"\"}",
+        ],
+        "{out}"
+    );
+    // The tables themselves, as written, with their overrides.
+    assert!(out.contains("[[route]]"), "{out}");
+    assert!(out.contains("stream_not_closed = \"off\""), "{out}");
+}
+
+#[test]
+fn route_mistakes_are_named_by_route_and_key() {
+    let dup = format!(
+        "{ROUTES}[[route]]\nname = \"billing\"\nupstream = \"http://x\"\npath_prefix = \"/agents/billing\"\n"
+    );
+    refused(
+        check_alone(&dup),
+        &[
+            "route[3].name",
+            "already the name of route[0]",
+            "route[3].path_prefix",
+            "same match as route `billing`",
+        ],
+    );
+    refused(
+        check(
+            "[[route]]\nname = \"a\"\nupstream = \"http://x\"\npath_prefix = \"/a\"\n",
+            &[],
+        ),
+        &["`upstream`", "cannot be set together with [[route]]"],
+    );
+    let bad =
+        "listen = \"127.0.0.1:0\"\n[[route]]\nupstream = \"http://x\"\npath_prefix = \"a/../b\"\n\
+               [[route]]\nname = \"b\"\npath_prefix = \"/b//c\"\nhost = \"http://h/\"\n\
+               [route.severity]\nno_such_kind = \"off\"\n";
+    refused(
+        check_alone(bad),
+        &[
+            "route[0].name",
+            "route[0].path_prefix",
+            "must start with `/`",
+            "route[1].upstream",
+            "route[1].path_prefix",
+            "route[1].host",
+            "route[1].severity.no_such_kind",
+        ],
+    );
+}

@@ -39,10 +39,16 @@ impl Proxy {
         extra: &str,
         target: Option<Target>,
     ) -> Proxy {
+        let text = format!("upstream = \"http://{upstream}\"\nname = \"{NAME}\"\n{extra}\n",);
+        Proxy::start_config(&text, target).await
+    }
+
+    /// Starts the app with the config `text` (listening and admin on
+    /// 127.0.0.1:0 added, with no drain delay): `[[route]]` tables, say.
+    pub async fn start_config(text: &str, target: Option<Target>) -> Proxy {
         let text = format!(
-            "listen = \"127.0.0.1:0\"\nadmin = \"127.0.0.1:0\"\nupstream = \"http://{upstream}\"\n\
-             name = \"{NAME}\"\n{}\n",
-            super::process::without_drain_delay(extra)
+            "listen = \"127.0.0.1:0\"\nadmin = \"127.0.0.1:0\"\n{}\n",
+            super::process::without_drain_delay(text)
         );
         let config: Config = text
             .parse()

@@ -164,6 +164,8 @@ pub struct Upstream {
     script: Arc<Mutex<VecDeque<Reply>>>,
     /// The headers of every request it got, in order.
     heads: Arc<Mutex<Vec<http::HeaderMap>>>,
+    /// The request target (path and query) of every request it got, in order.
+    targets: Arc<Mutex<Vec<String>>>,
     /// Told each time a request takes its reply.
     taken: Arc<tokio::sync::Notify>,
 }
@@ -174,18 +176,21 @@ impl Upstream {
         let addr = listener.local_addr().unwrap();
         let script: Arc<Mutex<VecDeque<Reply>>> = Arc::default();
         let heads: Arc<Mutex<Vec<http::HeaderMap>>> = Arc::default();
+        let targets: Arc<Mutex<Vec<String>>> = Arc::default();
         let taken: Arc<tokio::sync::Notify> = Arc::default();
         let (s, h, t) = (script.clone(), heads.clone(), taken.clone());
+        let p = targets.clone();
         tokio::spawn(async move {
             loop {
                 let Ok((tcp, _)) = listener.accept().await else {
                     return;
                 };
-                let (s, h, t) = (s.clone(), h.clone(), t.clone());
+                let (s, h, t, p) = (s.clone(), h.clone(), t.clone(), p.clone());
                 tokio::spawn(async move {
                     let svc = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
                         let (s, t) = (s.clone(), t.clone());
                         h.lock().unwrap().push(req.headers().clone());
+                        p.lock().unwrap().push(req.uri().to_string());
                         async move {
                             // Read the whole request first, as agents do.
                             let _ = req.into_body().collect().await;
@@ -221,8 +226,14 @@ impl Upstream {
             addr,
             script,
             heads,
+            targets,
             taken,
         }
+    }
+
+    /// The request target of every request it got so far, in order.
+    pub fn request_targets(&self) -> Vec<String> {
+        self.targets.lock().unwrap().clone()
     }
 
     /// The headers of every request it got so far, in order.

@@ -4,10 +4,16 @@
 use std::time::Instant;
 
 use super::Worker;
+use crate::a2a::model::Exchange;
+use crate::analysis::msg::Caller;
 use crate::judge::{Folds, IdMap};
+use crate::lifecycle::Seq;
 use crate::report::audit::Record;
+use crate::trace::context::{to_hex, TraceParent};
 
 pub(super) struct Live {
+    /// The route it opened on (its index in the worker's routes).
+    pub(super) route: usize,
     /// What its engine's `held_bytes()` was after its last piece.
     pub(super) held: usize,
     pub(super) opened: Instant,
@@ -58,7 +64,10 @@ impl Worker {
     pub(super) fn forget(&mut self, id: u64) -> bool {
         // What it found so far is written, not lost with it; its span ends.
         self.flush_folds(id);
-        let engine = self.session.forget(id);
+        if let Some(route) = self.live.get_mut(id).map(|l| l.route) {
+            self.enter(route);
+        }
+        let engine = self.judge.session.forget(id);
         if let (Some(live), Some(engine)) = (self.live.get_mut(id), engine) {
             if let (Some(tracer), Some(span)) = (&mut self.tracer, live.span.take()) {
                 tracer.end(&span, live, &engine, Instant::now());
@@ -69,5 +78,47 @@ impl Worker {
         };
         self.held -= held;
         true
+    }
+
+    /// Opens `id` with the session of the route being judged, and what
+    /// only the live proxy keeps of it (its span, the caller's host).
+    pub(super) fn open(
+        &mut self,
+        id: u64,
+        exchange: Exchange,
+        at: Instant,
+        seq: Seq,
+        mut caller: Caller,
+    ) {
+        // The session confirms the path against the last card.
+        self.judge.session.open(id, exchange, seq);
+        let Some(exchange) = self.judge.session.engine(id).map(|e| e.exchange()) else {
+            return;
+        };
+        let parent = caller.traceparent.as_deref().and_then(TraceParent::parse);
+        let span = self
+            .tracer
+            .as_mut()
+            .and_then(|t| t.begin(id, exchange, parent, &mut caller, at));
+        // Records carry the caller's trace id, else the proxy's span's.
+        let trace_id = parent
+            .map(|p| p.trace_id)
+            .or_else(|| span.as_ref().map(|s| s.trace_id()))
+            .map(|t| to_hex(&t).into_boxed_str());
+        let route = self.parked.current;
+        self.live.open(
+            id,
+            Live {
+                route,
+                held: 0,
+                opened: at,
+                first_event: None,
+                findings: 0,
+                folds: Folds::default(),
+                host: caller.host,
+                trace_id,
+                span,
+            },
+        );
     }
 }

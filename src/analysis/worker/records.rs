@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use super::FOLD_WINDOW;
 use crate::findings::{Finding, Kind, Severity};
-use crate::judge::Held;
+use crate::judge::{Found, Held};
 use crate::report::audit::{Origin, Record};
 use crate::report::log_safe;
 
@@ -21,13 +21,17 @@ impl Worker {
     /// (`stream_not_closed`, `subscriber_not_notified`).
     pub(super) fn tick(&mut self) {
         let now = self.now(self.time.now());
-        let mut found = Vec::new();
-        self.session.tick(now, &mut found);
-        self.report_found(found, None);
+        for route in 0..self.route_count() {
+            self.enter(route);
+            self.judge.session.registry_mut().at_message(self.handled);
+            let mut found = Vec::new();
+            self.judge.session.tick(now, &mut found);
+            self.report_found(found, None);
+        }
     }
 
     pub(super) fn skipped(&self, reason: SkipReason) {
-        self.series.skipped(reason).inc();
+        self.judge.series.skipped(reason).inc();
     }
 
     /// Reports findings the session kept about `exchange` (`None`:
@@ -44,10 +48,10 @@ impl Worker {
                     .live
                     .get_mut(id)
                     .and_then(|l| l.trace_id.as_deref().map(str::to_owned)),
-                ..Origin::of(&self.upstream, ex, format_id(id))
+                ..Origin::of(&self.judge.upstream, ex, format_id(id))
             },
             None => Origin {
-                upstream: self.upstream.clone(),
+                upstream: self.judge.upstream.clone(),
                 ..Origin::default()
             },
         };
@@ -106,7 +110,7 @@ impl Worker {
         // (absent for a task's finding of no exchange), like the
         // proxy's other lines.
         tracing::warn!(
-            upstream = %self.upstream,
+            upstream = %self.judge.upstream,
             request_id,
             kind = record.kind,
             severity = record.severity,
@@ -115,23 +119,52 @@ impl Worker {
             "{}",
             log_safe(&record.detail)
         );
-        self.series.violation(kind, severity).inc();
+        self.judge.series.violation(kind, severity).inc();
         self.audit.write(record);
+    }
+
+    /// Reports what the session found: each finding about the exchange it
+    /// belongs to (`ended`'s, for one the session just closed), or about a
+    /// task alone.
+    pub(super) fn report_found(&mut self, found: Vec<Found>, ended: Option<&Exchange>) {
+        let mut found = found.into_iter().peekable();
+        while let Some(Found { id, finding }) = found.next() {
+            // One exchange's findings in a row are reported together.
+            let mut batch = vec![finding];
+            while let Some(next) = found.next_if(|f| f.id == id) {
+                batch.push(next.finding);
+            }
+            let exchange = match id {
+                None => None,
+                Some(id) => ended
+                    .cloned()
+                    .or_else(|| self.judge.session.engine(id).map(|e| e.exchange().clone())),
+            };
+            self.report(id.unwrap_or(0), exchange.as_ref(), batch);
+        }
     }
 
     /// Registry gauges and transition counts, once a tick (they are
     /// scraped, not alerted on to the millisecond).
     pub(super) fn sync_registry_metrics(&mut self) {
-        let registry = self.session.registry_mut();
+        for route in 0..self.route_count() {
+            self.enter(route);
+            self.sync_route_metrics();
+        }
+    }
+
+    fn sync_route_metrics(&mut self) {
+        let registry = self.judge.session.registry_mut();
         let long_ids = registry.take_long_ids();
         let by_state = registry.tracked_by_state();
-        self.series.long_ids().inc_by(long_ids);
-        for (gauge, n) in self.series.tracked().iter().zip(by_state) {
+        self.judge.series.long_ids().inc_by(long_ids);
+        for (gauge, n) in self.judge.series.tracked().iter().zip(by_state) {
             gauge.set(i64::try_from(n).unwrap_or(i64::MAX));
         }
         let metrics = &self.metrics;
-        let upstream = &self.upstream;
-        self.session
+        let upstream = &self.judge.upstream;
+        self.judge
+            .session
             .registry_mut()
             .take_transitions(&mut |from, to, n| {
                 metrics

@@ -5,11 +5,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::live::LiveSet;
-use super::records::BypassCheck;
+use super::routes::{Parked, RouteJudge};
 use super::tracer::Tracer;
 use super::Worker;
 use crate::analysis::clock::Clock;
-use crate::analysis::series::AnalysisSeries;
 use crate::engine::EngineConfig;
 use crate::findings::Policy;
 use crate::judge::{Pipeline, Session};
@@ -29,17 +28,27 @@ impl Worker {
         audit: AuditLog,
         budget: usize,
     ) -> Worker {
-        let series = AnalysisSeries::new(&metrics, &upstream);
-        let bypass = BypassCheck::new(&metrics, &upstream);
-        let pipeline = Pipeline::new(policy, engine_cfg.max_id_bytes);
+        let pipeline = Pipeline::new(policy.clone(), engine_cfg.max_id_bytes);
+        let registry_config = registry.config().clone();
+        let session = Session::with_registry(registry, engine_cfg, pipeline).live("");
+        // The first route's slot holds a stand-in while it is judged.
+        let stand_in = Session::with_registry(
+            crate::lifecycle::Registry::new(registry_config.clone()),
+            engine_cfg,
+            Pipeline::new(policy, engine_cfg.max_id_bytes),
+        );
         Worker {
-            session: Session::with_registry(registry, engine_cfg, pipeline).live(""),
-            upstream,
+            judge: RouteJudge::new(session, &upstream, &metrics, None),
+            parked: Parked {
+                slots: vec![RouteJudge::new(stand_in, &upstream, &metrics, None)],
+                ..Parked::default()
+            },
+            registry_config,
+            engine_config: engine_cfg,
             metrics,
             audit,
             budget,
             epoch: Instant::now(),
-            series,
             live: LiveSet::default(),
             handled: 0,
             held: 0,
@@ -49,7 +58,6 @@ impl Worker {
             time: Clock::System,
             access: None,
             fold_due: None,
-            bypass,
             tracer: None,
             publisher: None,
         }
@@ -73,8 +81,8 @@ impl Worker {
     /// Looks for agent cards whose URLs lead past the proxy (when cards are
     /// not rewritten), the proxy's own being `public` and the caller's Host.
     pub(crate) fn with_bypass_check(mut self, on: bool, public: Option<String>) -> Worker {
-        self.bypass.on = on;
-        self.bypass.public = public;
+        self.judge.bypass.on = on;
+        self.judge.bypass.public = public;
         self
     }
 
@@ -94,7 +102,7 @@ impl Worker {
 
     /// The upstream URL's path (`/a2a` for `http://agent/a2a`).
     pub(crate) fn with_base_path(mut self, base_path: &str) -> Worker {
-        self.session = self.session.live(base_path);
+        self.judge.session = self.judge.session.live(base_path);
         self
     }
 }

@@ -111,6 +111,7 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
             at,
             seq: first,
             caller: None,
+            route: None,
         },
     );
     send(
@@ -159,6 +160,7 @@ fn race(w: &mut Worker, cancel_begins_before_terminal: bool) {
             at,
             seq: cancel,
             caller: None,
+            route: None,
         },
     );
     send(
@@ -216,6 +218,7 @@ fn bodies_held_whole_share_the_analysis_budget() {
                 at,
                 seq: begun(&w),
                 caller: None,
+                route: None,
             },
             &[],
         );
@@ -253,6 +256,7 @@ fn exchanges_answered_out_of_turn_are_each_judged_to_their_end() {
                 at,
                 seq,
                 caller: None,
+                route: None,
             },
             &[],
         );
@@ -281,7 +285,7 @@ fn exchanges_answered_out_of_turn_are_each_judged_to_their_end() {
             &[],
         );
         assert_eq!(
-            w.session.registry().state_of(&format!("t{id}")),
+            w.judge.session.registry().state_of(&format!("t{id}")),
             Some(TaskState::Working)
         );
     }
@@ -297,6 +301,7 @@ fn exchanges_answered_out_of_turn_are_each_judged_to_their_end() {
             at,
             seq,
             caller: None,
+            route: None,
         },
         &[],
     );
@@ -325,7 +330,7 @@ fn exchanges_answered_out_of_turn_are_each_judged_to_their_end() {
         &[],
     );
     assert_eq!(
-        w.session.registry().state_of("t4"),
+        w.judge.session.registry().state_of("t4"),
         Some(TaskState::Completed)
     );
     assert_eq!((w.live.len(), w.held), (0, 0));

@@ -4,21 +4,21 @@ use http::uri::{Authority, PathAndQuery, Scheme};
 use http::{HeaderValue, Uri};
 
 /// Where requests go: the upstream's scheme, authority and base path.
-pub(super) struct Target {
-    pub(super) scheme: Scheme,
-    pub(super) authority: Authority,
-    pub(super) base_path: String,
+pub(crate) struct Target {
+    pub(crate) scheme: Scheme,
+    pub(crate) authority: Authority,
+    pub(crate) base_path: String,
     /// `scheme://authority/`, what the connector dials.
-    pub(super) origin: Uri,
+    pub(crate) origin: Uri,
     /// The `Host` header for HTTP/1.1.
-    pub(super) host: HeaderValue,
+    pub(crate) host: HeaderValue,
 }
 
 impl Target {
     /// The upstream request target: origin-form for HTTP/1.1 (with a `Host`
     /// header), absolute for HTTP/2. The path is base path + caller's path
     /// and query.
-    pub(super) fn uri(&self, caller: &Uri, http2: bool) -> Result<Uri, http::Error> {
+    pub(crate) fn uri(&self, caller: &Uri, http2: bool) -> Result<Uri, http::Error> {
         let pq = caller
             .path_and_query()
             .cloned()

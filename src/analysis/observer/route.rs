@@ -1,0 +1,46 @@
+//! A route's tap: the validation layer as one route's exchanges see it.
+
+use std::sync::Arc;
+
+use super::{Shared, Tap};
+use crate::analysis::RouteJudging;
+use crate::proxy::card_rewrite::CardRewriter;
+use crate::report::metrics::Metrics;
+
+impl Tap {
+    /// The tap of `route`: its exchanges judged by its own session
+    /// (registry, severity policy, card), counted and recorded under its
+    /// name, its cards rewritten to `public_url` + its prefix when it
+    /// asks. Its series are made here, at zero.
+    pub fn for_route(
+        &self,
+        config: &crate::config::Config,
+        route: &crate::config::RouteSpec,
+        metrics: &Arc<Metrics>,
+    ) -> Result<Tap, crate::config::ConfigError> {
+        let card = crate::analysis::route_card_settings(config, route);
+        let judging = RouteJudging {
+            name: route.name.as_str().into(),
+            policy: route.policy()?,
+            base_path: route.upstream.base_path().to_owned(),
+            bypass_check: card.is_none(),
+        };
+        drop(crate::analysis::series::AnalysisSeries::new(
+            metrics,
+            &route.name,
+        ));
+        let base = &self.shared;
+        Ok(Tap {
+            shared: Arc::new(Shared {
+                tx: base.tx.clone(),
+                clock: base.clock.clone(),
+                max_request_bytes: base.max_request_bytes,
+                streams_active: metrics.streams_active.with(&route.name),
+                card: card.map(|c| CardRewriter::new(c, &route.name, metrics)),
+                traced: base.traced,
+                propagate: base.propagate,
+                route: Some(Arc::new(judging)),
+            }),
+        })
+    }
+}

@@ -1,0 +1,262 @@
+//! Routes: which agent a request goes to. A [`RouteTable`] holds every
+//! route of the config, each with its own upstream client (an HTTP/1.1
+//! pool and HTTP/2 connections per serving thread), timeouts, metric
+//! series and inspector; the serving threads share the table, swapped
+//! whole on reload, and an exchange keeps the `Arc<Route>` it began on.
+//!
+//! Matching: the longest `path_prefix` that is the path or a whole-segment
+//! start of it (`/a` matches `/a` and `/a/x`, not `/ab`), among the routes
+//! whose `host` is the caller's (or that name none); at equal prefixes a
+//! route naming the host wins. The raw path is matched (no
+//! percent-decoding); the query string is not matched and passes on.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::uri::{Authority, PathAndQuery, Scheme};
+use http::{HeaderValue, Uri};
+
+use super::exchange::Shared;
+use super::inspect::Inspector;
+use super::target::Target;
+use super::upstream::{self, ClientError, Upstream};
+use crate::config::{unsafe_path, RouteSpec, UpstreamUrl};
+use crate::report::access::AccessLog;
+use crate::report::Metrics;
+
+/// Longest part of a caller's path repeated in a refusal.
+const PATH_IN_REASON: usize = 200;
+
+/// One agent behind the proxy.
+pub struct Route {
+    /// The route's label (`upstream` in metrics, records, spans).
+    pub name: Arc<str>,
+    prefix: String,
+    host: Option<String>,
+    strip: bool,
+    pub(crate) target: Target,
+    /// One client per serving thread (by its index).
+    upstreams: Vec<Upstream>,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) inspector: Option<Arc<dyn Inspector>>,
+    pub(crate) header_timeout: Duration,
+    /// Where readiness probes it, and how long a connect may take.
+    pub probe: (String, u16, Duration),
+}
+
+/// What the table found for a request.
+pub enum Routed<'a> {
+    /// The route, and the path and query to forward (stripped, when the
+    /// route strips its prefix).
+    To(&'a Arc<Route>, Option<PathAndQuery>),
+    /// No route matches.
+    None(String),
+    /// The path could resolve past a prefix.
+    Unsafe(String),
+}
+
+/// Every route, in matching order, and the series of unrouted requests.
+pub struct RouteTable {
+    routes: Vec<Arc<Route>>,
+    /// Whether request paths are checked (`unsafe_path`): when any route
+    /// matches by prefix.
+    checked: bool,
+    /// The requests no route took: counted under `upstream=""`.
+    pub(crate) unrouted: Arc<Shared>,
+}
+
+/// Gives each route its inspector (the validation layer's, with the
+/// route's name and severity policy), or none.
+pub type InspectorFor = Arc<dyn Fn(&RouteSpec) -> Option<Arc<dyn Inspector>> + Send + Sync>;
+
+/// What every route is built with besides its spec.
+#[derive(Clone)]
+pub struct RouteContext {
+    pub metrics: Arc<Metrics>,
+    pub access: Option<AccessLog>,
+    /// Serving threads (one client each).
+    pub threads: usize,
+    /// Idle HTTP/1.1 connections each thread's pool may keep.
+    pub max_idle: usize,
+    pub inspector_for: InspectorFor,
+}
+
+// === impl Route ===
+
+impl Route {
+    /// Builds the route of `spec`, seen by `inspector`.
+    fn build(
+        spec: &RouteSpec,
+        cx: &RouteContext,
+        inspector: Option<Arc<dyn Inspector>>,
+    ) -> Result<Route, ClientError> {
+        let upstreams = (0..cx.threads.max(1))
+            .map(|_| upstream::build(&spec.proxy, &spec.upstream, cx.max_idle))
+            .collect::<Result<Vec<_>, _>>()?;
+        let name: Arc<str> = spec.name.as_str().into();
+        Ok(Route {
+            shared: Arc::new(Shared::new(
+                cx.metrics.clone(),
+                spec.name.clone(),
+                spec.proxy.stream_idle_timeout.0,
+                cx.access.clone(),
+            )),
+            name,
+            prefix: spec.prefix.clone(),
+            host: spec.host.clone(),
+            strip: spec.strip,
+            target: target_of(&spec.upstream),
+            upstreams,
+            inspector,
+            header_timeout: spec.proxy.upstream_header_timeout.0,
+            probe: (
+                spec.upstream.host().to_owned(),
+                spec.upstream.port(),
+                spec.proxy.connect_timeout.0,
+            ),
+        })
+    }
+
+    /// The client of serving thread `thread`.
+    pub(crate) fn upstream(&self, thread: usize) -> &Upstream {
+        &self.upstreams[thread % self.upstreams.len()]
+    }
+
+    /// Closes thread `thread`'s idle pooled connections past their timeout.
+    pub(crate) fn reap_idle(&self, thread: usize) {
+        if let Some(pool) = &self.upstream(thread).http1 {
+            pool.reap();
+        }
+    }
+
+    fn takes_host(&self, host: Option<&str>) -> bool {
+        let Some(want) = &self.host else {
+            return true;
+        };
+        let Some(host) = host else {
+            return false;
+        };
+        if want.contains(':') && !want.ends_with(']') {
+            return host.eq_ignore_ascii_case(want);
+        }
+        host_only(host).eq_ignore_ascii_case(want)
+    }
+
+    fn takes_path(&self, path: &str) -> bool {
+        let p = self.prefix.as_str();
+        path.starts_with(p) && (path.len() == p.len() || path.as_bytes()[p.len()] == b'/')
+    }
+}
+
+/// `host` without its port (`[::1]:80` → `[::1]`).
+fn host_only(host: &str) -> &str {
+    match host.rfind(':') {
+        Some(i) if !host[i..].contains(']') => &host[..i],
+        _ => host,
+    }
+}
+
+/// Where requests to `upstream` go.
+fn target_of(upstream: &UpstreamUrl) -> Target {
+    let uri = upstream.uri();
+    let scheme = uri.scheme().cloned().unwrap_or(Scheme::HTTP);
+    let authority = uri
+        .authority()
+        .cloned()
+        .unwrap_or_else(|| Authority::from_static("localhost"));
+    let origin = Uri::builder()
+        .scheme(scheme.clone())
+        .authority(authority.clone())
+        .path_and_query("/")
+        .build()
+        .unwrap_or_default();
+    let host = HeaderValue::from_str(authority.as_str())
+        .unwrap_or_else(|_| HeaderValue::from_static("localhost"));
+    Target {
+        scheme,
+        authority,
+        base_path: upstream.base_path().to_string(),
+        origin,
+        host,
+    }
+}
+
+// === impl RouteTable ===
+
+impl RouteTable {
+    /// Builds every route of `specs`.
+    pub fn build(specs: &[RouteSpec], cx: &RouteContext) -> Result<RouteTable, ClientError> {
+        let routes = specs
+            .iter()
+            .map(|spec| Route::build(spec, cx, (cx.inspector_for)(spec)).map(Arc::new))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(RouteTable::new(routes, &cx.metrics, cx.access.clone()))
+    }
+
+    /// The table of `routes` (in any order), counting unrouted requests in
+    /// `metrics`.
+    pub fn new(
+        mut routes: Vec<Arc<Route>>,
+        metrics: &Arc<Metrics>,
+        access: Option<AccessLog>,
+    ) -> RouteTable {
+        // Longest prefix first; at equal prefixes, the host-bound one.
+        routes.sort_by_key(|r| std::cmp::Reverse((r.prefix.len(), r.host.is_some())));
+        let checked = routes.iter().any(|r| !r.prefix.is_empty());
+        RouteTable {
+            routes,
+            checked,
+            unrouted: Arc::new(Shared::new(
+                metrics.clone(),
+                String::new(),
+                Duration::from_secs(1),
+                access,
+            )),
+        }
+    }
+
+    /// The routes, in matching order.
+    pub fn routes(&self) -> &[Arc<Route>] {
+        &self.routes
+    }
+
+    /// The route of a request to `uri` with `host` (the `Host` header, or
+    /// the URI's authority for HTTP/2).
+    pub fn find(&self, uri: &Uri, host: Option<&str>) -> Routed<'_> {
+        let path = uri.path();
+        if self.checked && unsafe_path(path) {
+            return Routed::Unsafe(cut(path));
+        }
+        let Some(route) = self
+            .routes
+            .iter()
+            .find(|r| r.takes_path(path) && r.takes_host(host))
+        else {
+            return Routed::None(cut(path));
+        };
+        if !route.strip || route.prefix.is_empty() {
+            return Routed::To(route, None);
+        }
+        let rest = &path[route.prefix.len()..];
+        let rest = if rest.is_empty() { "/" } else { rest };
+        let pq = match uri.query() {
+            Some(q) => PathAndQuery::try_from(format!("{rest}?{q}")),
+            None => PathAndQuery::try_from(rest),
+        };
+        match pq {
+            Ok(pq) => Routed::To(route, Some(pq)),
+            Err(_) => Routed::Unsafe(cut(path)),
+        }
+    }
+}
+
+/// A path cut for a refusal's text (paths are ASCII).
+fn cut(path: &str) -> String {
+    match path.get(..PATH_IN_REASON) {
+        Some(head) if path.len() > PATH_IN_REASON => format!("{head}…"),
+        _ => path.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,78 @@
+//! The route table the serving threads share: built at start, rebuilt and
+//! swapped whole on reload; the series of each route made at zero.
+
+use std::sync::Arc;
+
+use super::{ServerHandle, StartError};
+use crate::config::{Config, RouteSpec};
+use crate::proxy::activity::Closed;
+use crate::proxy::forward::SharedRoutes;
+use crate::proxy::inspect::{OTHER_METHOD, UNKNOWN_BINDING};
+use crate::proxy::route::{InspectorFor, RouteContext, RouteTable};
+use crate::proxy::UpstreamReason;
+use crate::report::Metrics;
+
+/// The table of `specs` to start with, and the label under which a
+/// request hyper refuses before routing (unparsable) is counted: the one
+/// route's when it takes every request, else `""` (unrouted).
+pub(super) fn first_table(
+    specs: &[RouteSpec],
+    cx: &RouteContext,
+) -> Result<(SharedRoutes, Arc<str>), StartError> {
+    let table = RouteTable::build(specs, cx)?;
+    let label: Arc<str> = match specs {
+        [one] if one.prefix.is_empty() && one.host.is_none() => one.name.as_str().into(),
+        _ => {
+            // Requests no route takes are counted here, from zero.
+            cx.metrics
+                .requests_total
+                .with("", UNKNOWN_BINDING, OTHER_METHOD, "4xx");
+            "".into()
+        }
+    };
+    Ok((Arc::new(arc_swap::ArcSwap::from_pointee(table)), label))
+}
+
+impl ServerHandle {
+    /// Builds the routes of `config` (each seen by what `inspector_for`
+    /// gives it) and swaps them in whole: exchanges already in flight
+    /// keep the route they began on, with its connections; the new
+    /// routes' series are made at zero. On error the table in use stays.
+    pub fn reload_routes(
+        &self,
+        config: &Config,
+        inspector_for: InspectorFor,
+    ) -> Result<(), StartError> {
+        let specs = config.route_specs();
+        if specs.is_empty() {
+            return Err(StartError::Missing("upstream"));
+        }
+        let cx = RouteContext {
+            inspector_for,
+            ..self.route_cx.clone()
+        };
+        let table = RouteTable::build(&specs, &cx)?;
+        for spec in &specs {
+            init_series(&self.metrics, &spec.name);
+        }
+        self.routes.store(Arc::new(table));
+        Ok(())
+    }
+}
+
+/// Creates the forwarding series whose label values are known up front,
+/// so dashboards see zeros rather than gaps.
+pub(super) fn init_series(metrics: &Metrics, upstream: &str) {
+    for reason in UpstreamReason::ALL {
+        metrics
+            .upstream_errors_total
+            .with(upstream, reason.as_str());
+    }
+    metrics.streams_active.with(upstream);
+    for listener in ["proxy", "admin"] {
+        metrics.accept_errors_total.with(listener);
+    }
+    for reason in Closed::ALL {
+        metrics.connections_closed_total.with(reason.as_str());
+    }
+}

@@ -1,0 +1,230 @@
+//! Routes through the running proxy: several agents behind one a2a-tap,
+//! matched by path prefix (longest wins, whole segments) or host, the
+//! prefix stripped, each route's name on its metrics and records, its own
+//! task registry and severity policy; requests no route takes are
+//! answered 404 and counted; crafted paths never reach a route's agent.
+
+use serde_json::{json, Value};
+
+use crate::support::a2a::*;
+use crate::support::metrics::metric;
+use crate::support::scenes::bare_task;
+use crate::support::tap::Proxy;
+use crate::support::{within, Proxied, Reply, Upstream};
+
+/// Two agents: `alpha` under `/agents/alpha` (its URL's path `/rpc`),
+/// `beta` under `/agents/alpha/beta`, unstripped; `extra` is appended.
+async fn two_routes(extra: &str) -> (Upstream, Upstream, Proxy) {
+    let (a, b) = (Upstream::start().await, Upstream::start().await);
+    let text = format!(
+        "[[route]]\nname = \"alpha\"\nupstream = \"http://{}/rpc\"\npath_prefix = \"/agents/alpha\"\n\n\
+         [[route]]\nname = \"beta\"\nupstream = \"http://{}\"\npath_prefix = \"/agents/alpha/beta/\"\n\
+         strip_prefix = false\n{extra}\n",
+        a.addr, b.addr
+    );
+    let proxy = Proxy::start_config(&text, None).await;
+    (a, b, proxy)
+}
+
+async fn scrape(p: &Proxy) -> String {
+    crate::support::scrape(&p.app).await
+}
+
+/// Sends a stream with one unreadable frame on `path` and waits for its
+/// record: the routes' exchanges sent before it are then judged. Returns
+/// the records before it that are not sentinels.
+async fn settle_on(up: &Upstream, p: &Proxy, path: &str) -> Vec<Value> {
+    const SENTINEL: &str = "route-sentinel-not-json";
+    let before = p
+        .records()
+        .iter()
+        .filter(|r| r["evidence"] == SENTINEL)
+        .count();
+    up.push(Reply::sse(&[SENTINEL.to_string()]));
+    let req = request(json!("sentinel"), "SendStreamingMessage", new_message());
+    p.send("POST", path, V1, &req).await;
+    within("the sentinel record", async {
+        loop {
+            let recs = p.records();
+            if recs.iter().filter(|r| r["evidence"] == SENTINEL).count() > before {
+                return recs
+                    .into_iter()
+                    .filter(|r| r["evidence"] != SENTINEL)
+                    .collect();
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn routes_by_longest_whole_segment_prefix_and_strips_it() {
+    let (a, b, p) = two_routes("").await;
+    let req = request(json!(1), "GetTask", json!({"id": "t"}));
+    let answer = rpc(json!(1), bare_task("t", "c", "TASK_STATE_WORKING", None));
+    for (up, path) in [
+        (&a, "/agents/alpha/x?q=1"),
+        (&a, "/agents/alpha"),
+        (&b, "/agents/alpha/beta/y"),
+        (&a, "/agents/alpha/betamax"),
+    ] {
+        up.push(Reply::json(200, &answer));
+        let (status, body) = p.send("POST", path, V1, &req).await;
+        assert_eq!(status, 200, "{path}");
+        assert_eq!(String::from_utf8_lossy(&body), answer, "{path}");
+    }
+    // alpha's prefix stripped, its URL's path put before; the query kept.
+    assert_eq!(a.request_targets(), ["/rpc/x?q=1", "/rpc/", "/rpc/betamax"],);
+    assert_eq!(b.request_targets(), ["/agents/alpha/beta/y"]);
+
+    // `/agents/alphabet` is not under `/agents/alpha`: no route, 404.
+    let (status, head, body) =
+        crate::support::request_to(p.listen, "POST", "/agents/alphabet", V1, &req).await;
+    assert_eq!(status, 404);
+    assert_eq!(
+        String::from_utf8_lossy(&body),
+        "a2a-tap: no route for path /agents/alphabet\n"
+    );
+    assert!(head["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain"));
+    assert_eq!(a.request_targets().len(), 3);
+    assert_eq!(b.request_targets().len(), 1);
+
+    let text = scrape(&p).await;
+    let requests = |up: &str, code: &str| {
+        crate::support::total(
+            &text,
+            "a2a_requests_total",
+            &[("upstream", up), ("code", code)],
+        )
+    };
+    assert_eq!(
+        requests("", "4xx"),
+        Some(1.0),
+        "the unrouted request counted"
+    );
+    assert_eq!(requests("alpha", "2xx"), Some(3.0));
+    assert_eq!(requests("beta", "2xx"), Some(1.0));
+    // Each route's series exist from the start.
+    for route in ["alpha", "beta"] {
+        let labels = [
+            ("upstream", route),
+            ("kind", "terminal_exit"),
+            ("severity", "error"),
+        ];
+        assert_eq!(metric(&text, "a2a_violations_total", &labels), Some(0.0));
+        assert!(metric(&text, "a2a_upstream_up", &[("upstream", route)]).is_some());
+    }
+    p.stop().await;
+}
+
+#[tokio::test]
+async fn crafted_paths_never_reach_an_agent() {
+    let (a, b, p) = two_routes("").await;
+    let req = request(json!(1), "GetTask", json!({"id": "t"}));
+    for path in [
+        "/agents/alpha/../alpha/beta/x",
+        "/agents/alpha/beta/../../x",
+        "/agents/alpha//beta/x",
+        "/agents/alpha/%2e%2E/x",
+        "/agents/alpha/.%2e/beta",
+        "/agents/alpha/./beta/x",
+        "/agents/alpha%2Fbeta/x",
+        "/agents/alpha/beta%2f..%2fx",
+        "/agents/alpha/beta%5C..%5Cx",
+    ] {
+        let (status, body) = p.send("POST", path, V1, &req).await;
+        assert_eq!(status, 400, "{path}: {}", String::from_utf8_lossy(&body));
+        let text = String::from_utf8_lossy(&body);
+        assert!(text.starts_with("a2a-tap: path "), "{text}");
+        assert_eq!(text.lines().count(), 1, "{text}");
+    }
+    assert!(a.request_targets().is_empty(), "{:?}", a.request_targets());
+    assert!(b.request_targets().is_empty(), "{:?}", b.request_targets());
+    p.stop().await;
+}
+
+#[tokio::test]
+async fn routes_by_host_and_prefers_the_host_at_equal_prefixes() {
+    let (a, b) = (Upstream::start().await, Upstream::start().await);
+    let text = format!(
+        "[[route]]\nname = \"any\"\nupstream = \"http://{}\"\npath_prefix = \"/\"\n\n\
+         [[route]]\nname = \"hosted\"\nupstream = \"http://{}\"\nhost = \"Agent.Example\"\n",
+        a.addr, b.addr
+    );
+    let p = Proxy::start_config(&text, None).await;
+    let req = request(json!(1), "GetTask", json!({"id": "t"}));
+    let answer = rpc(json!(1), bare_task("t", "c", "TASK_STATE_WORKING", None));
+    for (up, host) in [
+        (&b, "agent.example:8080"),
+        (&a, "other.example"),
+        (&b, "AGENT.example"),
+    ] {
+        up.push(Reply::json(200, &answer));
+        let mut headers = V1.to_vec();
+        headers.push(("host", host));
+        let (status, _) = p.send("POST", "/x", &headers, &req).await;
+        assert_eq!(status, 200, "{host}");
+    }
+    assert_eq!(a.request_targets(), ["/x"]);
+    assert_eq!(b.request_targets(), ["/x", "/x"]);
+    p.stop().await;
+}
+
+/// A task completed on one route, then reported working on another: two
+/// agents' tasks that share an id, no finding; the same on one route is
+/// `terminal_exit`.
+#[tokio::test]
+async fn a_task_id_on_two_routes_is_two_tasks() {
+    let (a, b, p) = two_routes("").await;
+    let answer = |id: i64, state| rpc(json!(id), bare_task("shared", "c", state, None));
+    let get = |id: i64| request(json!(id), "GetTask", json!({"id": "shared"}));
+    a.push(Reply::json(200, &answer(1, "TASK_STATE_COMPLETED")));
+    p.send("POST", "/agents/alpha", V1, &get(1)).await;
+    b.push(Reply::json(200, &answer(2, "TASK_STATE_WORKING")));
+    p.send("POST", "/agents/alpha/beta", V1, &get(2)).await;
+    let records = settle_on(&a, &p, "/agents/alpha").await;
+    assert!(records.is_empty(), "no cross-route finding: {records:#?}");
+
+    // The look-alike on one route is a finding, under that route's name.
+    a.push(Reply::json(200, &answer(3, "TASK_STATE_WORKING")));
+    p.send("POST", "/agents/alpha", V1, &get(3)).await;
+    let records = settle_on(&a, &p, "/agents/alpha").await;
+    assert_eq!(kinds(&records), ["terminal_exit"], "{records:#?}");
+    assert_eq!(records[0]["upstream"], "alpha");
+    p.stop().await;
+}
+
+/// `[route.severity]` changes that route's findings alone.
+#[tokio::test]
+async fn a_route_severity_override_applies_to_that_route_alone() {
+    let (a, b, p) = two_routes("[route.severity]\nmalformed_event = \"warning\"\n").await;
+    for (up, path) in [(&a, "/agents/alpha"), (&b, "/agents/alpha/beta")] {
+        up.push(Reply::sse(&["not json".to_string()]));
+        let req = request(json!(1), "SendStreamingMessage", new_message());
+        p.send("POST", path, V1, &req).await;
+    }
+    let records = settle_on(&a, &p, "/agents/alpha").await;
+    let found: Vec<(&str, &str, &str)> = records
+        .iter()
+        .map(|r| {
+            (
+                r["upstream"].as_str().unwrap_or(""),
+                r["kind"].as_str().unwrap_or(""),
+                r["severity"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("alpha", "malformed_event", "error"),
+            ("beta", "malformed_event", "warning")
+        ],
+        "{records:#?}"
+    );
+    p.stop().await;
+}
