@@ -11,6 +11,7 @@ mod hostile;
 mod lifecycle;
 mod load;
 mod pool;
+mod routes;
 mod sse;
 mod threads;
 mod tls;

@@ -14,10 +14,10 @@ use tokio::net::TcpListener;
 use crate::support::*;
 
 /// A CA, and a server certificate for `names` signed by it.
-struct Chain {
-    ca_pem: String,
-    leaf: CertificateDer<'static>,
-    leaf_key: PrivateKeyDer<'static>,
+pub(crate) struct Chain {
+    pub(crate) ca_pem: String,
+    pub(crate) leaf: CertificateDer<'static>,
+    pub(crate) leaf_key: PrivateKeyDer<'static>,
 }
 
 fn ca() -> (rcgen::Certificate, KeyPair) {
@@ -27,7 +27,7 @@ fn ca() -> (rcgen::Certificate, KeyPair) {
     (params.self_signed(&key).expect("ca"), key)
 }
 
-fn chain(names: &[&str]) -> Chain {
+pub(crate) fn chain(names: &[&str]) -> Chain {
     let (ca, ca_key) = ca();
     let key = KeyPair::generate().expect("key");
     let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
@@ -43,7 +43,10 @@ fn chain(names: &[&str]) -> Chain {
 }
 
 /// An HTTPS upstream presenting `cert` (answering "ok").
-async fn tls_upstream(cert: CertificateDer<'static>, key: PrivateKeyDer<'static>) -> SocketAddr {
+pub(crate) async fn tls_upstream(
+    cert: CertificateDer<'static>,
+    key: PrivateKeyDer<'static>,
+) -> SocketAddr {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()

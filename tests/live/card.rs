@@ -417,3 +417,58 @@ async fn a_grpc_interface_at_host_port_is_read_as_its_authority() {
         "the look-alike is not counted"
     );
 }
+
+/// Behind routes, a route's cards move to `public_url` + its prefix (paths
+/// and tenants kept), the proxy strips the prefix on the way back in; a
+/// route that does not rewrite passes its card as sent, and its bypassing
+/// card is counted under its own name.
+#[tokio::test]
+async fn a_route_card_moves_to_the_public_url_and_its_prefix() {
+    let (a, b) = (Upstream::start().await, Upstream::start().await);
+    let text = format!(
+        "public_url = \"{PUBLIC}\"\n\
+         [[route]]\nname = \"alpha\"\nupstream = \"http://{}\"\npath_prefix = \"/agents/alpha\"\n\
+         rewrite_agent_card = true\n\
+         [[route]]\nname = \"beta\"\nupstream = \"http://{}\"\npath_prefix = \"/agents/beta\"\n",
+        a.addr, b.addr
+    );
+    let p = Proxy::start_config(&text, None).await;
+    let card = card_v1(&a.addr.to_string());
+    let (got, _) = get_card(&a, &p, "/agents/alpha/.well-known/agent-card.json", &card).await;
+    let want = card
+        .replace(
+            &format!("\"http://{}/a2a/jsonrpc\"", a.addr),
+            &format!("\"{PUBLIC}/agents/alpha/a2a/jsonrpc\""),
+        )
+        .replace(
+            &format!("\"http://{}/rest/v1?x=1\"", a.addr),
+            &format!("\"{PUBLIC}/agents/alpha/rest/v1?x=1\""),
+        );
+    assert_ne!(want, card);
+    assert_eq!(String::from_utf8_lossy(&got), want);
+    assert!(want.contains(r#""tenant":"acme""#));
+    assert_eq!(a.request_targets(), ["/.well-known/agent-card.json"]);
+
+    let other = card_v1(&b.addr.to_string());
+    let (got, _) = get_card(&b, &p, "/agents/beta/.well-known/agent-card.json", &other).await;
+    assert_eq!(
+        String::from_utf8_lossy(&got),
+        other,
+        "beta does not rewrite"
+    );
+    let bypass = |text: &str, route| {
+        crate::support::metric(text, "a2a_agent_card_bypass_total", &[("upstream", route)])
+    };
+    let counted = crate::support::within("beta's bypassing card counted", async {
+        loop {
+            let text = crate::support::scrape(&p.app).await;
+            if bypass(&text, "beta") == Some(1.0) {
+                return text;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert_eq!(bypass(&counted, "alpha"), Some(0.0));
+    p.stop().await;
+}
