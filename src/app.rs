@@ -78,6 +78,8 @@ pub struct App {
     access_writer: Option<(AuditLog, AuditWriter)>,
     /// The shutdown's grace period (spans still queued get as long).
     grace: std::time::Duration,
+    /// The inspector the caller gave (tests), kept for reloads.
+    given: Option<Arc<dyn Inspector>>,
 }
 
 /// The validation layer's parts, kept for an orderly shutdown.
@@ -150,10 +152,14 @@ impl App {
             Some(v) => v.access.clone(),
             None => own_access,
         };
+        for result in ["ok", "error"] {
+            metrics.config_reloads_total.with(result);
+        }
+        let given = options.inspector;
         let inspector_for = inspector_for(
             config,
             &metrics,
-            options.inspector,
+            given.clone(),
             validation.as_ref().map(|v| v.tap.clone()),
         )?;
         let audit = match (&validation, &options_audit) {
@@ -188,7 +194,29 @@ impl App {
             validation,
             access_writer,
             grace: config.proxy.grace_period.0,
+            given,
         })
+    }
+
+    /// Takes the routes and severities of `config` (re-read on SIGHUP):
+    /// the new route table is swapped in whole, exchanges in flight keep
+    /// the route they began on. Other keys are not re-read (a restart
+    /// takes them). A config that does not validate, or whose routes
+    /// cannot be built, leaves the table in use; either way counted in
+    /// `a2a_config_reloads_total{result}`.
+    pub fn reload(&self, config: &Config) -> Result<(), AppError> {
+        let done = self.try_reload(config);
+        let result = if done.is_ok() { "ok" } else { "error" };
+        self.metrics().config_reloads_total.with(result).inc();
+        done
+    }
+
+    fn try_reload(&self, config: &Config) -> Result<(), AppError> {
+        config.validate()?;
+        let tap = self.validation.as_ref().map(|v| v.tap.clone());
+        let inspector_for = inspector_for(config, self.metrics(), self.given.clone(), tap)?;
+        self.server.reload_routes(config, inspector_for)?;
+        Ok(())
     }
 
     /// The proxy's bound address.

@@ -1,5 +1,6 @@
 //! `a2a-tap serve`: logging set up, the runtime started, the app run
-//! until SIGTERM/SIGINT and drained; SIGHUP reopens the audit log.
+//! until SIGTERM/SIGINT and drained; SIGHUP reopens the audit log and
+//! re-reads the routes and severities.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -39,7 +40,7 @@ pub fn serve(args: &ServeArgs) -> ExitCode {
             return ExitCode::from(3);
         }
     };
-    let code = runtime.block_on(run(&config, log_dropped));
+    let code = runtime.block_on(run(&config, args, log_dropped));
     drop(runtime);
     // The last lines (the "stopped" one) are written before exit.
     drop(log_guard);
@@ -47,7 +48,7 @@ pub fn serve(args: &ServeArgs) -> ExitCode {
 }
 
 /// Serves until SIGTERM/SIGINT, then drains (see `App::shutdown`).
-async fn run(config: &Config, log_dropped: LogDrops) -> ExitCode {
+async fn run(config: &Config, args: &ServeArgs, log_dropped: LogDrops) -> ExitCode {
     let metrics = match Metrics::new()
         .and_then(|m| m.count_log_drops(move || log_dropped.total()).map(|()| m))
     {
@@ -79,7 +80,7 @@ async fn run(config: &Config, log_dropped: LogDrops) -> ExitCode {
     };
     // Always handled: SIGHUP's default action would kill the proxy (systemd's
     // ExecReload sends it even when there is no audit log to reopen).
-    let reopen = tokio::spawn(reopen_on_sighup(hup, app.clone()));
+    let reopen = tokio::spawn(reopen_on_sighup(hup, app.clone(), args.clone()));
     stop.await;
     tracing::info!("shutdown requested");
     // A second signal ends the drain at once.
@@ -100,10 +101,15 @@ async fn run(config: &Config, log_dropped: LogDrops) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Reopens the audit log on every SIGHUP (logrotate: rename, then signal).
-async fn reopen_on_sighup(hup: Option<Signal>, app: Arc<App>) {
+/// On every SIGHUP, reopens the audit log (logrotate: rename, then
+/// signal) and re-reads the config (file, environment, flags) for its
+/// routes and severities; a bad config is logged and the routes in use
+/// kept.
+async fn reopen_on_sighup(hup: Option<Signal>, app: Arc<App>, args: ServeArgs) {
     let Some(mut hup) = hup else {
-        tracing::warn!("cannot listen for SIGHUP: the audit log will not be reopened");
+        tracing::warn!(
+            "cannot listen for SIGHUP: the audit log will not be reopened, nor the config re-read"
+        );
         return;
     };
     while hup.recv().await.is_some() {
@@ -111,6 +117,30 @@ async fn reopen_on_sighup(hup: Option<Signal>, app: Arc<App>) {
             tracing::info!("SIGHUP: reopening the audit log");
         } else {
             tracing::info!("SIGHUP: no audit log to reopen (validate = false)");
+        }
+        // Reading and checking the file blocks: off the runtime's threads.
+        let read = {
+            let args = args.clone();
+            tokio::task::spawn_blocking(move || load_config(&args)).await
+        };
+        let done = match read {
+            Ok(Ok(config)) => app.reload(&config).map(|()| config.route_specs().len()),
+            Ok(Err(e)) => {
+                app.metrics().config_reloads_total.with("error").inc();
+                Err(crate::app::AppError::Config(e))
+            }
+            Err(e) => {
+                app.metrics().config_reloads_total.with("error").inc();
+                tracing::error!(error = %e, "SIGHUP: the config could not be read");
+                continue;
+            }
+        };
+        match done {
+            Ok(routes) => tracing::info!(routes, "SIGHUP: config reloaded: the new routes serve"),
+            Err(e) => tracing::error!(
+                error = %e,
+                "SIGHUP: the config was not reloaded: the routes in use are kept"
+            ),
         }
     }
 }

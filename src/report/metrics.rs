@@ -90,6 +90,8 @@ pub struct Metrics {
     pub registry_errors_total: RegistryErrors,
     /// `a2a_registry_up`: 1 while the shared registry's server answers.
     pub registry_up: IntGauge,
+    /// `a2a_config_reloads_total{result}`: SIGHUP reloads (`ok`, `error`).
+    pub config_reloads_total: ConfigReloads,
 }
 
 // === impl Metrics ===
@@ -231,6 +233,11 @@ impl Metrics {
                 registry.register(Box::new(g.clone()))?;
                 g
             },
+            config_reloads_total: ConfigReloads(counter(
+                "a2a_config_reloads_total",
+                "Configuration reloads on SIGHUP, by result (ok, or error: the old routes kept).",
+                ConfigReloads::LABELS,
+            )?),
             registry_facts_total: RegistryFacts(counter(
                 "a2a_registry_facts_total",
                 "Task facts shared with the other replicas (published) and heard from them (received).",

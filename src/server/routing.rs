@@ -56,6 +56,17 @@ impl ServerHandle {
             init_series(&self.metrics, &spec.name);
         }
         self.routes.store(Arc::new(table));
+        // The new routes' upstreams are probed now, not in up to 2 s.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (readiness, routes, metrics) = (
+                self.readiness.clone(),
+                self.routes.clone(),
+                self.metrics.clone(),
+            );
+            runtime.spawn(async move {
+                super::admin::probe_routes(&readiness, &routes, &metrics, false).await;
+            });
+        }
         Ok(())
     }
 }

@@ -228,3 +228,55 @@ async fn a_route_severity_override_applies_to_that_route_alone() {
     );
     p.stop().await;
 }
+
+/// A stream open on a route when a reload removes that route ends on it:
+/// its bytes whole, its finding under its route's name and policy; the
+/// next request to that path finds no route.
+#[tokio::test]
+async fn an_exchange_in_flight_keeps_its_route_across_a_reload() {
+    let (a, b, p) = two_routes("").await;
+    let evs = [
+        json!({"task": bare_task("t-1", "c", "TASK_STATE_WORKING", None)}),
+        json!({"statusUpdate": {"taskId": "t-1", "contextId": "c",
+               "status": {"state": "TASK_STATE_COMPLETED"}}}),
+        json!({"statusUpdate": {"taskId": "t-1", "contextId": "c",
+               "status": {"state": "TASK_STATE_WORKING"}}}),
+    ];
+    let hold = crate::support::Hold::after(1);
+    let mut reply = Reply::sse(&frames(1, &evs));
+    reply.hold = Some(hold.clone());
+    let want = reply.bytes();
+    a.push(reply);
+    let req = request(json!(1), "SendStreamingMessage", new_message());
+    let caller = tokio::spawn({
+        let listen = p.listen;
+        async move { crate::support::request_to(listen, "POST", "/agents/alpha", V1, &req).await }
+    });
+    p.wait_metrics("alpha's stream open", |s| {
+        metric(s, "a2a_streams_active", &[("upstream", "alpha")]) == Some(1.0)
+    })
+    .await;
+    // Only beta now, under the prefix alpha had; severities lowered.
+    let text = format!(
+        "listen = \"127.0.0.1:0\"\nadmin = \"127.0.0.1:0\"\n[severity]\nterminal_exit = \"off\"\n\
+         [[route]]\nname = \"beta\"\nupstream = \"http://{}\"\npath_prefix = \"/agents/alpha/beta\"\n",
+        b.addr
+    );
+    let config: a2a_tap::config::Config = text.parse().expect("config");
+    p.app.reload(&config).expect("reloads");
+    hold.release.notify_one();
+    let (status, _, got) = within("the held stream", caller).await.expect("join");
+    assert_eq!((status, got), (200, want));
+    let (status, _) = p.send("POST", "/agents/alpha", V1, "{}").await;
+    assert_eq!(status, 404, "alpha is gone");
+    let records = settle_on(&b, &p, "/agents/alpha/beta").await;
+    assert_eq!(kinds(&records), ["terminal_exit"], "{records:#?}");
+    assert_eq!(records[0]["upstream"], "alpha");
+    assert_eq!(records[0]["severity"], "error", "judged by alpha's policy");
+    let m = scrape(&p).await;
+    assert_eq!(
+        metric(&m, "a2a_config_reloads_total", &[("result", "ok")]),
+        Some(1.0)
+    );
+    p.stop().await;
+}

@@ -14,5 +14,6 @@ mod html;
 mod probe;
 mod quick_start;
 mod replicas;
+mod routes;
 mod rules;
 mod signals;

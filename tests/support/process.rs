@@ -28,6 +28,9 @@ pub struct Launch {
     pub audit_file: Option<String>,
     /// Environment variables set for it.
     pub env: Vec<(String, String)>,
+    /// Its config (after `listen`, `admin` and `audit_log`) in place of
+    /// `upstream`, `name` and `extra`: `[[route]]` tables, say.
+    pub config: Option<String>,
 }
 
 /// a2a-tap as a child process, killed on drop.
@@ -75,16 +78,16 @@ impl Process {
             .path()
             .join(launch.audit_file.as_deref().unwrap_or("audit.jsonl"));
         let config = dir.path().join("config.toml");
-        std::fs::write(
-            &config,
-            format!(
+        let text = match &launch.config {
+            Some(text) => config_text(&audit, text),
+            None => format!(
                 "listen = \"127.0.0.1:0\"\nupstream = \"http://{upstream}\"\nadmin = \"127.0.0.1:0\"\n\
                  name = \"{NAME}\"\naudit_log = \"{}\"\n{}\n",
                 audit.display(),
                 without_drain_delay(extra)
             ),
-        )
-        .expect("write config");
+        };
+        std::fs::write(&config, text).expect("write config");
         let log = dir.path().join("stderr.log");
         let mut cmd = match launch.wrapper.split_first() {
             Some((program, args)) => {
@@ -144,6 +147,17 @@ impl Process {
             dir,
             _unread: unread,
         }
+    }
+
+    /// Rewrites its config file with `text` (as `Launch::config` takes
+    /// it), for a reload.
+    pub fn rewrite_config(&self, text: &str) {
+        let path = self.dir.path().join("config.toml");
+        let old = std::fs::read_to_string(&path).expect("read config");
+        // The ports it listens on stay (a reload does not rebind).
+        let text = config_text(&self.audit, text);
+        assert!(old.starts_with("listen"), "{old}");
+        std::fs::write(&path, text).expect("write config");
     }
 
     /// The process id.
@@ -295,6 +309,15 @@ pub fn run_with(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String, St
 
 /// `extra` with `proxy.drain_delay = "0s"` unless it sets one: a test's
 /// SIGTERM then stops accepting at once (the drain delay has its own test).
+/// A whole config file: on 127.0.0.1:0, its audit log at `audit`, then `text`.
+fn config_text(audit: &Path, text: &str) -> String {
+    format!(
+        "listen = \"127.0.0.1:0\"\nadmin = \"127.0.0.1:0\"\naudit_log = \"{}\"\n{}\n",
+        audit.display(),
+        without_drain_delay(text)
+    )
+}
+
 pub fn without_drain_delay(extra: &str) -> String {
     if extra.contains("drain_delay") {
         extra.to_string()

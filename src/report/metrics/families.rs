@@ -86,6 +86,10 @@ family! {
     RegistryErrors(IntCounterVec => IntCounter) { op }
 }
 family! {
+    /// `a2a_config_reloads_total`; `result` is `ok` or `error`.
+    ConfigReloads(IntCounterVec => IntCounter) { result }
+}
+family! {
     /// `a2a_build_info`.
     BuildInfo(IntGaugeVec => IntGauge) { version, commit }
 }
