@@ -72,6 +72,8 @@ pub struct RouteJudging {
     /// Whether its cards are looked at for URLs past the proxy (its cards
     /// are not rewritten).
     pub bypass_check: bool,
+    /// Its upstream's host (`server.address` on its spans).
+    pub server_address: String,
 }
 
 /// What the analysis thread builds spans with.

@@ -332,9 +332,14 @@ impl Worker {
         self.report_found(found, Some(ended.engine.exchange()));
         let task_id = ended.engine.task_id().map(str::to_owned);
         let found = self.live.get_mut(id).map_or(0, |l| l.findings) + self.flush_folds(id);
+        let server = self
+            .judge
+            .settings
+            .as_ref()
+            .map(|s| s.server_address.as_str());
         if let (Some(tracer), Some(live)) = (&mut self.tracer, self.live.get_mut(id)) {
             if let Some(span) = live.span.take() {
-                tracer.end(&span, live, &ended.engine, at);
+                tracer.end(&span, (live, &ended.engine), at, server);
             }
         }
         ended.engine.release(self.judge.session.registry_mut());

@@ -538,3 +538,38 @@ async fn a_collector_answering_without_end_is_read_to_a_bound() {
         Some(0.0)
     );
 }
+
+/// Behind routes, each exchange's span names its own route's upstream
+/// host (`server.address`).
+#[tokio::test]
+async fn each_routes_spans_name_its_upstream_host() {
+    let collector = Collector::start().await;
+    let (a, b) = (Upstream::start().await, Upstream::start().await);
+    let config = format!(
+        "{}\n[[route]]\nname = \"a\"\nupstream = \"http://127.0.0.1:{}\"\npath_prefix = \"/a\"\n\
+         [[route]]\nname = \"b\"\nupstream = \"http://localhost:{}\"\npath_prefix = \"/b\"\n",
+        collector.config(),
+        a.addr.port(),
+        b.addr.port()
+    );
+    let p = Proxy::start_config(&config, None).await;
+    let answer = |id| {
+        rpc(
+            json!(id),
+            json!({"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}),
+        )
+    };
+    for (up, path, id) in [(&a, "/a", 1), (&b, "/b", 2)] {
+        up.push(Reply::json(200, &answer(id)));
+        let req = request(json!(id), "GetTask", json!({"id": "t"}));
+        assert_eq!(p.send("POST", path, V1, &req).await.0, 200);
+    }
+    let spans = collector.wait(2).await;
+    let mut hosts: Vec<String> = spans
+        .iter()
+        .map(|(_, s)| text(s, "server.address"))
+        .collect();
+    hosts.sort();
+    assert_eq!(hosts, ["127.0.0.1", "localhost"]);
+    p.stop().await;
+}

@@ -24,6 +24,7 @@ impl Tap {
             policy: route.policy()?,
             base_path: route.upstream.base_path().to_owned(),
             bypass_check: card.is_none(),
+            server_address: route.upstream.host().to_owned(),
         };
         drop(crate::analysis::series::AnalysisSeries::new(
             metrics,

@@ -68,9 +68,14 @@ impl Worker {
             self.enter(route);
         }
         let engine = self.judge.session.forget(id);
+        let server = self
+            .judge
+            .settings
+            .as_ref()
+            .map(|s| s.server_address.as_str());
         if let (Some(live), Some(engine)) = (self.live.get_mut(id), engine) {
             if let (Some(tracer), Some(span)) = (&mut self.tracer, live.span.take()) {
-                tracer.end(&span, live, &engine, Instant::now());
+                tracer.end(&span, (live, &engine), Instant::now(), server);
             }
         }
         let Some(held) = self.live.discard(id) else {

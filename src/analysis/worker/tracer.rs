@@ -15,7 +15,8 @@ use crate::trace::span::{Begun, Ended, OpenSpan};
 pub(crate) struct Tracer {
     ids: Ids,
     spans: Spans,
-    /// `server.address` of every span: the upstream's host.
+    /// `server.address` of the first route's spans: its upstream's host
+    /// (another route's comes with its settings).
     server_address: String,
     /// A moment on both clocks, to put `Instant`s on the wall clock.
     base: (Instant, u64),
@@ -93,18 +94,18 @@ impl Tracer {
     }
 
     /// Ends `span` with what `live` and `engine` saw, at `at`, and queues
-    /// it.
+    /// it; `server` is its route's upstream host (`None`: the first route's).
     pub(super) fn end(
         &mut self,
         span: &OpenSpan,
-        live: &Live,
-        engine: &ExchangeEngine,
+        (live, engine): (&Live, &ExchangeEngine),
         at: Instant,
+        server: Option<&str>,
     ) {
         let r = engine.reducer();
         let ended = Ended {
             end_unix_nanos: self.unix_nanos(at),
-            server_address: &self.server_address,
+            server_address: server.unwrap_or(&self.server_address),
             http_status: Some(r.http_status()),
             task_id: r.task_id(),
             context_id: r.context_id(),
