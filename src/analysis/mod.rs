@@ -166,9 +166,9 @@ pub fn card_settings(config: &Config) -> Option<CardSettings> {
 }
 
 /// How `route`'s agent cards are rewritten, when its `rewrite_agent_card`
-/// is on: to `public_url` + the route's prefix.
+/// is on: to its `public_url` (its own, else the top-level one) + its prefix.
 pub fn route_card_settings(config: &Config, route: &RouteSpec) -> Option<CardSettings> {
-    let public = config
+    let public = route
         .public_url
         .as_ref()
         .filter(|_| route.rewrite_agent_card)?;

@@ -39,6 +39,9 @@ pub struct RouteSection {
     pub stream_idle_timeout: Option<HumanDuration>,
     /// Overrides `rewrite_agent_card`: cards rewritten to `public_url` + the prefix.
     pub rewrite_agent_card: Option<bool>,
+    /// Overrides `public_url` for this route's cards (a route matched by
+    /// host is reached at its own name).
+    pub public_url: Option<UpstreamUrl>,
     /// `[route.severity]`: overrides of the top-level `[severity]`, for this route alone.
     pub severity: BTreeMap<String, super::SeverityChoice>,
 }
@@ -58,6 +61,8 @@ pub struct RouteSpec {
     /// `[proxy]` with this route's overrides applied.
     pub proxy: ProxySection,
     pub rewrite_agent_card: bool,
+    /// Where its cards send clients: its own `public_url`, else the top-level one.
+    pub public_url: Option<UpstreamUrl>,
     /// The top-level `[severity]` with this route's over it.
     pub severity: BTreeMap<String, super::SeverityChoice>,
 }
@@ -130,6 +135,7 @@ impl Config {
                     strip: false,
                     proxy: self.proxy.clone(),
                     rewrite_agent_card: self.rewrite_agent_card,
+                    public_url: self.public_url.clone(),
                     severity: self.severity.clone(),
                 })
                 .collect();
@@ -159,6 +165,7 @@ impl Config {
                     host: r.host.as_deref().map(str::to_ascii_lowercase),
                     proxy,
                     rewrite_agent_card: r.rewrite_agent_card.unwrap_or(self.rewrite_agent_card),
+                    public_url: r.public_url.clone().or_else(|| self.public_url.clone()),
                     severity,
                 })
             })
@@ -257,12 +264,14 @@ impl Config {
                     invalid(&mut problems, key(k), "must be greater than zero".into());
                 }
             }
-            if r.rewrite_agent_card == Some(true) && self.public_url.is_none() {
+            let rewrites = r.rewrite_agent_card.unwrap_or(self.rewrite_agent_card);
+            if rewrites && r.public_url.is_none() && self.public_url.is_none() {
                 invalid(
                     &mut problems,
-                    "public_url".into(),
+                    key("public_url"),
                     format!(
-                        "is required: route `{}` has rewrite_agent_card = true",
+                        "is required (here, or at the top level): route `{}` rewrites its agent \
+                         cards (rewrite_agent_card = true) to the proxy's public URL",
                         r.name
                     ),
                 );

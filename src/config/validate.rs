@@ -50,7 +50,7 @@ impl Config {
                 why: why.to_string(),
             })
         };
-        if self.rewrite_agent_card && self.public_url.is_none() {
+        if self.rewrite_agent_card && self.public_url.is_none() && self.routes.is_empty() {
             invalid(
                 "public_url",
                 "is required: rewrite_agent_card = true needs the proxy's public URL",
