@@ -76,22 +76,24 @@ pub struct RouteContext {
     pub access: Option<AccessLog>,
     /// Serving threads (one client each).
     pub threads: usize,
-    /// Idle HTTP/1.1 connections each thread's pool may keep.
-    pub max_idle: usize,
+    /// Idle HTTP/1.1 connections kept over every route and thread: each
+    /// route's pool on each thread keeps its share (at least one).
+    pub idle_total: usize,
     pub inspector_for: InspectorFor,
 }
 
 // === impl Route ===
 
 impl Route {
-    /// Builds the route of `spec`, seen by `inspector`.
+    /// Builds the route of `spec`, one of `routes`, seen by `inspector`.
     fn build(
         spec: &RouteSpec,
-        cx: &RouteContext,
+        (cx, routes): (&RouteContext, usize),
         inspector: Option<Arc<dyn Inspector>>,
     ) -> Result<Route, ClientError> {
+        let max_idle = (cx.idle_total / (cx.threads.max(1) * routes.max(1))).max(1);
         let upstreams = (0..cx.threads.max(1))
-            .map(|_| upstream::build(&spec.proxy, &spec.upstream, cx.max_idle))
+            .map(|_| upstream::build(&spec.proxy, &spec.upstream, max_idle))
             .collect::<Result<Vec<_>, _>>()?;
         let name: Arc<str> = spec.name.as_str().into();
         Ok(Route {
@@ -188,7 +190,9 @@ impl RouteTable {
     pub fn build(specs: &[RouteSpec], cx: &RouteContext) -> Result<RouteTable, ClientError> {
         let routes = specs
             .iter()
-            .map(|spec| Route::build(spec, cx, (cx.inspector_for)(spec)).map(Arc::new))
+            .map(|spec| {
+                Route::build(spec, (cx, specs.len()), (cx.inspector_for)(spec)).map(Arc::new)
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(RouteTable::new(routes, &cx.metrics, cx.access.clone()))
     }

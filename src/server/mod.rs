@@ -243,7 +243,7 @@ pub async fn start_with(
         metrics: metrics.clone(),
         access: access.clone(),
         threads: count,
-        max_idle: (plan.upstream_idle / count).max(1),
+        idle_total: plan.upstream_idle,
         inspector_for,
     };
     let (routes, parse_label) = routing::first_table(&specs, &route_cx)?;

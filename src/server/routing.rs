@@ -21,16 +21,26 @@ pub(super) fn first_table(
 ) -> Result<(SharedRoutes, Arc<str>), StartError> {
     let table = RouteTable::build(specs, cx)?;
     let label: Arc<str> = match specs {
-        [one] if one.prefix.is_empty() && one.host.is_none() => one.name.as_str().into(),
-        _ => {
-            // Requests no route takes are counted here, from zero.
-            cx.metrics
-                .requests_total
-                .with("", UNKNOWN_BINDING, OTHER_METHOD, "4xx");
-            "".into()
-        }
+        [one] if takes_all(one) => one.name.as_str().into(),
+        _ => "".into(),
     };
+    init_unrouted(specs, &cx.metrics);
     Ok((Arc::new(arc_swap::ArcSwap::from_pointee(table)), label))
+}
+
+/// Whether `route` takes every request (no prefix, no host).
+fn takes_all(route: &RouteSpec) -> bool {
+    route.prefix.is_empty() && route.host.is_none()
+}
+
+/// Unless one route takes every request, the series of the requests no
+/// route takes, from zero.
+fn init_unrouted(specs: &[RouteSpec], metrics: &Metrics) {
+    if !matches!(specs, [one] if takes_all(one)) {
+        metrics
+            .requests_total
+            .with("", UNKNOWN_BINDING, OTHER_METHOD, "4xx");
+    }
 }
 
 impl ServerHandle {
@@ -55,6 +65,7 @@ impl ServerHandle {
         for spec in &specs {
             init_series(&self.metrics, &spec.name);
         }
+        init_unrouted(&specs, &self.metrics);
         self.routes.store(Arc::new(table));
         // The new routes' upstreams are probed now, not in up to 2 s.
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {

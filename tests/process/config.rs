@@ -625,3 +625,18 @@ fn route_mistakes_are_named_by_route_and_key() {
         ],
     );
 }
+
+/// The egress example of deploy/ is a config `config check` accepts, one
+/// route per remote agent.
+#[test]
+fn the_egress_example_checks() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/egress/config.toml");
+    let (code, out, err) = run_with(&["config", "check", "--config", path], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    for route in ["billing", "travel", "search"] {
+        assert!(
+            out.contains(&format!("#   {route}: path /agents/{route}/…")),
+            "{out}"
+        );
+    }
+}

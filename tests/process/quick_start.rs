@@ -110,3 +110,37 @@ fn the_quick_start_agent_builds_from_normal_dependencies_only() {
         assert!(!tree.contains(dev_only), "{dev_only}in {tree}");
     }
 }
+
+/// The README's two-route config is one `config check` accepts, its
+/// routes in the table it prints.
+#[test]
+fn the_readmes_two_route_config_checks() {
+    let text = readme();
+    let block = text
+        .split("```toml\n")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .find(|b| b.contains("[[route]]"))
+        .expect("a config with routes in the README");
+    let file = tempfile::Builder::new()
+        .suffix(".toml")
+        .tempfile()
+        .expect("temp file");
+    std::fs::write(file.path(), block).expect("write config");
+    let (code, out, err) = crate::support::process::run_with(
+        &[
+            "config",
+            "check",
+            "--config",
+            file.path().to_str().expect("utf-8"),
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    for line in [
+        "#   scripted: path /agents/scripted/…, prefix stripped -> http://127.0.0.1:9999/, cards rewritten",
+        "#   billing: path /agents/billing/…, prefix stripped -> https://billing.partner.example/a2a",
+    ] {
+        assert!(out.contains(line), "`{line}` missing from:\n{out}");
+    }
+}
