@@ -8,7 +8,12 @@
 #   scripts/bench.sh            # 3 rounds x 10 s per target and workload, 64 connections
 #   DURATION=20s CONNS=128 ROUNDS=5 scripts/bench.sh
 #   LIGHT_CONNS=0 scripts/bench.sh   # only the saturating workloads
-#   TRACED=0 REDIS=0 GRPC=0 scripts/bench.sh  # without the tracing, shared-registry or gRPC rows
+#   TRACED=0 REDIS=0 GRPC=0 ROUTES=0 scripts/bench.sh  # without the tracing, shared-registry, gRPC or routes rows
+#
+# ROUTES=1 (the default) adds two a2a-tap rows behind [[route]] tables, the
+# same workload under the prefix /agents/zz: tap-1route (that route alone)
+# and tap-50routes (49 other routes of the same prefix length before it, so
+# every request is matched against all 50); routing's cost is their ratio.
 #
 # Targets take turns within each round (in reverse order every other round)
 # and the median round is reported, so background load on a shared machine
@@ -37,6 +42,11 @@ TRACED01_ADMIN=${TRACED01_ADMIN:-18909}
 REDIS_PORT=${REDIS_PORT:-18910}
 SHARED_PORT=${SHARED_PORT:-18911}
 SHARED_ADMIN=${SHARED_ADMIN:-18912}
+ROUTE1_PORT=${ROUTE1_PORT:-18913}
+ROUTE1_ADMIN=${ROUTE1_ADMIN:-18914}
+ROUTE50_PORT=${ROUTE50_PORT:-18915}
+ROUTE50_ADMIN=${ROUTE50_ADMIN:-18916}
+ROUTES=${ROUTES:-1}
 TRACED=${TRACED:-1}
 REDIS=${REDIS:-1}
 GRPC=${GRPC:-1}
@@ -147,6 +157,25 @@ start_tap_shared() {
   wait_port "127.0.0.1:$SHARED_PORT"
 }
 
+# a2a-tap validating behind [[route]] tables: $2 routes, the loaded one
+# (/agents/zz, its prefix stripped) last among routes of one prefix length.
+ROUTE_PIDS=()
+start_tap_routes() { # name routes port admin
+  local i
+  : >"$WORK/$1.toml"
+  for ((i = 1; i < $2; i++)); do
+    printf '[[route]]\nname = "r%02d"\nupstream = "http://127.0.0.1:%s"\npath_prefix = "/agents/r%02d"\n' \
+      "$i" "$UP_PORT" "$i" >>"$WORK/$1.toml"
+  done
+  printf '[[route]]\nname = "zz"\nupstream = "http://127.0.0.1:%s"\npath_prefix = "/agents/zz"\n' \
+    "$UP_PORT" >>"$WORK/$1.toml"
+  RUST_LOG=warn "$TAP_BIN" --config "$WORK/$1.toml" --listen "127.0.0.1:$3" \
+    --admin "127.0.0.1:$4" >/dev/null 2>"$WORK/$1.log" &
+  ROUTE_PIDS+=($!)
+  PIDS+=($!)
+  wait_port "127.0.0.1:$3"
+}
+
 rss_kb() { awk "/^$2:/ {print \$2}" "/proc/$1/status" 2>/dev/null || echo "?"; }
 
 # name|base URL
@@ -162,6 +191,7 @@ if ((TRACED)); then
   TARGETS+=("tap-traced|http://127.0.0.1:$TRACED_PORT" "tap-trace-0.1|http://127.0.0.1:$TRACED01_PORT")
 fi
 ((REDIS)) && TARGETS+=("tap-redis|http://127.0.0.1:$SHARED_PORT")
+((ROUTES)) && TARGETS+=("tap-1route|http://127.0.0.1:$ROUTE1_PORT/agents/zz" "tap-50routes|http://127.0.0.1:$ROUTE50_PORT/agents/zz")
 # workload|path|connections. The light-load rows (one connection: the CPU is
 # not saturated) show what validation adds to each exchange's latency; the
 # others, what it costs in throughput at 100 % CPU.
@@ -188,6 +218,10 @@ if ((TRACED)); then
   start_tap_traced tap-trace-0.1 0.1 "$TRACED01_PORT" "$TRACED01_ADMIN"
 fi
 ((REDIS)) && start_tap_shared
+if ((ROUTES)); then
+  start_tap_routes tap-1route 1 "$ROUTE1_PORT" "$ROUTE1_ADMIN"
+  start_tap_routes tap-50routes 50 "$ROUTE50_PORT" "$ROUTE50_ADMIN"
+fi
 
 run_wrk() { # url connections -> "rps p50 p99 requests notes"
   local out threads=$THREADS
@@ -246,6 +280,7 @@ echo "wrk: $THREADS threads, $CONNS keep-alive connections ($LIGHT_CONNS for the
 echo
 printf '%-22s %-10s %12s %10s %10s  %s\n' workload target "requests/s" "p50 ms" "p99 ms" notes
 COSTS=()
+ROUTE_COSTS=()
 TCOSTS=()
 RCOSTS=()
 CPU=()
@@ -272,6 +307,8 @@ for w in "${WORKLOADS[@]}"; do
         tap-traced) pid=${TRACED_PIDS[0]} ;;
         tap-trace-0.1) pid=${TRACED_PIDS[1]} ;;
         tap-redis) pid=$SHARED_PID ;;
+        tap-1route) pid=${ROUTE_PIDS[0]} ;;
+        tap-50routes) pid=${ROUTE_PIDS[1]} ;;
         *) pid="" ;;
       esac
       [[ -n $pid ]] && thread_ticks "$pid" >"$WORK/ticks.before"
@@ -302,6 +339,11 @@ for w in "${WORKLOADS[@]}"; do
       awk '{printf "%.1f\n", 100 * (1 - $1 / $2)}')
     RCOSTS+=("$wname: $(xargs <<<"$rcosts" | sed 's/ /, /g') % (median $(median <<<"$rcosts") %)")
   fi
+  if ((ROUTES)); then
+    rtcosts=$(paste -d' ' <(awk '{print $1}' "$WORK/tap-50routes.runs") <(awk '{print $1}' "$WORK/tap-1route.runs") |
+      awk '{printf "%.1f\n", 100 * (1 - $1 / $2)}')
+    ROUTE_COSTS+=("$wname: $(xargs <<<"$rtcosts" | sed 's/ /, /g') % (median $(median <<<"$rtcosts") %)")
+  fi
   for traced in ${TRACED_ROWS[@]+"${TRACED_ROWS[@]}"}; do
     tcosts=$(paste -d' ' <(awk '{print $1}' "$WORK/$traced.runs") <(awk '{print $1}' "$WORK/a2a-tap.runs") |
       awk '{printf "%.1f\n", 100 * (1 - $1 / $2)}')
@@ -320,6 +362,11 @@ for w in "${WORKLOADS[@]}"; do
   if ((REDIS)); then
     read -r sh_all sh_s sh_a sh_o < <(per_req "$WORK/tap-redis.cpu")
     CPU+=("  tap-redis $sh_all µs (serving $sh_s, analysis $sh_a, registry threads $sh_o): the shared registry $(awk -v a="$sh_all" -v b="$tap_all" 'BEGIN {printf "%+.2f", a - b}') µs a request")
+  fi
+  if ((ROUTES)); then
+    read -r r1_all _ _ _ < <(per_req "$WORK/tap-1route.cpu")
+    read -r r50_all _ _ _ < <(per_req "$WORK/tap-50routes.cpu")
+    CPU+=("  tap-1route $r1_all µs, tap-50routes $r50_all µs: 49 more routes $(awk -v a="$r50_all" -v b="$r1_all" 'BEGIN {printf "%+.2f", a - b}') µs a request")
   fi
   for traced in ${TRACED_ROWS[@]+"${TRACED_ROWS[@]}"}; do
     read -r tr_all tr_s tr_a tr_o < <(per_req "$WORK/$traced.cpu")
@@ -381,6 +428,11 @@ echo
 if ((TRACED)); then
   echo "tracing cost by round, 1 - tap-traced / a2a-tap requests/s (sample ratio 1.0, and 0.1):"
   printf '  %s\n' "${TCOSTS[@]}"
+fi
+if ((ROUTES)); then
+  echo
+  echo "routing cost by round, 1 - tap-50routes / tap-1route requests/s (the same route, 49 more before it):"
+  printf '  %s\n' "${ROUTE_COSTS[@]}"
 fi
 if ((REDIS)); then
   echo
