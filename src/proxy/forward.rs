@@ -68,8 +68,8 @@ impl Forwarder {
     /// Closes this thread's idle pooled upstream connections past their
     /// timeout, on every route.
     pub fn reap_idle(&self) {
-        for route in self.routes.load().routes() {
-            route.reap_idle(self.thread);
+        for route in self.routes.load().routes(self.thread) {
+            route.reap_idle();
         }
     }
 
@@ -118,7 +118,7 @@ impl Forwarder {
                 .get(header::HOST)
                 .and_then(|h| h.to_str().ok())
                 .or_else(|| head.uri.authority().map(Authority::as_str));
-            let refused = match table.find(&head.uri, host) {
+            let refused = match table.find(self.thread, &head.uri, host) {
                 Routed::To(route, stripped) => Ok((route.clone(), stripped)),
                 Routed::None(path) => Err(ProxyError::NoRoute(path)),
                 Routed::Unsafe(path) => Err(ProxyError::BadPath(path)),
@@ -126,7 +126,8 @@ impl Forwarder {
             match refused {
                 Ok(found) => found,
                 Err(err) => {
-                    let exchange = InFlight::new(id, start, None, table.unrouted.clone())
+                    let unrouted = table.unrouted(self.thread).clone();
+                    let exchange = InFlight::new(id, start, None, unrouted)
                         .with_caller(&head)
                         .on_connection(activity);
                     return refuse(&exchange, grpc, err);
@@ -151,7 +152,7 @@ impl Forwarder {
         if let Some(uri) = stripped {
             head.uri = uri;
         }
-        let upstream = route.upstream(self.thread);
+        let upstream = &route.upstream;
 
         if head.method == http::Method::CONNECT {
             return self.refuse(&exchange, grpc, ProxyError::MethodNotAllowed(head.method));
@@ -279,7 +280,7 @@ impl Forwarder {
         http2: bool,
         share: &CallerShare,
     ) -> Result<Response<UpstreamResponseBody>, Failed> {
-        let upstream = route.upstream(self.thread);
+        let upstream = &route.upstream;
         let pool = match &upstream.http1 {
             Some(pool) if !http2 => pool,
             _ => {

@@ -1,8 +1,11 @@
 //! Routes: which agent a request goes to. A [`RouteTable`] holds every
 //! route of the config, each with its own upstream client (an HTTP/1.1
-//! pool and HTTP/2 connections per serving thread), timeouts, metric
-//! series and inspector; the serving threads share the table, swapped
-//! whole on reload, and an exchange keeps the `Arc<Route>` it began on.
+//! pool and HTTP/2 connections), timeouts, metric series and inspector;
+//! the serving threads share the table, swapped whole on reload, and an
+//! exchange keeps the `Arc<Route>` it began on. Each serving thread has
+//! its own instance of every route (its client, its series cache), so no
+//! counter is shared between threads on the way of a request: cloning a
+//! route or its series touches that thread's cache lines alone.
 //!
 //! Matching: the longest `path_prefix` that is the path or a whole-segment
 //! start of it (`/a` matches `/a` and `/a/x`, not `/ab`), among the routes
@@ -35,8 +38,8 @@ pub struct Route {
     host: Option<String>,
     strip: bool,
     pub(crate) target: Target,
-    /// One client per serving thread (by its index).
-    upstreams: Vec<Upstream>,
+    /// This thread's client.
+    pub(crate) upstream: Upstream,
     pub(crate) shared: Arc<Shared>,
     pub(crate) inspector: Option<Arc<dyn Inspector>>,
     pub(crate) header_timeout: Duration,
@@ -55,14 +58,17 @@ pub enum Routed<'a> {
     Unsafe(String),
 }
 
-/// Every route, in matching order, and the series of unrouted requests.
+/// Every route, in matching order, and the series of unrouted requests:
+/// one instance of each per serving thread.
 pub struct RouteTable {
-    routes: Vec<Arc<Route>>,
+    /// By serving thread, every route in matching order.
+    by_thread: Vec<Vec<Arc<Route>>>,
     /// Whether request paths are checked (`unsafe_path`): when any route
     /// matches by prefix.
     checked: bool,
-    /// The requests no route took: counted under `upstream=""`.
-    pub(crate) unrouted: Arc<Shared>,
+    /// The requests no route took, by serving thread: counted under
+    /// `upstream=""`.
+    unrouted: Vec<Arc<Shared>>,
 }
 
 /// Gives each route its inspector (the validation layer's, with the
@@ -74,7 +80,7 @@ pub type InspectorFor = Arc<dyn Fn(&RouteSpec) -> Option<Arc<dyn Inspector>> + S
 pub struct RouteContext {
     pub metrics: Arc<Metrics>,
     pub access: Option<AccessLog>,
-    /// Serving threads (one client each).
+    /// Serving threads (one instance of each route each).
     pub threads: usize,
     /// Idle HTTP/1.1 connections kept over every route and thread: each
     /// route's pool on each thread keeps its share (at least one).
@@ -85,16 +91,14 @@ pub struct RouteContext {
 // === impl Route ===
 
 impl Route {
-    /// Builds the route of `spec`, one of `routes`, seen by `inspector`.
+    /// One serving thread's instance of the route of `spec`, seen by
+    /// `inspector`; its pool keeps at most `max_idle` idle connections.
     fn build(
         spec: &RouteSpec,
-        (cx, routes): (&RouteContext, usize),
+        cx: &RouteContext,
         inspector: Option<Arc<dyn Inspector>>,
+        max_idle: usize,
     ) -> Result<Route, ClientError> {
-        let max_idle = (cx.idle_total / (cx.threads.max(1) * routes.max(1))).max(1);
-        let upstreams = (0..cx.threads.max(1))
-            .map(|_| upstream::build(&spec.proxy, &spec.upstream, max_idle))
-            .collect::<Result<Vec<_>, _>>()?;
         let name: Arc<str> = spec.name.as_str().into();
         Ok(Route {
             shared: Arc::new(Shared::new(
@@ -108,7 +112,7 @@ impl Route {
             host: spec.host.clone(),
             strip: spec.strip,
             target: target_of(&spec.upstream),
-            upstreams,
+            upstream: upstream::build(&spec.proxy, &spec.upstream, max_idle)?,
             inspector,
             header_timeout: spec.proxy.upstream_header_timeout.0,
             probe: (
@@ -119,14 +123,9 @@ impl Route {
         })
     }
 
-    /// The client of serving thread `thread`.
-    pub(crate) fn upstream(&self, thread: usize) -> &Upstream {
-        &self.upstreams[thread % self.upstreams.len()]
-    }
-
-    /// Closes thread `thread`'s idle pooled connections past their timeout.
-    pub(crate) fn reap_idle(&self, thread: usize) {
-        if let Some(pool) = &self.upstream(thread).http1 {
+    /// Closes the idle pooled connections past their timeout.
+    pub(crate) fn reap_idle(&self) {
+        if let Some(pool) = &self.upstream.http1 {
             pool.reap();
         }
     }
@@ -186,53 +185,61 @@ fn target_of(upstream: &UpstreamUrl) -> Target {
 // === impl RouteTable ===
 
 impl RouteTable {
-    /// Builds every route of `specs`.
+    /// Builds every route of `specs`, an instance per serving thread
+    /// (one inspector per route, shared by its instances).
     pub fn build(specs: &[RouteSpec], cx: &RouteContext) -> Result<RouteTable, ClientError> {
-        let routes = specs
-            .iter()
-            .map(|spec| {
-                Route::build(spec, (cx, specs.len()), (cx.inspector_for)(spec)).map(Arc::new)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(RouteTable::new(routes, &cx.metrics, cx.access.clone()))
-    }
-
-    /// The table of `routes` (in any order), counting unrouted requests in
-    /// `metrics`.
-    pub fn new(
-        mut routes: Vec<Arc<Route>>,
-        metrics: &Arc<Metrics>,
-        access: Option<AccessLog>,
-    ) -> RouteTable {
-        // Longest prefix first; at equal prefixes, the host-bound one.
-        routes.sort_by_key(|r| std::cmp::Reverse((r.prefix.len(), r.host.is_some())));
-        let checked = routes.iter().any(|r| !r.prefix.is_empty());
-        RouteTable {
-            routes,
-            checked,
-            unrouted: Arc::new(Shared::new(
-                metrics.clone(),
-                String::new(),
-                Duration::from_secs(1),
-                access,
-            )),
+        let threads = cx.threads.max(1);
+        let inspectors: Vec<_> = specs.iter().map(|s| (cx.inspector_for)(s)).collect();
+        // The idle connections the descriptor plan allows, shared out.
+        let max_idle = (cx.idle_total / (threads * specs.len().max(1))).max(1);
+        let mut by_thread = Vec::with_capacity(threads);
+        for _ in 0..threads {
+            let mut routes = specs
+                .iter()
+                .zip(&inspectors)
+                .map(|(spec, i)| Route::build(spec, cx, i.clone(), max_idle).map(Arc::new))
+                .collect::<Result<Vec<_>, _>>()?;
+            // Longest prefix first; at equal prefixes, the host-bound one
+            // (a stable sort: else in the config's order).
+            routes.sort_by_key(|r| std::cmp::Reverse((r.prefix.len(), r.host.is_some())));
+            by_thread.push(routes);
         }
+        let unrouted = (0..threads)
+            .map(|_| {
+                Arc::new(Shared::new(
+                    cx.metrics.clone(),
+                    String::new(),
+                    Duration::from_secs(1),
+                    cx.access.clone(),
+                ))
+            })
+            .collect();
+        Ok(RouteTable {
+            checked: specs.iter().any(|r| !r.prefix.is_empty()),
+            by_thread,
+            unrouted,
+        })
     }
 
-    /// The routes, in matching order.
-    pub fn routes(&self) -> &[Arc<Route>] {
-        &self.routes
+    /// Serving thread `thread`'s routes, in matching order.
+    pub fn routes(&self, thread: usize) -> &[Arc<Route>] {
+        &self.by_thread[thread % self.by_thread.len()]
     }
 
-    /// The route of a request to `uri` with `host` (the `Host` header, or
-    /// the URI's authority for HTTP/2).
-    pub fn find(&self, uri: &Uri, host: Option<&str>) -> Routed<'_> {
+    /// Serving thread `thread`'s series of the requests no route took.
+    pub(crate) fn unrouted(&self, thread: usize) -> &Arc<Shared> {
+        &self.unrouted[thread % self.unrouted.len()]
+    }
+
+    /// Serving thread `thread`'s route of a request to `uri` with `host`
+    /// (the `Host` header, or the URI's authority for HTTP/2).
+    pub fn find(&self, thread: usize, uri: &Uri, host: Option<&str>) -> Routed<'_> {
         let path = uri.path();
         if self.checked && unsafe_path(path) {
             return Routed::Unsafe(cut(path));
         }
         let Some(route) = self
-            .routes
+            .routes(thread)
             .iter()
             .find(|r| r.takes_path(path) && r.takes_host(host))
         else {

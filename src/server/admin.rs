@@ -126,8 +126,9 @@ pub async fn probe_routes(
     let table = routes.load_full();
     // Spawned, so that the probes (each bounded by its connect timeout)
     // run at once.
+    // Every thread has an instance of each route: the first thread's.
     let probes: Vec<_> = table
-        .routes()
+        .routes(0)
         .iter()
         .map(|route| {
             let (host, port, timeout) = route.probe.clone();
