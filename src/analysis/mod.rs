@@ -147,6 +147,7 @@ pub fn share_settings(config: &Config) -> Option<shared_registry::ShareSettings>
                 .as_ref()
                 .map(|k| ring::hmac::Key::new(ring::hmac::HMAC_SHA256, k.as_bytes())),
             max_read_bytes: r.max_read_bytes,
+            name_routes: !config.routes.is_empty(),
         }),
         _ => None,
     }

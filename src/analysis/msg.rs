@@ -59,6 +59,10 @@ pub(crate) enum Msg {
     /// "redis"`), with the replica of each entry; they hold bytes of the
     /// queue's budget until handled.
     Facts(HeardFacts),
+    /// A route of the config (at start, or from a reload): its session is
+    /// made (or given its new settings) now, before its first exchange, so
+    /// that what the other replicas say of its tasks is kept from now on.
+    Route(Arc<RouteJudging>),
     /// The proxy has drained: judge what came before, then stop.
     Shutdown,
 }
@@ -80,9 +84,14 @@ pub(crate) struct Caller {
     pub(crate) own: Option<crate::trace::context::OwnSpan>,
 }
 
-/// What the reader hands the analysis thread: each entry's replica and
-/// facts, and the bytes they take of the analysis queue's budget.
+/// One entry heard: the replica that wrote it, the route its facts are
+/// about (when it names one) and its facts.
+pub(crate) type Heard = (Box<str>, Option<Box<str>>, Vec<Fact>);
+
+/// What the reader hands the analysis thread: each entry's replica, route
+/// (when it names one) and facts, and the bytes they take of the analysis
+/// queue's budget.
 pub(crate) struct HeardFacts {
-    pub(crate) entries: Vec<(Box<str>, Vec<Fact>)>,
+    pub(crate) entries: Vec<Heard>,
     pub(crate) bytes: usize,
 }

@@ -48,6 +48,9 @@ pub struct ShareSettings {
     pub key: Option<ring::hmac::Key>,
     /// Most bytes of entries one read brings.
     pub max_read_bytes: usize,
+    /// Whether entries name their route (`u`): with `[[route]]` tables.
+    /// Without, entries are as before routes (the one upstream's).
+    pub name_routes: bool,
 }
 
 impl std::fmt::Debug for ShareSettings {
@@ -84,7 +87,8 @@ struct Waiting {
 
 #[derive(Default)]
 struct Backlog {
-    facts: VecDeque<Fact>,
+    /// Each fact with its route, when entries name routes.
+    facts: VecDeque<(Option<Arc<str>>, Fact)>,
     /// The publisher waits on `added`: the next offer must wake it.
     parked: bool,
 }
@@ -99,15 +103,19 @@ impl Waiting {
 pub(crate) struct Publisher {
     waiting: Arc<Waiting>,
     dropped: IntCounter,
+    /// Whether facts are published with their route's name.
+    name_routes: bool,
 }
 
 impl Publisher {
-    /// Adds `facts` to the backlog; never waits for Redis (past the
-    /// backlog's bound the oldest waiting go, counted).
-    pub(crate) fn offer(&self, facts: Vec<Fact>) {
+    /// Adds `facts`, of the route named `route`, to the backlog; never
+    /// waits for Redis (past the backlog's bound the oldest waiting go,
+    /// counted).
+    pub(crate) fn offer(&self, route: &str, facts: Vec<Fact>) {
         if facts.is_empty() {
             return;
         }
+        let route: Option<Arc<str>> = self.name_routes.then(|| route.into());
         // Past the bound the oldest go: of those waiting first, then of
         // these (a burst bigger than the bound keeps its newest).
         let mut facts = facts;
@@ -117,7 +125,9 @@ impl Publisher {
         let over = (waiting.facts.len() + facts.len()).saturating_sub(MAX_WAITING);
         waiting.facts.drain(..over);
         dropped += over;
-        waiting.facts.extend(facts);
+        waiting
+            .facts
+            .extend(facts.into_iter().map(|f| (route.clone(), f)));
         let wake = std::mem::take(&mut waiting.parked);
         drop(waiting);
         if dropped > 0 {
@@ -158,6 +168,7 @@ impl Replicas {
         let publisher = Publisher {
             waiting: waiting.clone(),
             dropped: health.errors("dropped"),
+            name_routes: settings.name_routes,
         };
         let published = metrics.registry_facts_total.with("published");
         let received = metrics.registry_facts_total.with("received");

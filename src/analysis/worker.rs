@@ -108,12 +108,7 @@ impl Worker {
                 self.handle(msg, &bytes);
             }
             rx.give_back(std::mem::take(&mut self.returned));
-            if self.publisher.is_some() {
-                self.enter(0);
-                if let Some(p) = &self.publisher {
-                    p.offer(self.judge.session.registry_mut().take_facts());
-                }
-            }
+            self.publish_facts();
             let now = Instant::now();
             if drained {
                 last_busy = now;
@@ -158,10 +153,7 @@ impl Worker {
         }
         self.tick();
         self.sync_registry_metrics();
-        self.enter(0);
-        if let Some(p) = &self.publisher {
-            p.offer(self.judge.session.registry_mut().take_facts());
-        }
+        self.publish_facts();
         tracing::debug!(unfinished = self.live.len(), "analysis stopped");
     }
 
@@ -217,12 +209,12 @@ impl Worker {
                 grpc,
             } => self.end(id, end, at, access, grpc.map(|g| *g)),
             Msg::Facts(heard) => {
-                for (from, facts) in &heard.entries {
-                    self.judge.session.heard(from, facts, self.clock_ms);
+                for (from, route, facts) in &heard.entries {
+                    self.heard_on((from, route.as_deref()), facts, index);
                 }
                 self.returned += heard.bytes;
             }
-            Msg::Shutdown => {}
+            Msg::Route(_) | Msg::Shutdown => {}
         }
     }
 

@@ -301,14 +301,6 @@ impl Config {
             }
             seen.push((i, &r.name, prefix, host));
         }
-        if self.registry.backend == super::Backend::Redis && self.routes.len() > 1 {
-            problems.push(ConfigError::Invalid {
-                key: "registry.backend".into(),
-                why: "\"redis\" shares one route's registry: with more than one [[route]], \
-                      use \"memory\" (each route keeps its own registry)"
-                    .into(),
-            });
-        }
         problems
     }
 }

@@ -14,7 +14,7 @@ use serde_json::json;
 
 use crate::support::a2a::*;
 use crate::support::process::Process;
-use crate::support::{get, metric, Hold, Reply, Upstream, NAME};
+use crate::support::{get, metric, Hold, Proxied, Reply, Upstream, NAME};
 
 /// A `redis-server` on a port of its own, without persistence; killed on drop.
 struct RedisServer {
@@ -682,4 +682,59 @@ async fn a_slow_redis_loses_no_fact_while_the_backlog_has_room() {
     )
     .await;
     assert!(received(&b).await >= n);
+}
+
+/// With `[[route]]` tables, each fact travels with its route's name: what
+/// one replica saw of a task on route `one` counts on the other for route
+/// `one` alone; the same task id on route `two` is another agent's task.
+#[tokio::test]
+#[ignore = "needs redis-server (scripts/setup-redis.sh): run scripts/test.sh"]
+async fn facts_count_for_their_own_route_only() {
+    let redis = RedisServer::start();
+    let (one, two) = (Upstream::start().await, Upstream::start().await);
+    // Route two first: the first route is where entries without a route
+    // go, so facts that lost their route would accuse two, not one.
+    let config = format!(
+        "{}[[route]]\nname = \"two\"\nupstream = \"http://{}\"\npath_prefix = \"/two\"\n\
+         [[route]]\nname = \"one\"\nupstream = \"http://{}\"\npath_prefix = \"/one\"\n",
+        shared(&redis.url()),
+        two.addr,
+        one.addr
+    );
+    let launch = || {
+        let launch = crate::support::process::Launch {
+            config: Some(config.clone()),
+            ..Default::default()
+        };
+        Process::launch("127.0.0.1:1".parse().expect("addr"), "", launch)
+    };
+    let (a, b) = (launch(), launch());
+    for p in [&a, &b] {
+        until(p, "a2a_registry_up", &[], |v| v == 1.0).await;
+    }
+    let get = |id: i64| request(json!(id), "GetTask", json!({"id": "t-1"}));
+    let answer = |id: i64, state: &str| rpc(json!(id), task("t-1", "c", state));
+    let before = received(&b).await;
+    one.push(Reply::json(200, &answer(1, "TASK_STATE_COMPLETED")));
+    assert_eq!(a.send("POST", "/one", V1, &get(1)).await.0, 200);
+    heard_beyond(&b, before).await;
+    // Route two's agent has a task of that id too: not the one A saw.
+    two.push(Reply::json(200, &answer(2, "TASK_STATE_WORKING")));
+    assert_eq!(b.send("POST", "/two", V1, &get(2)).await.0, 200);
+    // Route one's agent reports the task A saw completed working again.
+    one.push(Reply::json(200, &answer(3, "TASK_STATE_WORKING")));
+    assert_eq!(b.send("POST", "/one", V1, &get(3)).await.0, 200);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let records = loop {
+        let records = b.records();
+        if !records.is_empty() || Instant::now() > deadline {
+            break records;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(kinds(&records), ["terminal_exit"], "{records:#?}");
+    assert_eq!(records[0]["upstream"], "one");
+    assert_eq!(records[0]["request_id"], "2", "B's second request, on /one");
+    assert!(records[0]["heard_from"].is_string(), "{:#?}", records[0]);
+    assert!(a.records().is_empty(), "{:#?}", a.records());
 }

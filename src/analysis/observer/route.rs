@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::{Shared, Tap};
+use crate::analysis::msg::Msg;
 use crate::analysis::RouteJudging;
 use crate::proxy::card_rewrite::CardRewriter;
 use crate::report::metrics::Metrics;
@@ -30,7 +31,13 @@ impl Tap {
             metrics,
             &route.name,
         ));
+        let judging = Arc::new(judging);
         let base = &self.shared;
+        // The analysis thread makes the route's session now, so that the
+        // other replicas' facts about its tasks are kept before its first
+        // exchange. (Should the table then fail to build, the route's
+        // next exchange brings the settings of the table in use again.)
+        base.tx.send(Msg::Route(judging.clone()));
         Ok(Tap {
             shared: Arc::new(Shared {
                 tx: base.tx.clone(),
@@ -40,7 +47,7 @@ impl Tap {
                 card: card.map(|c| CardRewriter::new(c, &route.name, metrics)),
                 traced: base.traced,
                 propagate: base.propagate,
-                route: Some(Arc::new(judging)),
+                route: Some(judging),
             }),
         })
     }

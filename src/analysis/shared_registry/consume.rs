@@ -163,7 +163,7 @@ impl Consuming {
 
     /// The facts of `entries` that other replicas wrote, each entry read
     /// whole or skipped (counted under why); `last_id` moves past them.
-    fn heard(&mut self, entries: Vec<Entry>) -> Vec<(Box<str>, Vec<Fact>)> {
+    fn heard(&mut self, entries: Vec<Entry>) -> Vec<entry::Read> {
         let reader = entry::Reader {
             own: &self.replica,
             stream: &self.settings.stream,
@@ -181,7 +181,7 @@ impl Consuming {
             };
             match read {
                 Ok(None) => {}
-                Ok(Some((from, mut facts))) => {
+                Ok(Some((from, route, mut facts))) => {
                     for f in &mut facts {
                         if future(f, horizon) {
                             f.timestamp = None;
@@ -195,7 +195,7 @@ impl Consuming {
                             );
                         }
                     }
-                    heard.push((from, facts));
+                    heard.push((from, route, facts));
                 }
                 Err(why) => self
                     .health
@@ -209,11 +209,15 @@ impl Consuming {
     /// Queues what was heard for the analysis thread, within the analysis
     /// queue's byte budget: while the budget is spent, waits (Redis keeps
     /// the entries meanwhile; nothing is dropped). False once stopped.
-    fn hand_over(&self, heard: Vec<(Box<str>, Vec<Fact>)>, stop: &AtomicBool) -> bool {
-        let n: usize = heard.iter().map(|(_, f)| f.len()).sum();
+    fn hand_over(&self, heard: Vec<entry::Read>, stop: &AtomicBool) -> bool {
+        let n: usize = heard.iter().map(|(_, _, f)| f.len()).sum();
         let bytes: usize = heard
             .iter()
-            .map(|(from, facts)| from.len() + facts.iter().map(held).sum::<usize>())
+            .map(|(from, route, facts)| {
+                from.len()
+                    + route.as_deref().map_or(0, str::len)
+                    + facts.iter().map(held).sum::<usize>()
+            })
             .sum();
         let mut msg = Some(Msg::Facts(HeardFacts {
             entries: heard,

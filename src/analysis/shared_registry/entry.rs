@@ -1,9 +1,11 @@
 //! Facts as Redis stream entries: one entry carries up to `PACK` facts a
 //! replica recorded together, so Redis does one insertion per batch rather
 //! than per fact. Fields: `v` (format), `r` (the replica that saw them),
-//! `f` (the facts, protobuf: a repeated message of task id, context id,
-//! state by its metric label, the agent's `status.timestamp`), and with a
-//! shared key `s`, the HMAC-SHA256 of the others (and of the stream's name).
+//! `u` (the route whose agent they are about, when the replicas have
+//! `[[route]]` tables; absent: the one upstream, or the first route), `f`
+//! (the facts, protobuf: a repeated message of task id, context id, state
+//! by its metric label, the agent's `status.timestamp`), and with a shared
+//! key `s`, the HMAC-SHA256 of the others (and of the stream's name).
 //!
 //! Whatever an entry holds, reading it is bounded: an entry over
 //! `MAX_ENTRY` bytes, over `PACK` facts, or with an id, timestamp or
@@ -27,12 +29,14 @@ pub(super) const MAX_ID: usize = 1024;
 pub(super) const MAX_TIMESTAMP: usize = 64;
 /// Longest replica name (`r`).
 pub(super) const MAX_REPLICA: usize = 128;
+/// Longest route name (`u`).
+pub(super) const MAX_ROUTE: usize = 256;
 /// Longest fact on the wire: two ids, a state label, a timestamp and the
 /// protobuf framing.
 const MAX_FACT: usize = 2 * MAX_ID + MAX_TIMESTAMP + 64;
 /// Most bytes of an entry's fields (names and values) read: `PACK` facts
 /// at their limits, the replica's name, the format and the signature.
-pub(super) const MAX_ENTRY: usize = PACK * (MAX_FACT + 8) + MAX_REPLICA + 256;
+pub(super) const MAX_ENTRY: usize = PACK * (MAX_FACT + 8) + MAX_REPLICA + MAX_ROUTE + 256;
 
 #[derive(Clone, PartialEq, prost::Message)]
 struct Facts {
@@ -62,7 +66,7 @@ pub(super) fn fits(f: &Fact) -> bool {
 
 /// The `f` field of an entry holding `facts`, written straight from them
 /// (prost's wire helpers; the same bytes as the `Facts` message).
-pub(super) fn pack(facts: &[Fact]) -> Vec<u8> {
+pub(super) fn pack<'a>(facts: impl IntoIterator<Item = &'a Fact>) -> Vec<u8> {
     use prost::encoding::{encode_key, encode_varint, encoded_len_varint, WireType};
     let field_len = |tag: u32, s: &str| {
         prost::encoding::key_len(tag) + encoded_len_varint(s.len() as u64) + s.len()
@@ -93,17 +97,29 @@ pub(super) fn pack(facts: &[Fact]) -> Vec<u8> {
     buf
 }
 
-/// The signature (`s`) of an entry of `replica` holding `facts` on
-/// `stream`: HMAC-SHA256 over each part with its length before it, so no
-/// two entries sign the same bytes, and an entry moved to another
-/// deployment's stream does not verify there.
-pub(super) fn sign(key: &hmac::Key, stream: &str, replica: &[u8], facts: &[u8]) -> hmac::Tag {
-    let mut ctx = hmac::Context::with_key(key);
-    for part in [stream.as_bytes(), FORMAT.as_bytes(), replica, facts] {
-        ctx.update(&(part.len() as u64).to_be_bytes());
-        ctx.update(part);
+/// The signature (`s`) of an entry of `replica` holding `facts` (of
+/// `route`, when it names one) on `stream`: HMAC-SHA256 over each part
+/// with its length before it, so no two entries sign the same bytes (an
+/// entry with its route removed or changed does not verify), and an entry
+/// moved to another deployment's stream does not verify there.
+pub(super) fn sign(
+    key: &hmac::Key,
+    stream: &str,
+    (replica, route): (&[u8], Option<&[u8]>),
+    facts: &[u8],
+) -> hmac::Tag {
+    hmac::sign(key, &signed(stream, (replica, route), facts))
+}
+
+/// The bytes an entry's signature covers.
+fn signed(stream: &str, (replica, route): (&[u8], Option<&[u8]>), facts: &[u8]) -> Vec<u8> {
+    let mut msg = Vec::with_capacity(facts.len() + replica.len() + stream.len() + 64);
+    let parts = [stream.as_bytes(), FORMAT.as_bytes(), replica, facts];
+    for part in parts.into_iter().chain(route) {
+        msg.extend_from_slice(&(part.len() as u64).to_be_bytes());
+        msg.extend_from_slice(part);
     }
-    ctx.sign()
+    msg
 }
 
 /// Why an entry was skipped (the `op` it is counted under, and a reason
@@ -150,8 +166,9 @@ pub(super) struct Reader<'a> {
     pub(super) key: Option<&'a hmac::Key>,
 }
 
-/// An entry read: the replica that wrote it and its facts.
-pub(super) type Read = (Box<str>, Vec<Fact>);
+/// An entry read: the replica that wrote it, the route its facts are
+/// about (when it names one) and its facts.
+pub(super) type Read = crate::analysis::msg::Heard;
 
 impl Reader<'_> {
     /// What an entry's fields say: its replica and facts (`None` when this
@@ -164,11 +181,12 @@ impl Reader<'_> {
                 "{size} bytes, over the {MAX_ENTRY} an entry may hold"
             )));
         }
-        let (mut v, mut r, mut f, mut s) = (None, None, None, None);
+        let (mut v, mut r, mut u, mut f, mut s) = (None, None, None, None, None);
         for (name, value) in fields {
             let slot = match name.as_slice() {
                 b"v" => &mut v,
                 b"r" => &mut r,
+                b"u" => &mut u,
                 b"f" => &mut f,
                 b"s" => &mut s,
                 _ => continue,
@@ -197,19 +215,25 @@ impl Reader<'_> {
                 r.len()
             )));
         }
+        if u.is_some_and(|u| u.len() > MAX_ROUTE) {
+            return Err(Skip::Oversized(format!(
+                "a route name over {MAX_ROUTE} bytes"
+            )));
+        }
         if let Some(key) = self.key {
             let Some(s) = s else {
                 return Err(Skip::Unsigned);
             };
-            let mut msg = Vec::with_capacity(f.len() + r.len() + self.stream.len() + 40);
-            for part in [self.stream.as_bytes(), FORMAT.as_bytes(), r, f] {
-                msg.extend_from_slice(&(part.len() as u64).to_be_bytes());
-                msg.extend_from_slice(part);
-            }
+            let msg = signed(self.stream, (r, u.map(Vec::as_slice)), f);
             hmac::verify(key, &msg, s).map_err(|_| Skip::BadSignature)?;
         }
         let Ok(replica) = std::str::from_utf8(r) else {
             return Err(Skip::Decode("a replica name that is not text".to_string()));
+        };
+        let route = match u.map(|u| std::str::from_utf8(u)) {
+            None => None,
+            Some(Ok(route)) => Some(Box::<str>::from(route)),
+            Some(Err(_)) => return Err(Skip::Decode("a route name that is not text".to_string())),
         };
         check_sizes(f)?;
         let msg = Facts::decode(&f[..])
@@ -234,7 +258,7 @@ impl Reader<'_> {
             }
             facts.push(fact);
         }
-        Ok(Some((replica.into(), facts)))
+        Ok(Some((replica.into(), route, facts)))
     }
 }
 

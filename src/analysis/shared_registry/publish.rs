@@ -8,6 +8,7 @@
 //! is slow or away only the backlog's bound drops a fact, counted.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use prometheus::IntCounter;
@@ -43,9 +44,10 @@ pub(super) struct Publishing {
     health: Health,
     published: IntCounter,
     oversized: IntCounter,
-    /// The facts being written (taken from the backlog, at most
-    /// `PIPELINE`); kept, and written first, when a write fails.
-    batch: Vec<Fact>,
+    /// The facts being written, each with its route when entries name
+    /// routes (taken from the backlog, at most `PIPELINE`); kept, and
+    /// written first, when a write fails.
+    batch: Vec<(Option<Arc<str>>, Fact)>,
 }
 
 /// Why a write did not go through.
@@ -147,7 +149,7 @@ impl Publishing {
             let Some(f) = w.facts.pop_front() else {
                 break;
             };
-            if entry::fits(&f) {
+            if entry::fits(&f.1) {
                 self.batch.push(f);
             } else {
                 self.oversized.inc();
@@ -166,25 +168,11 @@ impl Publishing {
             }
             let mut pipe = redis::pipe();
             pipe.cmd("TIME");
-            for facts in self.batch.chunks(entry::PACK) {
-                let packed = entry::pack(facts);
-                let cmd = pipe
-                    .cmd("XADD")
-                    .arg(&self.settings.stream)
-                    .arg("MAXLEN")
-                    .arg("~")
-                    .arg(self.settings.max_len)
-                    .arg("*")
-                    .arg("v")
-                    .arg(entry::FORMAT)
-                    .arg("r")
-                    .arg(&self.replica);
-                if let Some(key) = &self.settings.key {
-                    let tag =
-                        entry::sign(key, &self.settings.stream, self.replica.as_bytes(), &packed);
-                    cmd.arg("s").arg(tag.as_ref());
+            // One entry per run of facts of one route, at most PACK each.
+            for facts in self.batch.chunk_by(|a, b| a.0 == b.0) {
+                for facts in facts.chunks(entry::PACK) {
+                    self.add_entry(&mut pipe, facts);
                 }
-                cmd.arg("f").arg(packed);
             }
             let reply: Vec<Value> = pipe.query(con).map_err(|e| self.failure(e))?;
             self.published.inc_by(self.batch.len() as u64);
@@ -193,6 +181,32 @@ impl Publishing {
                 return Err(Failure::Stuck(why));
             }
         }
+    }
+
+    /// Adds to `pipe` the `XADD` of an entry holding `facts` (of one route).
+    fn add_entry(&self, pipe: &mut redis::Pipeline, facts: &[(Option<Arc<str>>, Fact)]) {
+        let route = facts.first().and_then(|(r, _)| r.as_deref());
+        let packed = entry::pack(facts.iter().map(|(_, f)| f));
+        let cmd = pipe
+            .cmd("XADD")
+            .arg(&self.settings.stream)
+            .arg("MAXLEN")
+            .arg("~")
+            .arg(self.settings.max_len)
+            .arg("*")
+            .arg("v")
+            .arg(entry::FORMAT)
+            .arg("r")
+            .arg(&self.replica);
+        if let Some(route) = route {
+            cmd.arg("u").arg(route);
+        }
+        if let Some(key) = &self.settings.key {
+            let who = (self.replica.as_bytes(), route.map(str::as_bytes));
+            let tag = entry::sign(key, &self.settings.stream, who, &packed);
+            cmd.arg("s").arg(tag.as_ref());
+        }
+        cmd.arg("f").arg(packed);
     }
 
     /// A failed write: the stream at its largest id is stuck for good.

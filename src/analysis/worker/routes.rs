@@ -13,6 +13,7 @@ use crate::analysis::msg::Msg;
 use crate::analysis::series::AnalysisSeries;
 use crate::analysis::RouteJudging;
 use crate::judge::{Pipeline, Session};
+use crate::lifecycle::registry::Fact;
 use crate::report::metrics::Metrics;
 
 /// One route's judging state.
@@ -83,8 +84,13 @@ impl Worker {
                 0
             }
             None => {
+                let mut registry = crate::lifecycle::Registry::new(self.registry_config.clone());
+                if self.publisher.is_some() {
+                    // Its facts go to the other replicas too.
+                    registry.share();
+                }
                 let session = Session::with_registry(
-                    crate::lifecycle::Registry::new(self.registry_config.clone()),
+                    registry,
                     self.engine_config,
                     Pipeline::new(settings.policy.clone(), self.engine_config.max_id_bytes),
                 )
@@ -128,6 +134,7 @@ impl Worker {
             Msg::Open { route, .. } | Msg::Unjudged { route, .. } => {
                 Some(self.route_index(route.as_ref()))
             }
+            Msg::Route(route) => Some(self.route_index(Some(route))),
             Msg::Head { id, .. }
             | Msg::Data { id, .. }
             | Msg::Lost { id }
@@ -137,6 +144,46 @@ impl Worker {
         if let Some(route) = route {
             self.enter(route);
         }
+    }
+
+    /// Hands each route's new facts to the publisher (with the shared
+    /// registry), under the route's name.
+    pub(super) fn publish_facts(&mut self) {
+        let Some(p) = &self.publisher else {
+            return;
+        };
+        // The slot of the route being judged holds a stand-in, whose
+        // registry records no facts.
+        for judge in std::iter::once(&mut self.judge).chain(self.parked.slots.iter_mut()) {
+            p.offer(&judge.upstream, judge.session.registry_mut().take_facts());
+        }
+    }
+
+    /// Judges the facts replica `from` published about route `route`
+    /// (`None`: the one upstream, or the first route), heard as message
+    /// `message`; facts of a route this replica does not have are about
+    /// none of its agents.
+    pub(super) fn heard_on(
+        &mut self,
+        (from, route): (&str, Option<&str>),
+        facts: &[Fact],
+        message: u64,
+    ) {
+        let index = match route {
+            None => Some(0),
+            Some(name) => self
+                .parked
+                .by_name
+                .get(name)
+                .copied()
+                .or_else(|| (name == self.first_label()).then_some(0)),
+        };
+        let Some(index) = index else {
+            return;
+        };
+        self.enter(index);
+        self.judge.session.registry_mut().at_message(message);
+        self.judge.session.heard(from, facts, self.clock_ms);
     }
 
     /// The label of the first route (the worker's own).

@@ -59,7 +59,12 @@ fn facts_read_back_as_written() {
     };
     assert_eq!(bytes, wire.encode_to_vec(), "the same bytes as the message");
     let back = reader("r2").read(&entry(FORMAT, "r1", bytes.clone()));
-    assert_eq!(back, Ok(Some(("r1".into(), facts))));
+    assert_eq!(back, Ok(Some(("r1".into(), None, facts.clone()))));
+    // With a route: the same facts, about that route.
+    let mut routed = entry(FORMAT, "r1", pack(&facts));
+    routed.push((b"u".to_vec(), b"billing".to_vec()));
+    let back = reader("r2").read(&routed);
+    assert_eq!(back, Ok(Some(("r1".into(), Some("billing".into()), facts))));
     assert_eq!(reader("r1").read(&entry(FORMAT, "r1", bytes)), Ok(None));
 }
 
@@ -124,7 +129,7 @@ fn with_a_key_only_entries_it_signed_are_read() {
     let f = one("completed", "t");
     let signed = |k: &hmac::Key, stream: &str, r: &str| {
         let mut e = entry(FORMAT, r, f.clone());
-        let tag = sign(k, stream, r.as_bytes(), &f);
+        let tag = sign(k, stream, (r.as_bytes(), None), &f);
         e.push((b"s".to_vec(), tag.as_ref().to_vec()));
         e
     };
@@ -139,6 +144,36 @@ fn with_a_key_only_entries_it_signed_are_read() {
     let mut moved = signed(&key, "k", "a");
     moved[1].1 = b"c".to_vec();
     assert_eq!(b.read(&moved), Err(Skip::BadSignature), "another replica");
+    // A route is signed with the rest: added, removed or changed, the
+    // entry does not verify.
+    let with_route = |route: &[u8]| {
+        let mut e = entry(FORMAT, "a", f.clone());
+        let tag = sign(&key, "k", (b"a", Some(route)), &f);
+        e.push((b"u".to_vec(), route.to_vec()));
+        e.push((b"s".to_vec(), tag.as_ref().to_vec()));
+        e
+    };
+    assert!(matches!(
+        b.read(&with_route(b"billing")),
+        Ok(Some((_, Some(_), _)))
+    ));
+    let mut changed = with_route(b"billing");
+    changed[3].1 = b"search".to_vec();
+    assert_eq!(b.read(&changed), Err(Skip::BadSignature), "another route");
+    let mut removed = with_route(b"billing");
+    removed.remove(3);
+    assert_eq!(
+        b.read(&removed),
+        Err(Skip::BadSignature),
+        "its route removed"
+    );
+    let mut added = signed(&key, "k", "a");
+    added.push((b"u".to_vec(), b"billing".to_vec()));
+    assert_eq!(b.read(&added), Err(Skip::BadSignature), "a route added");
+    let long = vec![b'x'; MAX_ROUTE + 1];
+    let mut over = entry(FORMAT, "a", f.clone());
+    over.push((b"u".to_vec(), long));
+    assert!(matches!(reader("b").read(&over), Err(Skip::Oversized(_))));
     // Without a key, signed entries read as any other.
     assert!(matches!(
         reader("b").read(&signed(&key, "k", "a")),
