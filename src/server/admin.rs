@@ -145,6 +145,10 @@ pub async fn probe_routes(
             all = false;
             continue;
         };
+        // A route a reload removed meanwhile is not reported.
+        if !routes.load().routes(0).iter().any(|r| r.name == name) {
+            continue;
+        }
         let up = metrics.upstream_up.with(&name);
         let was = up.get() == 1;
         up.set(i64::from(ok));

@@ -66,7 +66,14 @@ impl ServerHandle {
             init_series(&self.metrics, &spec.name);
         }
         init_unrouted(&specs, &self.metrics);
-        self.routes.store(Arc::new(table));
+        let old = self.routes.swap(Arc::new(table));
+        // A route gone says nothing of its upstream any more: its
+        // readiness gauge goes (its counters stay, as counters do).
+        for route in old.routes(0) {
+            if !specs.iter().any(|s| *s.name == *route.name) {
+                self.metrics.upstream_up.remove(&route.name);
+            }
+        }
         // The new routes' upstreams are probed now, not in up to 2 s.
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let (readiness, routes, metrics) = (

@@ -278,5 +278,18 @@ async fn an_exchange_in_flight_keeps_its_route_across_a_reload() {
         metric(&m, "a2a_config_reloads_total", &[("result", "ok")]),
         Some(1.0)
     );
+    // alpha's readiness gauge went with it; its counters stay.
+    assert_eq!(
+        metric(&m, "a2a_upstream_up", &[("upstream", "alpha")]),
+        None,
+        "{m}"
+    );
+    assert!(metric(&m, "a2a_upstream_up", &[("upstream", "beta")]).is_some());
+    let labels = [
+        ("upstream", "alpha"),
+        ("kind", "terminal_exit"),
+        ("severity", "error"),
+    ];
+    assert_eq!(metric(&m, "a2a_violations_total", &labels), Some(1.0));
     p.stop().await;
 }

@@ -21,6 +21,11 @@ macro_rules! family {
             pub fn with(&self, $($label: &str),+) -> $series {
                 self.0.with_label_values(&[$($label),+])
             }
+
+            /// Removes the series of these label values, if there is one.
+            pub fn remove(&self, $($label: &str),+) {
+                let _ = self.0.remove_label_values(&[$($label),+]);
+            }
         }
     };
 }
