@@ -73,6 +73,12 @@ impl Forwarder {
         }
     }
 
+    /// The `upstream` label of a request refused before it could be
+    /// routed, by the table in use.
+    pub fn refused_label(&self) -> Arc<str> {
+        self.routes.load().refused_label()
+    }
+
     /// Numbers this forwarder's requests from `ids`, a counter the
     /// forwarders of the other serving threads share.
     pub fn with_ids(mut self, ids: Arc<AtomicU64>) -> Forwarder {

@@ -69,6 +69,9 @@ pub struct RouteTable {
     /// The requests no route took, by serving thread: counted under
     /// `upstream=""`.
     unrouted: Vec<Arc<Shared>>,
+    /// The label a request refused before routing (unparsable) is counted
+    /// under: the one route's when it takes every request, else `""`.
+    refused_label: Arc<str>,
 }
 
 /// Gives each route its inspector (the validation layer's, with the
@@ -214,7 +217,12 @@ impl RouteTable {
                 ))
             })
             .collect();
+        let refused_label = match specs {
+            [one] if one.prefix.is_empty() && one.host.is_none() => one.name.as_str().into(),
+            _ => "".into(),
+        };
         Ok(RouteTable {
+            refused_label,
             checked: specs.iter().any(|r| !r.prefix.is_empty()),
             by_thread,
             unrouted,
@@ -224,6 +232,12 @@ impl RouteTable {
     /// Serving thread `thread`'s routes, in matching order.
     pub fn routes(&self, thread: usize) -> &[Arc<Route>] {
         &self.by_thread[thread % self.by_thread.len()]
+    }
+
+    /// The `upstream` label of a request refused before it could be
+    /// routed (hyper's own 400 to an unparsable request).
+    pub fn refused_label(&self) -> Arc<str> {
+        self.refused_label.clone()
     }
 
     /// Serving thread `thread`'s series of the requests no route took.

@@ -246,7 +246,7 @@ pub async fn start_with(
         idle_total: plan.upstream_idle,
         inspector_for,
     };
-    let (routes, parse_label) = routing::first_table(&specs, &route_cx)?;
+    let routes = routing::first_table(&specs, &route_cx)?;
     let mut threads = Vec::with_capacity(count);
     // Request ids come from one counter, in the order requests arrive.
     let ids = Arc::new(AtomicU64::new(1));
@@ -260,7 +260,6 @@ pub async fn start_with(
             ),
             forwarder: Arc::new(forwarder),
             metrics: metrics.clone(),
-            upstream: parse_label.clone(),
             drain: drain_rx.clone(),
             kill: kill_rx.clone(),
             deadlines: Deadlines {

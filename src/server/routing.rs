@@ -12,20 +12,14 @@ use crate::proxy::route::{InspectorFor, RouteContext, RouteTable};
 use crate::proxy::UpstreamReason;
 use crate::report::Metrics;
 
-/// The table of `specs` to start with, and the label under which a
-/// request hyper refuses before routing (unparsable) is counted: the one
-/// route's when it takes every request, else `""` (unrouted).
+/// The table of `specs` to start with.
 pub(super) fn first_table(
     specs: &[RouteSpec],
     cx: &RouteContext,
-) -> Result<(SharedRoutes, Arc<str>), StartError> {
+) -> Result<SharedRoutes, StartError> {
     let table = RouteTable::build(specs, cx)?;
-    let label: Arc<str> = match specs {
-        [one] if takes_all(one) => one.name.as_str().into(),
-        _ => "".into(),
-    };
     init_unrouted(specs, &cx.metrics);
-    Ok((Arc::new(arc_swap::ArcSwap::from_pointee(table)), label))
+    Ok(Arc::new(arc_swap::ArcSwap::from_pointee(table)))
 }
 
 /// Whether `route` takes every request (no prefix, no host).

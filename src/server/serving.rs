@@ -121,7 +121,6 @@ pub(super) struct Conn {
     pub(super) builder: auto::Builder<TokioExecutor>,
     pub(super) forwarder: Arc<Forwarder>,
     pub(super) metrics: Arc<Metrics>,
-    pub(super) upstream: Arc<str>,
     /// Raised at shutdown: finish the exchange in progress, then close.
     pub(super) drain: watch::Receiver<bool>,
     /// Raised after the grace period: close at once.
@@ -227,7 +226,12 @@ impl Conn {
             tracing::info!(%peer, error = %err, "malformed request from caller");
             self.metrics
                 .requests_total
-                .with(&self.upstream, UNKNOWN_BINDING, OTHER_METHOD, "4xx")
+                .with(
+                    &self.forwarder.refused_label(),
+                    UNKNOWN_BINDING,
+                    OTHER_METHOD,
+                    "4xx",
+                )
                 .inc();
         } else {
             tracing::debug!(%peer, error = %err, "caller connection ended with an error");

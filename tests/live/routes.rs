@@ -144,6 +144,29 @@ async fn crafted_paths_never_reach_an_agent() {
     }
     assert!(a.request_targets().is_empty(), "{:?}", a.request_targets());
     assert!(b.request_targets().is_empty(), "{:?}", b.request_targets());
+    // A request hyper refuses before any routing is the unrouted's too.
+    {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut tcp = tokio::net::TcpStream::connect(p.listen)
+            .await
+            .expect("connect");
+        tcp.write_all(b"NOT HTTP AT ALL\r\n\r\n")
+            .await
+            .expect("write");
+        let mut answer = Vec::new();
+        let _ = within("hyper's 400", tcp.read_to_end(&mut answer)).await;
+    }
+    let m = p
+        .wait_metrics("the refused requests", |m| {
+            crate::support::total(
+                m,
+                "a2a_requests_total",
+                &[("upstream", ""), ("code", "4xx")],
+            ) == Some(10.0)
+        })
+        .await;
+    let alpha = crate::support::total(&m, "a2a_requests_total", &[("upstream", "alpha")]);
+    assert_eq!(alpha.unwrap_or(0.0), 0.0, "{m}");
     p.stop().await;
 }
 
