@@ -472,3 +472,45 @@ async fn a_route_card_moves_to_the_public_url_and_its_prefix() {
     assert_eq!(bypass(&counted, "alpha"), Some(0.0));
     p.stop().await;
 }
+
+/// A route matched by host, with its own `public_url`: its cards send
+/// clients back to that name (no prefix to add).
+#[tokio::test]
+async fn a_host_route_card_moves_to_its_own_public_url() {
+    let (a, b) = (Upstream::start().await, Upstream::start().await);
+    let text = format!(
+        "public_url = \"{PUBLIC}\"\nrewrite_agent_card = true\n\
+         [[route]]\nname = \"hosted\"\nupstream = \"http://{}\"\nhost = \"agent.example\"\n\
+         public_url = \"https://agent.example\"\n\
+         [[route]]\nname = \"rest\"\nupstream = \"http://{}\"\npath_prefix = \"/\"\n",
+        a.addr, b.addr
+    );
+    let p = Proxy::start_config(&text, None).await;
+    let card = card_v1(&a.addr.to_string());
+    a.push(Reply::json(200, &card));
+    let (status, _, got) = p
+        .request(
+            "GET",
+            "/.well-known/agent-card.json",
+            &[("host", "agent.example:8080")],
+            "",
+        )
+        .await;
+    assert_eq!(status, 200);
+    let want = card
+        .replace(
+            &format!("\"http://{}/a2a/jsonrpc\"", a.addr),
+            "\"https://agent.example/a2a/jsonrpc\"",
+        )
+        .replace(
+            &format!("\"http://{}/rest/v1?x=1\"", a.addr),
+            "\"https://agent.example/rest/v1?x=1\"",
+        );
+    assert_ne!(want, card);
+    assert_eq!(String::from_utf8_lossy(&got), want);
+    // Any other host: the catch-all, its cards to the top-level public_url.
+    let other = card_v1(&b.addr.to_string());
+    let (got, _) = get_card(&b, &p, "/.well-known/agent-card.json", &other).await;
+    assert!(String::from_utf8_lossy(&got).contains(&format!("\"{PUBLIC}/a2a/jsonrpc\"")));
+    p.stop().await;
+}
