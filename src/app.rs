@@ -5,14 +5,13 @@
 //! was given, then the audit log is flushed. `main` builds one and waits
 //! for a signal; the integration tests build the same one in-process.
 
+mod inspectors;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use crate::analysis::{route_card_settings, AnalysisHandle, Clock, Tap, TapConfig};
+use crate::analysis::{AnalysisHandle, Clock, Tap, TapConfig};
 use crate::config::{Config, ConfigError};
-use crate::proxy::card_rewrite::CardRewriter;
-use crate::proxy::route::InspectorFor;
-use crate::proxy::CardOnly;
 use crate::proxy::Inspector;
 use crate::report::audit::{AuditLog, AuditWriter, LineLog, Target};
 use crate::report::metrics::MetricsError;
@@ -156,7 +155,7 @@ impl App {
             metrics.config_reloads_total.with(result);
         }
         let given = options.inspector;
-        let inspector_for = inspector_for(
+        let inspector_for = inspectors::inspector_for(
             config,
             &metrics,
             given.clone(),
@@ -174,6 +173,7 @@ impl App {
             admin = %server.admin_addr(),
             upstream = %config.upstream.as_ref().map(|u| u.masked()).unwrap_or_default(),
             name = %config.upstream_name(),
+            routes = %inspectors::route_names(config),
             validate = config.validate,
             audit = %audit,
             tracing = %validation
@@ -214,7 +214,8 @@ impl App {
     fn try_reload(&self, config: &Config) -> Result<(), AppError> {
         config.validate()?;
         let tap = self.validation.as_ref().map(|v| v.tap.clone());
-        let inspector_for = inspector_for(config, self.metrics(), self.given.clone(), tap)?;
+        let inspector_for =
+            inspectors::inspector_for(config, self.metrics(), self.given.clone(), tap)?;
         self.server.reload_routes(config, inspector_for)?;
         Ok(())
     }
@@ -319,37 +320,6 @@ impl App {
         // Last: what the shutdown counted stays scrapeable until now.
         admin.stop().await;
     }
-}
-
-/// What sees each route's exchanges: the caller's inspector (tests), else
-/// the validation layer's tap for that route, else (validation off) a
-/// card rewriter when the route rewrites cards. Every route's inspector
-/// is made here, so a bad `[severity]` of a route is named before start.
-fn inspector_for(
-    config: &Config,
-    metrics: &Arc<Metrics>,
-    given: Option<Arc<dyn Inspector>>,
-    tap: Option<Tap>,
-) -> Result<InspectorFor, ConfigError> {
-    if let Some(given) = given {
-        return Ok(Arc::new(move |_| Some(given.clone())));
-    }
-    let mut by_name = std::collections::HashMap::new();
-    for route in config.route_specs() {
-        let inspector: Option<Arc<dyn Inspector>> = match &tap {
-            Some(tap) => Some(Arc::new(tap.for_route(config, &route, metrics)?)),
-            // Card rewriting is independent of validation.
-            None => route_card_settings(config, &route).map(|settings| {
-                Arc::new(CardOnly {
-                    card: CardRewriter::new(settings, &route.name, metrics),
-                }) as Arc<dyn Inspector>
-            }),
-        };
-        by_name.insert(route.name.clone(), inspector);
-    }
-    Ok(Arc::new(move |route| {
-        by_name.get(&route.name).cloned().flatten()
-    }))
 }
 
 /// The audit writer and the analysis thread; the access log goes through
