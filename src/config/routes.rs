@@ -112,9 +112,16 @@ impl Config {
                 r.upstream.masked()
             ));
         }
-        lines.push(
-            "#   any other request: 404, counted in a2a_requests_total{upstream=\"\"}".to_string(),
-        );
+        // A route of any path and any host takes every request.
+        if !specs
+            .iter()
+            .any(|r| r.prefix.is_empty() && r.host.is_none())
+        {
+            lines.push(
+                "#   any other request: 404, counted in a2a_requests_total{upstream=\"\"}"
+                    .to_string(),
+            );
+        }
         lines
     }
 

@@ -578,7 +578,6 @@ fn config_check_prints_the_route_table_in_matching_order() {
              https://billing.example/a2a, cards rewritten",
             "#   search: host search.example, any path -> http://search.internal:9000/",
             "#   rest: any path -> http://fallback.internal/",
-            "#   any other request: 404, counted in a2a_requests_total{upstream=\"\"}",
         ],
         "{out}"
     );
@@ -639,4 +638,22 @@ fn the_egress_example_checks() {
             "{out}"
         );
     }
+    // No route takes every path: the rest is refused.
+    assert!(out.contains("#   any other request: 404"), "{out}");
+}
+
+/// With the one `upstream`, the table is that route, taking every request.
+#[test]
+fn config_check_prints_the_one_upstream_as_the_one_route() {
+    let (code, out, err) = check("name = \"agent\"\n", &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let table: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("# routes"))
+        .collect();
+    assert_eq!(
+        table[1..],
+        ["#   agent: any path -> http://127.0.0.1:1/"],
+        "{out}"
+    );
 }
