@@ -308,6 +308,16 @@ impl Config {
                     .to_string(),
             );
         }
+        for (i, r) in self.routes.iter().enumerate() {
+            let http = r.upstream.as_ref().is_some_and(|u| !u.is_https());
+            if r.tls_ca_file.is_some() && http {
+                warnings.push(format!(
+                    "`route[{i}].tls_ca_file` is set but route `{}`'s upstream is http://: no \
+                     TLS is used, the file is ignored",
+                    r.name
+                ));
+            }
+        }
         warnings.extend(self.registry.warnings());
         warnings
     }

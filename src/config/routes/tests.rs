@@ -114,3 +114,18 @@ fn config_check_output_reads_back() {
     assert_eq!(again.routes.len(), 1);
     assert_eq!(again.routes[0].severity.len(), 1);
 }
+
+#[test]
+fn a_ca_file_on_a_plain_http_route_is_a_warning_naming_it() {
+    let config: Config = "[[route]]\nname = \"a\"\nupstream = \"http://a\"\npath_prefix = \"/a\"\n\
+                          tls_ca_file = \"/nowhere.pem\"\n"
+        .parse()
+        .expect("parses");
+    let warnings = config.warnings();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("route[0].tls_ca_file") && w.contains("`a`")),
+        "{warnings:?}"
+    );
+}
