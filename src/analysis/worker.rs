@@ -46,7 +46,7 @@ const BUSY_SPELL: Duration = Duration::from_millis(200);
 pub(crate) struct Worker {
     /// The route being judged: its session (the exchanges' engines, the
     /// registry, the last card), label, series.
-    judge: RouteJudge,
+    judge: Box<RouteJudge>,
     /// The other routes.
     parked: Parked,
     /// What a new route's session is made with.

@@ -2,7 +2,8 @@
 //! registry, severity policy, last card), metric series and bypass check,
 //! so a task id on two routes is two tasks. The route being judged sits
 //! in the worker's `judge`; the others wait in `parked`, swapped in by
-//! `enter` (a move, no lookup per message beyond the exchange's own).
+//! `enter` (two boxes swapped, no lookup per message beyond the
+//! exchange's own).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,7 +32,12 @@ pub(crate) struct RouteJudge {
 /// route in `judge` holds a stand-in.
 #[derive(Default)]
 pub(crate) struct Parked {
-    pub(crate) slots: Vec<RouteJudge>,
+    /// Boxed: entering a route swaps two pointers, not two sessions.
+    #[allow(
+        clippy::vec_box,
+        reason = "swapped with `Worker::judge`: a pointer, not a whole session"
+    )]
+    pub(crate) slots: Vec<Box<RouteJudge>>,
     pub(crate) by_name: HashMap<Arc<str>, usize>,
     /// The index of the route in `Worker::judge`.
     pub(crate) current: usize,
@@ -104,7 +110,7 @@ impl Worker {
                 judge.bypass.on = settings.bypass_check;
                 judge.bypass.public = self.judge.bypass.public.clone();
                 let i = self.parked.slots.len();
-                self.parked.slots.push(judge);
+                self.parked.slots.push(Box::new(judge));
                 self.parked.by_name.insert(settings.name.clone(), i);
                 return i;
             }

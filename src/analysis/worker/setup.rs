@@ -38,9 +38,11 @@ impl Worker {
             Pipeline::new(policy, engine_cfg.max_id_bytes),
         );
         Worker {
-            judge: RouteJudge::new(session, &upstream, &metrics, None),
+            judge: Box::new(RouteJudge::new(session, &upstream, &metrics, None)),
             parked: Parked {
-                slots: vec![RouteJudge::new(stand_in, &upstream, &metrics, None)],
+                slots: vec![Box::new(RouteJudge::new(
+                    stand_in, &upstream, &metrics, None,
+                ))],
                 ..Parked::default()
             },
             registry_config,
