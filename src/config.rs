@@ -7,6 +7,7 @@
 mod core_settings;
 mod defaults;
 pub mod parse;
+mod push_settings;
 mod registry_settings;
 mod trace_settings;
 mod upstream_url;
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::findings::{Kind, Policy};
 
+pub use push_settings::PushSection;
 pub use registry_settings::{Backend, RedisUrl, RegistrySection, SharedKey, SHARED_KEY_ENV};
 pub use trace_settings::{TraceSettings, TracingSection};
 pub use value_errors::{LevelError, LevelWhy, RedisUrlError, SizeError};
@@ -94,6 +96,8 @@ pub struct Config {
     pub severity: BTreeMap<String, SeverityChoice>,
     /// OpenTelemetry traces of the exchanges (off without an endpoint).
     pub tracing: TracingSection,
+    /// The push-notification relay (off by default).
+    pub push: PushSection,
 }
 
 /// `[proxy]`: forwarding limits and the upstream client.
@@ -253,6 +257,7 @@ impl Default for Config {
             stall: StallSection::default(),
             severity: BTreeMap::new(),
             tracing: TracingSection::default(),
+            push: PushSection::default(),
         }
     }
 }

@@ -173,7 +173,7 @@ impl Inspector for Tap {
     }
 }
 
-/// The metric labels of a classified exchange; slots 1..=36 name the
+/// The metric labels of a classified exchange; slots 1..=52 name the
 /// (binding, operation) pairs.
 fn labels_of(exchange: &crate::a2a::model::Exchange) -> ExchangeLabels {
     use crate::a2a::model::{Binding, Operation};
@@ -185,6 +185,7 @@ fn labels_of(exchange: &crate::a2a::model::Exchange) -> ExchangeLabels {
         Binding::JsonRpc => 0,
         Binding::Rest => 1,
         Binding::Grpc => 2,
+        Binding::Webhook => 3,
     };
     ExchangeLabels {
         binding: exchange.binding.as_str(),

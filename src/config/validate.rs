@@ -172,6 +172,7 @@ impl Config {
             }
         }
         problems.extend(self.registry.problems());
+        problems.extend(self.push.problems(self.validate));
         if let Err(e) = self.policy() {
             problems.push(e);
         }

@@ -375,5 +375,6 @@ fn judged(op: Operation) -> bool {
             | Operation::GetAgentCard
             | Operation::CreateTaskPushNotificationConfig
             | Operation::GetExtendedAgentCard
+            | Operation::PushDelivery
     )
 }

@@ -31,7 +31,7 @@ pub struct ExchangeLabels {
 }
 
 /// How many distinct label pairs the proxy caches series for.
-pub const LABEL_SLOTS: usize = 40;
+pub const LABEL_SLOTS: usize = 64;
 
 impl Default for ExchangeLabels {
     fn default() -> Self {

@@ -165,7 +165,7 @@ impl OpenSpan {
                 o.attr_str(9, "rpc.service", service);
                 o.attr_str(9, "rpc.method", self.operation);
             }
-            Binding::Rest => {}
+            Binding::Rest | Binding::Webhook => {}
         }
         if let Some(s) = e.http_status {
             o.attr_int(9, "http.response.status_code", i64::from(s));
