@@ -36,6 +36,9 @@ pub enum AppError {
         what: &'static str,
         source: std::io::Error,
     },
+    /// The push relay could not start (its listener, its TLS roots).
+    #[error("cannot start the push relay: {0}")]
+    Push(String),
 }
 
 impl AppError {
@@ -45,7 +48,7 @@ impl AppError {
         match self {
             AppError::Config(_) => 2,
             AppError::Start(e) => e.exit_code() as u8,
-            AppError::Metrics(_) | AppError::Thread { .. } => 3,
+            AppError::Metrics(_) | AppError::Thread { .. } | AppError::Push(_) => 3,
         }
     }
 }
@@ -77,6 +80,8 @@ pub struct App {
     access_writer: Option<(AuditLog, AuditWriter)>,
     /// The shutdown's grace period (spans still queued get as long).
     grace: std::time::Duration,
+    /// The push relay's listener, when `[push] relay = true`.
+    relay: Option<crate::push::RelayServer>,
 }
 
 /// The validation layer's parts, kept for an orderly shutdown.
@@ -158,6 +163,7 @@ impl App {
             })),
             (None, None) => None,
         };
+        let (inspector, relay) = start_relay(config, &metrics, &validation, inspector).await?;
         let audit = match (&validation, &options_audit) {
             (None, _) => "off (validate = false)".to_string(),
             (Some(_), Some(target)) => target.describe(),
@@ -190,7 +196,15 @@ impl App {
             validation,
             access_writer,
             grace: config.proxy.grace_period.0,
+            relay,
         })
+    }
+
+    /// The push relay's bound address, when it is on.
+    pub fn push_addr(&self) -> Option<SocketAddr> {
+        self.relay
+            .as_ref()
+            .map(crate::push::RelayServer::local_addr)
     }
 
     /// The proxy's bound address.
@@ -251,6 +265,10 @@ impl App {
         self.server.shutdown();
         let stopper = self.server.stopper();
         let admin = self.server.wait().await;
+        // Deliveries in flight get the grace period too, and are judged.
+        if let Some(relay) = self.relay {
+            relay.stop(self.grace).await;
+        }
         if let Some(v) = self.validation {
             let Validation {
                 tap,
@@ -293,6 +311,33 @@ impl App {
         // Last: what the shutdown counted stays scrapeable until now.
         admin.stop().await;
     }
+}
+
+/// The push relay (`[push] relay = true`): its alterations added to the
+/// inspector, its listener bound and served.
+async fn start_relay(
+    config: &Config,
+    metrics: &Arc<Metrics>,
+    validation: &Option<Validation>,
+    inspector: Option<Arc<dyn Inspector>>,
+) -> Result<(Option<Arc<dyn Inspector>>, Option<crate::push::RelayServer>), AppError> {
+    let (Some(v), Some(listen), true) = (validation, config.push.listen, config.push.relay) else {
+        return Ok((inspector, None));
+    };
+    let notes = v.tap.push_notes();
+    let relay = crate::push::Relay::new(config, metrics.clone(), notes)
+        .map_err(|e| AppError::Push(format!("push.tls_ca_file: {e}")))?;
+    let (Some(relay), Some(inner)) = (relay, inspector.clone()) else {
+        return Ok((inspector, None));
+    };
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| AppError::Push(format!("cannot bind push.listen {listen}: {e}")))?;
+    let server = crate::push::RelayServer::start(listener, relay.clone())
+        .map_err(|e| AppError::Push(e.to_string()))?;
+    tracing::info!(listen = %server.local_addr(), "push relay serving");
+    let inspector: Arc<dyn Inspector> = Arc::new(crate::push::WithRelay { inner, relay });
+    Ok((Some(inspector), Some(server)))
 }
 
 /// The audit writer and the analysis thread; the access log goes through

@@ -101,7 +101,8 @@ impl Tap {
             super::worker::tracer::Tracer::new(t.spans, t.sample_ratio, t.server_address)
                 .with_max_id(cfg.engine.max_id_bytes)
         }))
-        .with_publisher(publisher);
+        .with_publisher(publisher)
+        .with_push(cfg.push);
         let thread = std::thread::Builder::new()
             .name("a2a-tap-analysis".into())
             .spawn(move || worker.run(rx))?;
@@ -125,6 +126,16 @@ impl Tap {
                 replicas,
             },
         ))
+    }
+}
+
+impl Tap {
+    /// The push relay's side of the analysis queue.
+    pub fn push_notes(&self) -> super::PushNotes {
+        super::PushNotes {
+            tx: self.shared.tx.clone(),
+            clock: self.shared.clock.clone(),
+        }
     }
 }
 

@@ -33,6 +33,9 @@ pub struct PushSection {
     pub max_connections: usize,
     /// Longest wait for a webhook's connection and answer head.
     pub webhook_timeout: HumanDuration,
+    /// A PEM file of CA certificates trusted for `https://` webhooks,
+    /// besides the system's.
+    pub tls_ca_file: Option<std::path::PathBuf>,
 }
 
 impl Default for PushSection {
@@ -46,6 +49,7 @@ impl Default for PushSection {
             ttl: HumanDuration::secs(24 * 3600),
             max_connections: 1024,
             webhook_timeout: HumanDuration::secs(30),
+            tls_ca_file: None,
         }
     }
 }
@@ -70,6 +74,14 @@ impl PushSection {
         for (key, bad) in checks {
             if bad {
                 problems.push(invalid(key, "must be greater than zero"));
+            }
+        }
+        if let Some(path) = &self.tls_ca_file {
+            if !path.is_file() {
+                problems.push(invalid(
+                    "push.tls_ca_file",
+                    &format!("cannot read {}: not a readable file", path.display()),
+                ));
             }
         }
         if !self.relay {

@@ -240,8 +240,7 @@ impl Pushes {
         if let Some(f) = auth_missing(reg.auth.as_ref(), d.authorization.as_deref()) {
             found.push(f);
         }
-        if let Some(at) = reg.deleted_at.filter(|at| d.seq > *at) {
-            let _ = at;
+        if reg.deleted_at.is_some_and(|at| d.seq > at) {
             let id = reg.config_id.as_deref().unwrap_or("?");
             found.push(Finding::new(
                 Kind::PushAfterDelete,
@@ -250,7 +249,7 @@ impl Pushes {
                 ),
             ));
         }
-        let event = d.body.as_deref().and_then(|b| peek_state(b));
+        let event = d.body.as_deref().and_then(peek_state);
         // Push before snapshot: the first delivery names the task.
         if reg.task_id.is_none() {
             reg.task_id = event.as_ref().map(|(t, ..)| t.clone());

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http::uri::{Authority, Scheme};
 use http::{header, HeaderValue, Request, Response, Uri, Version};
-use http_body_util::BodyExt;
+use http_body_util::{BodyExt, Either};
 use hyper::body::Incoming;
 use tracing::Instrument;
 
@@ -153,7 +153,8 @@ impl Forwarder {
         let observer = inspector.and_then(|i| i.begin(id, &head, has_body));
         let exchange = InFlight::new(id, start, observer, self.shared.clone()).with_caller(&head);
         let exchange = Arc::new(exchange.on_connection(activity));
-        let transform = inspector.and_then(|i| i.transform_for(&head));
+        let mut transform = inspector.and_then(|i| i.transform_for(&head));
+        let request_transform = inspector.and_then(|i| i.request_transform_for(id, &head));
 
         if head.method == http::Method::CONNECT {
             return self.refuse(&exchange, grpc, ProxyError::MethodNotAllowed(head.method));
@@ -179,7 +180,12 @@ impl Forwarder {
         };
         let tripped = Arc::new(AtomicBool::new(false));
         let body = LimitBody::new(body, self.max_request_body, tripped.clone());
-        let body = TeeBody::new(body, RequestTap::new(exchange.clone()));
+        let mut body = Either::Left(TeeBody::new(body, RequestTap::new(exchange.clone())));
+        if let Some(t) = request_transform {
+            let response_transform;
+            (head, body, response_transform) = t.apply(head, body).await;
+            transform = transform.or(response_transform);
+        }
         let caller_version = head.version;
         strip_request_hop_by_hop(&mut head.headers);
         if self.forwarded_headers {

@@ -90,6 +90,8 @@ pub struct Metrics {
     pub registry_errors_total: RegistryErrors,
     /// `a2a_registry_up`: 1 while the shared registry's server answers.
     pub registry_up: IntGauge,
+    /// The push relay's families (`[push]`).
+    pub push: PushMetrics,
 }
 
 // === impl Metrics ===
@@ -249,6 +251,7 @@ impl Metrics {
                 registry.register(Box::new(g.clone()))?;
                 g
             },
+            push: PushMetrics::register(&registry)?,
             registry,
         })
         .and_then(Metrics::with_process)
@@ -355,6 +358,8 @@ pub fn status_class(status: http::StatusCode) -> &'static str {
 
 mod families;
 pub use families::*;
+mod push;
+pub use push::{PushMetrics, DELIVERY_OUTCOMES, UNRELAYED_REASONS};
 
 #[cfg(test)]
 mod tests;

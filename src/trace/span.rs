@@ -110,6 +110,11 @@ impl OpenSpan {
         self.trace_id
     }
 
+    /// The span's own id.
+    pub fn span_id(&self) -> [u8; 8] {
+        self.span_id
+    }
+
     /// An `a2a.finding` event; an error finding sets the span's status to
     /// error (the first one's kind and detail are its message).
     pub fn finding(&mut self, at_unix_nanos: u64, record: &crate::report::audit::Record) {

@@ -164,6 +164,8 @@ pub struct Upstream {
     script: Arc<Mutex<VecDeque<Reply>>>,
     /// The headers of every request it got, in order.
     heads: Arc<Mutex<Vec<http::HeaderMap>>>,
+    /// The bodies of every request it got, in order.
+    bodies: Arc<Mutex<Vec<Bytes>>>,
     /// Told each time a request takes its reply.
     taken: Arc<tokio::sync::Notify>,
 }
@@ -175,20 +177,24 @@ impl Upstream {
         let script: Arc<Mutex<VecDeque<Reply>>> = Arc::default();
         let heads: Arc<Mutex<Vec<http::HeaderMap>>> = Arc::default();
         let taken: Arc<tokio::sync::Notify> = Arc::default();
-        let (s, h, t) = (script.clone(), heads.clone(), taken.clone());
+        let bodies: Arc<Mutex<Vec<Bytes>>> = Arc::default();
+        let (s, h, t, b) = (script.clone(), heads.clone(), taken.clone(), bodies.clone());
         tokio::spawn(async move {
             loop {
                 let Ok((tcp, _)) = listener.accept().await else {
                     return;
                 };
-                let (s, h, t) = (s.clone(), h.clone(), t.clone());
+                let (s, h, t, b) = (s.clone(), h.clone(), t.clone(), b.clone());
                 tokio::spawn(async move {
                     let svc = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
-                        let (s, t) = (s.clone(), t.clone());
+                        let (s, t, b) = (s.clone(), t.clone(), b.clone());
                         h.lock().unwrap().push(req.headers().clone());
                         async move {
                             // Read the whole request first, as agents do.
-                            let _ = req.into_body().collect().await;
+                            let body = req.into_body().collect().await;
+                            b.lock()
+                                .unwrap()
+                                .push(body.map(|c| c.to_bytes()).unwrap_or_default());
                             let reply = s.lock().unwrap().pop_front().unwrap_or_else(|| {
                                 Reply::json(500, r#"{"error":"script exhausted"}"#)
                             });
@@ -221,8 +227,14 @@ impl Upstream {
             addr,
             script,
             heads,
+            bodies,
             taken,
         }
+    }
+
+    /// The bodies of every request it got so far, in order.
+    pub fn request_bodies(&self) -> Vec<Bytes> {
+        self.bodies.lock().unwrap().clone()
     }
 
     /// The headers of every request it got so far, in order.

@@ -52,6 +52,7 @@ impl Worker {
             bypass,
             tracer: None,
             publisher: None,
+            links: Default::default(),
         }
     }
 
@@ -89,6 +90,17 @@ impl Worker {
         self.epoch = clock.now();
         self.clock = self.epoch;
         self.time = clock;
+        self
+    }
+
+    /// Judges push deliveries with `settings` (the relay is on).
+    pub(crate) fn with_push(
+        mut self,
+        settings: Option<crate::judge::push::PushSettings>,
+    ) -> Worker {
+        if let Some(s) = settings {
+            self.session = self.session.with_push(s);
+        }
         self
     }
 

@@ -11,7 +11,6 @@ use crate::judge::push::{Delivery, PushSettings, Registration};
 use crate::lifecycle::{End, Millis, Registry, RegistryConfig};
 
 /// What judging one delivery made of it.
-#[derive(Debug)]
 pub struct Delivered {
     /// The delivery as an exchange (binding `webhook`, `PushDelivery`),
     /// for its records and span.
@@ -19,6 +18,8 @@ pub struct Delivered {
     /// Its state was not certain to be in order, so the registry did not
     /// take it (counted, not accused).
     pub unordered: bool,
+    /// Its engine, when its body was judged (for its span).
+    pub engine: Option<ExchangeEngine>,
 }
 
 impl Session {
@@ -71,6 +72,7 @@ impl Session {
             return Some(Delivered {
                 exchange,
                 unordered: prepared.unordered,
+                engine: None,
             });
         };
         let mut engine = ExchangeEngine::new(exchange, d.seq, self.engine);
@@ -95,6 +97,7 @@ impl Session {
         Some(Delivered {
             exchange,
             unordered: prepared.unordered,
+            engine: Some(engine),
         })
     }
 

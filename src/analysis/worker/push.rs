@@ -1,0 +1,103 @@
+//! Push relay messages on the analysis thread: registrations and deletes
+//! handed to the session, deliveries judged there and reported like an
+//! exchange's findings, each delivery with its span (a child of the
+//! registering exchange's span when the agent sent no trace context).
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use super::live::Live;
+use super::Worker;
+use crate::analysis::msg::Caller;
+use crate::judge::push::{Delivery, Registration};
+use crate::judge::Folds;
+use crate::trace::context::{to_hex, TraceParent};
+
+/// The spans registrations were made on, by token: a delivery's span is
+/// their child. At most this many are kept.
+#[derive(Default)]
+pub(crate) struct PushLinks(HashMap<Box<str>, TraceParent>);
+
+/// Most registration spans remembered.
+const MAX_LINKS: usize = 65_536;
+
+impl Worker {
+    pub(super) fn push_registered(&mut self, id: u64, regs: Vec<Registration>) {
+        let parent = self
+            .live
+            .get_mut(id)
+            .and_then(|l| l.span.as_ref())
+            .map(|s| TraceParent {
+                trace_id: s.trace_id(),
+                span_id: s.span_id(),
+                flags: 1,
+            });
+        if let Some(parent) = parent {
+            for r in &regs {
+                if self.links.0.len() >= MAX_LINKS {
+                    let any = self.links.0.keys().next().cloned();
+                    any.map(|k| self.links.0.remove(&k));
+                }
+                self.links.0.insert(r.token.clone(), parent);
+            }
+        }
+        self.session.push_registered(id, regs);
+    }
+
+    pub(super) fn delivery(
+        &mut self,
+        id: u64,
+        delivery: &Delivery,
+        at: Instant,
+        traceparent: Option<&str>,
+    ) {
+        self.returned += delivery.body.as_ref().map_or(0, Vec::len);
+        let now = self.now(at);
+        let mut found = Vec::new();
+        let Some(judged) = self.session.deliver(id, delivery, now, &mut found) else {
+            return;
+        };
+        if judged.unordered {
+            self.metrics.push.unordered_total.with(&self.upstream).inc();
+        }
+        let parent = traceparent
+            .and_then(TraceParent::parse)
+            .or_else(|| self.links.0.get(&delivery.token).copied());
+        let mut caller = Caller {
+            http_method: Some(http::Method::POST),
+            ..Caller::default()
+        };
+        let span = self
+            .tracer
+            .as_mut()
+            .and_then(|t| t.begin(id, &judged.exchange, parent, &mut caller, at));
+        let trace_id = parent
+            .map(|p| p.trace_id)
+            .or_else(|| span.as_ref().map(|s| s.trace_id()))
+            .map(|t| to_hex(&t).into_boxed_str());
+        self.live.open(
+            id,
+            Live {
+                held: 0,
+                opened: at,
+                first_event: None,
+                findings: 0,
+                folds: Folds::default(),
+                host: None,
+                trace_id,
+                span,
+            },
+        );
+        let findings = found.into_iter().map(|f| f.finding).collect();
+        self.report(id, Some(&judged.exchange), findings);
+        self.flush_folds(id);
+        if let (Some(tracer), Some(live), Some(engine)) =
+            (&mut self.tracer, self.live.get_mut(id), &judged.engine)
+        {
+            if let Some(span) = live.span.take() {
+                tracer.end(&span, live, engine, at);
+            }
+        }
+        self.live.discard(id);
+    }
+}
