@@ -239,6 +239,11 @@ class ScenarioExecutor {
 
 async function main() {
   const args = agentArgs(USAGE);
+  // The SDK logs each push delivery with console.info, on stdout; stdout
+  // carries the READY line alone (the tests stop reading it there, and a
+  // write to the closed pipe then kills the agent), so logs go to stderr.
+  console.info = console.error;
+  console.log = console.error;
   const app = express();
   if (args.record) app.use(recordMiddleware(args.record));
   await serve(app, args.port, (bound) => {
