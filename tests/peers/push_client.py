@@ -46,7 +46,7 @@ from a2a.types.a2a_pb2 import (
     TaskPushNotificationConfig,
 )
 
-from client import INTERFACES, Stream, describe_error, http_client, narrowed, stream, user_message
+from client import INTERFACES, Stream, describe_error, http_client, stream, user_message
 
 SCENARIO_TIMEOUT = 20.0
 # How long `configs` waits for the receiver to record the completed state.
@@ -97,6 +97,20 @@ class Context:
                         return True
             await asyncio.sleep(0.05)
         return False
+
+
+def narrowed(card: AgentCard, binding: str, version: str) -> AgentCard | None:
+    """The card with only its interface for (binding, version), or None; a
+    0.3 card's "0.3.0" is version "0.3" (tests/peers/py03/agent.py's card)."""
+    for interface in card.supported_interfaces:
+        got = interface.protocol_version
+        if interface.protocol_binding == binding and (got == version or got.startswith(version + ".")):
+            one = AgentCard()
+            one.CopyFrom(card)
+            del one.supported_interfaces[:]
+            one.supported_interfaces.append(interface)
+            return one
+    return None
 
 
 def send_with(text: str, config: TaskPushNotificationConfig) -> SendMessageRequest:

@@ -18,56 +18,52 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::{
-    assert_findings, node, port_named_in_advance, repo, run_in, start_server, start_server_in,
-    start_tap_logged, venv, Expected, Scratch,
-};
-use crate::support::total;
+use super::{node, repo, run_in, start_server, start_server_in, venv, Expected, Scratch};
 
 /// How long the receiver may take to record every expected delivery (the
 /// JavaScript sender posts after the caller's answer, fire-and-forget).
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(20);
 /// After the expected count arrived: long enough for a surplus to show up.
 const QUIET: Duration = Duration::from_millis(500);
-/// The relay's `push.terminal_wait` in the proxied run; the proxy is stopped
-/// only past it, so a missing terminal delivery would be judged.
-const TERMINAL_WAIT: &str = "2s";
-const PAST_TERMINAL_WAIT: Duration = Duration::from_millis(2500);
 
 const PD: &str = "PushDelivery";
 
-/// One SDK's agent and caller, and what its sender puts on the wire.
+/// One SDK's agent, the caller that registers its configs, and what its
+/// sender puts on the wire.
 struct PushPeer {
     name: &'static str,
-    runtime: fn() -> (PathBuf, PathBuf),
-    agent: &'static str,
-    client: &'static str,
+    /// The program and folder of the agent, and of the caller.
+    agent: (fn() -> (PathBuf, PathBuf), &'static str),
+    client: (fn() -> (PathBuf, PathBuf), &'static str),
     /// The client document's interfaces and their webhook path segment.
     interfaces: &'static [(&'static str, &'static str)],
     content_type: &'static str,
+    /// Bodies are 0.3 Tasks (`kind: "task"`), not 1.0 StreamResponses.
+    bodies_0_3: bool,
+    /// Whether a config with `authentication` gets `Authorization`.
+    authorization: bool,
     /// Whether a config with both a token and `authentication` gets the
     /// token header too (Python) or `Authorization` alone (JavaScript).
     token_beside_authorization: bool,
-    /// The deliveries of `configs` (created on an input-required task, then
-    /// the follow-up that completes it), as `kind[:state]`.
-    configs_deliveries: &'static [&'static str],
+    /// The deliveries of `send`, `send-auth` and `configs` (created on an
+    /// input-required task, then the follow-up that completes it), as
+    /// `kind:state` or `kind`.
+    deliveries: [&'static [&'static str]; 3],
     /// Interfaces whose client has no List/Delete of configs.
     no_list_delete: &'static [&'static str],
     /// The findings the proxied run's audit log must hold, exactly.
     expected: &'static [Expected],
 }
 
-/// An echo task's deliveries: the Task, working, two artifact chunks, completed.
-const ECHO_DELIVERIES: [&str; 5] = [
+/// An echo task's deliveries (1.0): the Task, working, two artifact chunks,
+/// completed.
+const ECHO_DELIVERIES: &[&str] = &[
     "task:TASK_STATE_SUBMITTED",
     "statusUpdate:TASK_STATE_WORKING",
     "artifactUpdate",
@@ -108,12 +104,22 @@ const PYTHON_EXPECTED: [Expected; 28] = {
     all
 };
 
-const PEERS: [PushPeer; 2] = [
+/// a2a-sdk 0.3.26 ignores `authentication`: every delivery for a config
+/// that has it lacks `Authorization: {scheme} {credentials}` (1.0 §4.3.3
+/// MUST; 0.3's `PushNotificationAuthenticationInfo` is the same promise).
+/// `send-auth` (1) and `configs` (3) on each of the two interfaces.
+const PY03_EXPECTED: [Expected; 8] =
+    [("push_auth_missing", "warning", "webhook", "0.3", PD, None); 8];
+
+fn python_1_3_0() -> (PathBuf, PathBuf) {
+    (venv(".venv"), repo())
+}
+
+const PEERS: [PushPeer; 3] = [
     PushPeer {
         name: "python-1.3.0",
-        runtime: || (venv(".venv"), repo()),
-        agent: "tests/peers/agent.py",
-        client: "tests/peers/push_client.py",
+        agent: (python_1_3_0, "tests/peers/agent.py"),
+        client: (python_1_3_0, "tests/peers/push_client.py"),
         interfaces: &[
             ("JSONRPC/1.0", "jsonrpc-1.0"),
             ("HTTP+JSON/1.0", "rest-1.0"),
@@ -121,11 +127,17 @@ const PEERS: [PushPeer; 2] = [
             ("HTTP+JSON/0.3", "rest-0.3"),
         ],
         content_type: "application/json",
+        bodies_0_3: false,
+        authorization: true,
         token_beside_authorization: true,
-        configs_deliveries: &[
-            "statusUpdate:TASK_STATE_WORKING",
-            "artifactUpdate",
-            "statusUpdate:TASK_STATE_COMPLETED",
+        deliveries: [
+            ECHO_DELIVERIES,
+            ECHO_DELIVERIES,
+            &[
+                "statusUpdate:TASK_STATE_WORKING",
+                "artifactUpdate",
+                "statusUpdate:TASK_STATE_COMPLETED",
+            ],
         ],
         // a2a-sdk's 0.3 REST client: "not supported in v0.3 REST".
         no_list_delete: &["HTTP+JSON/0.3"],
@@ -133,32 +145,67 @@ const PEERS: [PushPeer; 2] = [
     },
     PushPeer {
         name: "js-1.3.0",
-        runtime: || node("v1"),
-        agent: "agent.mjs",
-        client: "push_client.mjs",
+        agent: (|| node("v1"), "agent.mjs"),
+        client: (|| node("v1"), "push_client.mjs"),
         interfaces: &[
             ("JSONRPC/1.0", "jsonrpc-1.0"),
             ("HTTP+JSON/1.0", "rest-1.0"),
         ],
         content_type: "application/a2a+json",
+        bodies_0_3: false,
+        authorization: true,
         token_beside_authorization: false,
-        // The executor opens the follow-up with the stored Task.
-        configs_deliveries: &[
-            "task:TASK_STATE_INPUT_REQUIRED",
-            "statusUpdate:TASK_STATE_WORKING",
-            "artifactUpdate",
-            "statusUpdate:TASK_STATE_COMPLETED",
+        deliveries: [
+            ECHO_DELIVERIES,
+            ECHO_DELIVERIES,
+            // The executor opens the follow-up with the stored Task.
+            &[
+                "task:TASK_STATE_INPUT_REQUIRED",
+                "statusUpdate:TASK_STATE_WORKING",
+                "artifactUpdate",
+                "statusUpdate:TASK_STATE_COMPLETED",
+            ],
         ],
         no_list_delete: &[],
         // Authorization sent as configured, every terminal state delivered,
         // 1.0 shapes for 1.0 configs: nothing to report.
         expected: &[],
     },
+    PushPeer {
+        name: "python-0.3.26",
+        agent: (|| (venv(".venv-03"), repo()), "tests/peers/py03/agent.py"),
+        // The 1.3.0 client speaks 0.3 to it (its compat transports).
+        client: (python_1_3_0, "tests/peers/push_client.py"),
+        interfaces: &[
+            ("JSONRPC/0.3", "jsonrpc-0.3"),
+            ("HTTP+JSON/0.3", "rest-0.3"),
+        ],
+        content_type: "application/json",
+        bodies_0_3: true,
+        authorization: false,
+        token_beside_authorization: true,
+        // The whole task after each event of a stream; after a blocking
+        // send, once, the terminal task.
+        deliveries: [
+            &[
+                "task:submitted",
+                "task:working",
+                "task:working",
+                "task:working",
+                "task:completed",
+            ],
+            &["task:completed"],
+            &["task:working", "task:working", "task:completed"],
+        ],
+        no_list_delete: &["HTTP+JSON/0.3"],
+        expected: &PY03_EXPECTED,
+    },
 ];
 
 impl PushPeer {
     fn expected_count(&self) -> usize {
-        self.interfaces.len() * (2 * ECHO_DELIVERIES.len() + self.configs_deliveries.len())
+        let per_interface: usize = self.deliveries.iter().map(|d| d.len()).sum();
+        self.interfaces.len() * per_interface
     }
 }
 
@@ -257,24 +304,24 @@ fn play(
         "tests/peers/webhook.py",
         &["--record", &record_arg],
     );
-    let (program, dir) = (peer.runtime)();
-    let rt = (program.as_path(), dir.as_path());
-    let mut agent_args = vec![peer.agent, "--push", "--port", "0"];
+    let (program, dir) = (peer.agent.0)();
+    let mut agent_args = vec![peer.agent.1, "--push", "--port", "0"];
     agent_args.extend_from_slice(agent_more);
     let (_agent, agent_port) = start_server_in(
         scratch,
         &format!("{}-agent-{label}", peer.name),
-        rt,
+        (&program, &dir),
         &agent_args,
     );
+    let (program, dir) = (peer.client.0)();
     let webhook = format!("http://127.0.0.1:{hook}/hook");
     let url = base(agent_port);
     let outcomes = run_in(
         scratch,
         &format!("{}-client-{label}", peer.name),
-        rt,
+        (&program, &dir),
         &[
-            peer.client,
+            peer.client.1,
             &url,
             "--webhook",
             &webhook,
@@ -293,8 +340,15 @@ fn play(
     }
 }
 
-/// `kind[:state]` of a delivery body, and the task it is about.
-fn summary(body: &Value) -> (String, String) {
+/// `kind[:state]` of a delivery body, and the task it is about: a 1.0
+/// StreamResponse (exactly one member, §4.3.3) or a 0.3 Task.
+fn summary(body: &Value, bodies_0_3: bool) -> (String, String) {
+    if bodies_0_3 {
+        assert_eq!(body["kind"], "task", "not a 0.3 Task: {body}");
+        let state = body["status"]["state"].as_str().unwrap_or_default();
+        let task = body["id"].as_str().unwrap_or_default();
+        return (format!("task:{state}"), task.to_string());
+    }
     let object = body.as_object().expect("a JSON object");
     assert_eq!(object.len(), 1, "not exactly one member (§4.3.3): {body}");
     let (kind, inner) = object.iter().next().expect("one member");
@@ -317,28 +371,29 @@ fn assert_wire_facts(peer: &PushPeer, run: &Run) {
     }
     for (key, segment) in peer.interfaces {
         let doc = &run.outcomes[*key];
-        for (scenario, want) in [
-            ("send", &ECHO_DELIVERIES[..]),
-            ("send-auth", &ECHO_DELIVERIES[..]),
-            ("configs", peer.configs_deliveries),
-        ] {
+        for (scenario, want) in ["send", "send-auth", "configs"]
+            .into_iter()
+            .zip(peer.deliveries)
+        {
             let path = format!("/hook/{segment}/{scenario}");
             let got = by_path.get(path.as_str()).cloned().unwrap_or_default();
             let bodies: Vec<Value> = got
                 .iter()
                 .map(|d| serde_json::from_str(&d.body).expect("a JSON body"))
                 .collect();
-            let (labels, tasks): (Vec<String>, Vec<String>) = bodies.iter().map(summary).unzip();
+            let (labels, tasks): (Vec<String>, Vec<String>) =
+                bodies.iter().map(|b| summary(b, peer.bodies_0_3)).unzip();
             assert_eq!(labels, want, "{name}: {path}: deliveries {bodies:#?}");
             assert!(
                 tasks.windows(2).all(|w| w[0] == w[1]),
                 "{name}: {path}: one task"
             );
-            let (token, credentials) = match scenario {
+            let (token, configured) = match scenario {
                 "send" => ("tok-send", None),
                 "send-auth" => ("tok-auth", Some("Bearer secret-send")),
                 _ => ("tok-created", Some("Bearer secret-created")),
             };
+            let credentials = configured.filter(|_| peer.authorization);
             for d in got {
                 assert_eq!(d.method, "POST", "{name}: {path}");
                 assert_eq!(
@@ -412,204 +467,11 @@ fn js_sdk_1_3_0_push_deliveries_on_the_wire() {
     wire_facts(&PEERS[1]);
 }
 
-// === through the relay ===
-
-/// A body's text with the run's own ids (UUIDs: both SDKs make every id one)
-/// and timestamps named, not spelled; every other byte kept, so that two
-/// runs' bodies compare byte for byte but for those.
-fn normalised(body: &str) -> String {
-    const STAMP: &str = "\"timestamp\":\"";
-    let is_uuid = |s: &[u8]| {
-        s.len() >= 36
-            && s[..36].iter().enumerate().all(|(i, b)| match i {
-                8 | 13 | 18 | 23 => *b == b'-',
-                _ => b.is_ascii_hexdigit(),
-            })
-    };
-    let bytes = body.as_bytes();
-    let mut out = String::with_capacity(body.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        if is_uuid(&bytes[at..]) {
-            out.push_str("<id>");
-            at += 36;
-        } else if body[at..].starts_with(STAMP) {
-            out.push_str(STAMP);
-            at += STAMP.len();
-            let close = body[at..].find('"').map_or(body.len(), |end| at + end);
-            out.push_str("<timestamp>");
-            at = close;
-        } else {
-            let c = body[at..].chars().next().expect("within the body");
-            out.push(c);
-            at += c.len_utf8();
-        }
-    }
-    out
-}
-
-/// Method, path, headers and normalised body.
-type Comparable = (String, String, Vec<(String, String)>, String);
-
-/// Those of `a` that `b` lacks, for a failure message.
-fn only(a: &[Comparable], b: &[Comparable]) -> Vec<String> {
-    a.iter()
-        .filter(|x| !b.contains(x))
-        .map(|x| format!("{x:?}"))
-        .collect()
-}
-
-/// Header fields a relay must not forward (RFC 9110 §7.6.1: an
-/// intermediary removes `Connection` and the fields it names; these are
-/// the hop-by-hop ones), so a relayed delivery may lack or change them.
-const HOP_BY_HOP: [&str; 7] = [
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-];
-
-/// A delivery as two runs compare it. Left out of the headers, as the wire
-/// forces: `host` (it names the authority the request goes to: the relay in
-/// the agent's request, then the receiver, whose port differs between the
-/// runs), `content-length` (it counts the run's own ids and timestamps;
-/// each is held to its own body instead, and a relay may send the same
-/// bytes chunked) and the hop-by-hop fields (`connection: keep-alive` from
-/// both SDKs). Every other header, names and values, must arrive as the
-/// agent sent it (the contract: "the relay adds no header"), in the agent's
-/// order for any one name; names compare lower-cased (case-insensitive,
-/// and HTTP/1 proxies lower-case them).
-fn comparable(d: &Delivery) -> Comparable {
-    if let Some(length) = d.header("content-length") {
-        assert_eq!(length, d.body.len().to_string(), "content-length of {d:?}");
-    }
-    let mut headers: Vec<(String, String)> = d
-        .headers
-        .iter()
-        .filter(|(n, _)| n != "host" && n != "content-length" && !HOP_BY_HOP.contains(&n.as_str()))
-        .cloned()
-        .collect();
-    headers.sort_by(|a, b| a.0.cmp(&b.0));
-    let body = normalised(&d.body);
-    (d.method.clone(), d.path.clone(), headers, body)
-}
-
-/// The admin endpoint's `/metrics` text.
-fn scrape(admin: u16) -> String {
-    let mut stream = TcpStream::connect(("127.0.0.1", admin)).expect("connect to admin");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
-    let request =
-        format!("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:{admin}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).expect("send");
-    let mut all = String::new();
-    stream.read_to_string(&mut all).expect("read /metrics");
-    all.split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_string())
-        .unwrap_or_default()
-}
-
-/// The caller straight to the agent, then through a2a-tap with the relay on
-/// in front of a second agent advertising the proxy (a second receiver): the
-/// same deliveries, the same outcomes, every delivery counted as delivered,
-/// and exactly `peer.expected` in the audit log.
-fn through_relay(peer: &PushPeer) {
-    let scratch = Scratch::new(&format!("push-relay-{}", peer.name));
-    let direct = play(peer, &scratch, "direct", &[], &mut direct_url);
-    assert_wire_facts(peer, &direct);
-
-    let listen = port_named_in_advance();
-    let relay = port_named_in_advance();
-    let tap_url = format!("http://127.0.0.1:{listen}");
-    let audit_log = scratch.path("audit.jsonl");
-    let mut tap = None;
-    let mut start_tap = |agent_port: u16| {
-        let file = scratch.path("tap.toml");
-        fs::write(
-            &file,
-            format!(
-                "listen = \"127.0.0.1:{listen}\"\nadmin = \"127.0.0.1:0\"\n\
-                 upstream = \"http://127.0.0.1:{agent_port}\"\nname = \"sdk-agent\"\n\
-                 audit_log = \"{}\"\n\n[push]\nrelay = true\n\
-                 listen = \"127.0.0.1:{relay}\"\npublic_url = \"http://127.0.0.1:{relay}\"\n\
-                 terminal_wait = \"{TERMINAL_WAIT}\"\nmax_registrations = 10000\nttl = \"1h\"\n",
-                audit_log.display()
-            ),
-        )
-        .expect("write config");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2a-tap"));
-        cmd.arg("--config").arg(&file);
-        let (proxy, _, admin) =
-            start_tap_logged(&format!("a2a-tap-{}", peer.name), &mut cmd, &scratch);
-        tap = Some((proxy, admin.port()));
-        tap_url.clone()
-    };
-    let through = play(
-        peer,
-        &scratch,
-        "relayed",
-        &["--public-url", &tap_url],
-        &mut start_tap,
-    );
-    let (mut proxy, admin) = tap.expect("the proxy was started");
-    let name = peer.name;
-    assert!(
-        direct.outcomes == through.outcomes,
-        "{name}: the caller saw different outcomes through a2a-tap\n--- direct ---\n{:#}\n--- through a2a-tap ---\n{:#}\n{}",
-        direct.outcomes,
-        through.outcomes,
-        proxy.stderr_tail()
-    );
-    let sorted = |run: &Run| {
-        let mut all: Vec<_> = run.deliveries.iter().map(comparable).collect();
-        all.sort();
-        all
-    };
-    let (sent, got) = (sorted(&direct), sorted(&through));
-    assert!(
-        sent == got,
-        "{name}: deliveries through the relay differ from the direct run\nonly direct: {:#?}\nonly relayed: {:#?}",
-        only(&sent, &got),
-        only(&got, &sent)
-    );
-
-    // Past terminal_wait, so that a terminal state not delivered is judged.
-    thread::sleep(PAST_TERMINAL_WAIT);
-    let metrics = scrape(admin);
-    let count = |outcome: &str| {
-        let labels = [("upstream", "sdk-agent"), ("outcome", outcome)];
-        total(&metrics, "a2a_push_deliveries_total", &labels).unwrap_or(0.0)
-    };
-    assert_eq!(
-        count("delivered"),
-        peer.expected_count() as f64,
-        "{name}:\n{metrics}"
-    );
-    for outcome in ["webhook_error", "webhook_unreachable", "unknown_token"] {
-        assert_eq!(count(outcome), 0.0, "{name}: {outcome}:\n{metrics}");
-    }
-    // Stopping the proxy flushes the audit log.
-    let status = proxy.terminate();
-    assert!(
-        status.success(),
-        "a2a-tap exited with {status}\n{}",
-        proxy.stderr_tail()
-    );
-    assert_findings(name, &audit_log, "sdk-agent", peer.expected);
-}
-
 #[test]
 #[ignore = "needs the Python venvs of scripts/setup-python.sh: run scripts/test.sh"]
-fn python_sdk_1_3_0_push_through_the_relay() {
-    through_relay(&PEERS[0]);
+fn python_sdk_0_3_26_push_deliveries_on_the_wire() {
+    wire_facts(&PEERS[2]);
 }
 
-#[test]
-#[ignore = "needs Node and the tests/peers/js packages of scripts/setup-node.sh: run scripts/test.sh"]
-fn js_sdk_1_3_0_push_through_the_relay() {
-    through_relay(&PEERS[1]);
-}
+#[path = "push/relay.rs"]
+mod relay;
