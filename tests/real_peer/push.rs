@@ -56,10 +56,12 @@ impl Delivery {
     }
 }
 
-/// What one run of the caller produced: its document and the receiver's record.
+/// What one run of the caller produced: its document, the receiver's
+/// record, and how many deliveries the agent logged as not taken.
 struct Run {
     outcomes: Value,
     deliveries: Vec<Delivery>,
+    send_errors: usize,
 }
 
 fn read_deliveries(path: &Path) -> Vec<Delivery> {
@@ -113,23 +115,49 @@ fn settled(path: &Path, count: usize, what: &str) -> Vec<Delivery> {
     all
 }
 
-/// Starts the receiver, then the agent (`--push`, plus `agent_more`), runs
-/// the caller against `base(agent_port)` (which may start a proxy in front
-/// of the agent) and waits for every delivery.
+/// The lines an agent logs per delivery its webhook did not take (a
+/// non-2xx answer or none): a2a-sdk "Error sending push-notification",
+/// @a2a-js/sdk "Error sending push notification", both versions.
+const SEND_ERROR: [&str; 2] = [
+    "Error sending push-notification",
+    "Error sending push notification",
+];
+
+/// How many deliveries the agent logged as not taken, once that is `want`
+/// (it logs after the answer, so shortly after the receiver's record).
+fn send_errors(stderr: &Path, want: usize) -> usize {
+    let count = || {
+        let text = fs::read_to_string(stderr).unwrap_or_default();
+        text.lines()
+            .filter(|l| SEND_ERROR.iter().any(|e| l.contains(e)))
+            .count()
+    };
+    let deadline = Instant::now() + QUIET * 10;
+    while count() != want && Instant::now() < deadline {
+        // Polling the agent's log, bounded above.
+        thread::sleep(Duration::from_millis(50));
+    }
+    count()
+}
+
+/// Starts the receiver (answering `status`), then the agent (`--push`,
+/// plus `agent_more`), runs the caller against `base(agent_port)` (which
+/// may start a proxy in front of the agent) and waits for every delivery.
 fn play(
     peer: &PushPeer,
     scratch: &Scratch,
-    label: &str,
+    (label, status): (&str, u16),
     agent_more: &[&str],
     base: &mut dyn FnMut(u16) -> String,
 ) -> Run {
     let record = scratch.path(&format!("{label}.webhook.jsonl"));
     let record_arg = record.display().to_string();
+    let status_arg = status.to_string();
     let (_receiver, hook) = start_server(
         scratch,
         &format!("{}-webhook-{label}", peer.name),
         "tests/peers/webhook.py",
-        &["--record", &record_arg],
+        &["--record", &record_arg, "--status", &status_arg],
     );
     let (program, dir) = (peer.agent.0)();
     let mut agent_args = vec![peer.agent.1, "--push", "--port", "0"];
@@ -161,9 +189,17 @@ fn play(
         peer.expected_count(),
         &format!("{} {label}", peer.name),
     );
+    let stderr = scratch.path(&format!("{}-agent-{label}.stderr", peer.name));
+    let failed = if (200..300).contains(&status) {
+        0
+    } else {
+        deliveries.len()
+    };
+    let send_errors = send_errors(&stderr, failed);
     Run {
         outcomes,
         deliveries,
+        send_errors,
     }
 }
 
@@ -281,10 +317,23 @@ fn assert_wire_facts(peer: &PushPeer, run: &Run) {
     }
 }
 
-fn wire_facts(peer: &PushPeer) {
-    let scratch = Scratch::new(&format!("push-wire-{}", peer.name));
-    let run = play(peer, &scratch, "direct", &[], &mut direct_url);
+/// The peer straight to a receiver answering `status`: the wire facts hold,
+/// and the agent logged exactly the deliveries not answered 2xx as failed.
+/// A failing webhook gets the same deliveries: no SDK retries.
+fn wire_facts(peer: &PushPeer, status: u16) {
+    let scratch = Scratch::new(&format!("push-wire-{}-{status}", peer.name));
+    let run = play(peer, &scratch, ("direct", status), &[], &mut direct_url);
     assert_wire_facts(peer, &run);
+    let failed = if status == 200 {
+        0
+    } else {
+        run.deliveries.len()
+    };
+    assert_eq!(
+        run.send_errors, failed,
+        "{}: deliveries the agent logged as failed",
+        peer.name
+    );
 }
 
 fn direct_url(agent_port: u16) -> String {
@@ -294,25 +343,37 @@ fn direct_url(agent_port: u16) -> String {
 #[test]
 #[ignore = "needs the Python venvs of scripts/setup-python.sh: run scripts/test.sh"]
 fn python_sdk_1_3_0_push_deliveries_on_the_wire() {
-    wire_facts(&PEERS[0]);
+    wire_facts(&PEERS[0], 200);
 }
 
 #[test]
 #[ignore = "needs Node and the tests/peers/js packages of scripts/setup-node.sh: run scripts/test.sh"]
 fn js_sdk_1_3_0_push_deliveries_on_the_wire() {
-    wire_facts(&PEERS[1]);
+    wire_facts(&PEERS[1], 200);
 }
 
 #[test]
 #[ignore = "needs the Python venvs of scripts/setup-python.sh: run scripts/test.sh"]
 fn python_sdk_0_3_26_push_deliveries_on_the_wire() {
-    wire_facts(&PEERS[2]);
+    wire_facts(&PEERS[2], 200);
 }
 
 #[test]
 #[ignore = "needs Node and the tests/peers/js packages of scripts/setup-node.sh, and the Python venv: run scripts/test.sh"]
 fn js_sdk_0_3_14_push_deliveries_on_the_wire() {
-    wire_facts(&PEERS[3]);
+    wire_facts(&PEERS[3], 200);
+}
+
+#[test]
+#[ignore = "needs the Python venvs of scripts/setup-python.sh: run scripts/test.sh"]
+fn python_sdk_1_3_0_push_not_retried_when_the_webhook_fails() {
+    wire_facts(&PEERS[0], 500);
+}
+
+#[test]
+#[ignore = "needs Node and the tests/peers/js packages of scripts/setup-node.sh: run scripts/test.sh"]
+fn js_sdk_1_3_0_push_not_retried_when_the_webhook_fails() {
+    wire_facts(&PEERS[1], 500);
 }
 
 #[path = "push/relay.rs"]
