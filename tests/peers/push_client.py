@@ -16,7 +16,9 @@ record tells them apart; `<binding>` is `jsonrpc` or `rest`):
              (id `cfg-created`, token, Bearer authentication) on that task;
              the follow-up that completes it; once the receiver's record
              (`--webhook-record`, written by tests/peers/webhook.py) holds this
-             config's delivery of the completed state: Get, List, Delete, List
+             config's delivery of the completed state and no more come for
+             0.3 s (so no delivery can follow the Delete): Get, List,
+             Delete, List
 
 Prints ONE JSON document (sorted keys) of outcomes: event types and states,
 and the configs the agent answered with, where `URL` reads `<webhook>` and a
@@ -53,6 +55,8 @@ SCENARIO_TIMEOUT = 20.0
 DELIVERY_WAIT = 10.0
 CREATED_ID = "cfg-created"
 COMPLETED = ('"TASK_STATE_COMPLETED"', '"completed"')
+# How long no new delivery must come before the deliveries count as done.
+QUIET = 0.3
 
 
 class Context:
@@ -83,18 +87,29 @@ class Context:
             }
         return out
 
+    def bodies(self, path_end: str) -> list[str]:
+        """The bodies the receiver recorded for a path ending in `path_end`."""
+        if not self.record.exists():
+            return []
+        seen = [json.loads(line) for line in self.record.read_text(encoding="utf-8").splitlines() if line]
+        return [s["body"] for s in seen if s["path"].endswith(path_end)]
+
     async def delivered(self, path_end: str) -> bool:
         """Waits until the receiver recorded a delivery to a path ending in
-        `path_end` whose body names the completed state (1.0 or 0.3 spelling);
-        False after DELIVERY_WAIT."""
-        deadline = asyncio.get_running_loop().time() + DELIVERY_WAIT
-        while asyncio.get_running_loop().time() < deadline:
-            if self.record.exists():
-                for line in self.record.read_text(encoding="utf-8").splitlines():
-                    seen = json.loads(line)
-                    body = seen["body"]
-                    if seen["path"].endswith(path_end) and any(s in body for s in COMPLETED):
-                        return True
+        `path_end` whose body names the completed state (1.0 or 0.3 spelling)
+        and then nothing more for that path for QUIET (a sender that posts
+        the live task can show the completed state before its last
+        delivery); False after DELIVERY_WAIT."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + DELIVERY_WAIT
+        count, since = -1, loop.time()
+        while loop.time() < deadline:
+            bodies = self.bodies(path_end)
+            if len(bodies) != count:
+                count, since = len(bodies), loop.time()
+            done = any(s in b for b in bodies for s in COMPLETED)
+            if done and loop.time() - since >= QUIET:
+                return True
             await asyncio.sleep(0.05)
         return False
 

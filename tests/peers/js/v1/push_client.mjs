@@ -17,8 +17,9 @@
 //              (id `cfg-created`, token, Bearer authentication) on that task;
 //              the follow-up that completes it; once the receiver's record
 //              (`--webhook-record`, written by tests/peers/webhook.py) holds
-//              this config's delivery of the completed state: Get, List,
-//              Delete, List
+//              this config's delivery of the completed state and no more
+//              come for 0.3 s (so no delivery can follow the Delete): Get,
+//              List, Delete, List
 //
 // Prints ONE JSON document (sorted keys): event types and states, and the
 // configs the agent answered with, where `URL` reads `<webhook>` and a config
@@ -38,6 +39,8 @@ const CREATED_ID = 'cfg-created';
 const COMPLETED = ['"TASK_STATE_COMPLETED"', '"completed"'];
 // How long `configs` waits for the receiver to record the completed state.
 const DELIVERY_WAIT_MS = 10_000;
+// How long no new delivery must come before the deliveries count as done.
+const QUIET_MS = 300;
 
 function args() {
   const { values, positionals } = parseArgs({
@@ -114,16 +117,31 @@ class Context {
     return out;
   }
 
+  /** The bodies the receiver recorded for a path ending in `pathEnd`. */
+  bodies(pathEnd) {
+    const lines = fs.existsSync(this.record) ? fs.readFileSync(this.record, 'utf8').split('\n') : [];
+    return lines
+      .filter(Boolean)
+      .map((line) => JSON.parse(line))
+      .filter((seen) => seen.path.endsWith(pathEnd))
+      .map((seen) => seen.body);
+  }
+
   /** Waits until the receiver recorded a delivery of the completed state to a
-   * path ending in `pathEnd`; false after DELIVERY_WAIT_MS. */
+   * path ending in `pathEnd` and then nothing more for that path for
+   * QUIET_MS (the sender posts after the answer); false after DELIVERY_WAIT_MS. */
   async delivered(pathEnd) {
     const deadline = Date.now() + DELIVERY_WAIT_MS;
+    let count = -1;
+    let since = Date.now();
     while (Date.now() < deadline) {
-      const lines = fs.existsSync(this.record) ? fs.readFileSync(this.record, 'utf8').split('\n') : [];
-      for (const line of lines.filter(Boolean)) {
-        const seen = JSON.parse(line);
-        if (seen.path.endsWith(pathEnd) && COMPLETED.some((s) => seen.body.includes(s))) return true;
+      const bodies = this.bodies(pathEnd);
+      if (bodies.length !== count) {
+        count = bodies.length;
+        since = Date.now();
       }
+      const done = bodies.some((b) => COMPLETED.some((s) => b.includes(s)));
+      if (done && Date.now() - since >= QUIET_MS) return true;
       await sleep(50);
     }
     return false;
