@@ -88,10 +88,12 @@ class Context:
         return out
 
     def bodies(self, path_end: str) -> list[str]:
-        """The bodies the receiver recorded for a path ending in `path_end`."""
+        """The bodies the receiver recorded for a path ending in `path_end`
+        (whole lines: one being written is left for the next look)."""
         if not self.record.exists():
             return []
-        seen = [json.loads(line) for line in self.record.read_text(encoding="utf-8").splitlines() if line]
+        lines = self.record.read_text(encoding="utf-8").split("\n")[:-1]
+        seen = [json.loads(line) for line in lines if line]
         return [s["body"] for s in seen if s["path"].endswith(path_end)]
 
     async def delivered(self, path_end: str) -> bool:

@@ -1,20 +1,21 @@
-//! Issue 36, the real peers of push notifications: the official Python SDK
-//! (1.3.0: its InMemoryPushNotificationConfigStore and
-//! BasePushNotificationSender) and JavaScript SDK (1.3.0: its
-//! DefaultPushNotificationSender) agents POST deliveries to a real webhook
-//! receiver (tests/peers/webhook.py), registered by the SDKs' own clients
-//! (tests/peers/push_client.py, js/v1/push_client.mjs): send-time configs with
-//! a token, with a token and `authentication`, and a config created on a
-//! task, then read, listed and deleted.
+//! Issue 36, the real peers of push notifications: the official SDKs'
+//! agents with their own push config stores and senders (Python `a2a-sdk`
+//! 1.3.0 and 0.3.26, JavaScript `@a2a-js/sdk` 1.3.0 and 0.3.14) POST
+//! deliveries to a real webhook receiver (tests/peers/webhook.py),
+//! registered by the SDKs' own clients (tests/peers/push_client.py,
+//! js/v1/push_client.mjs): send-time configs with a token, with a token and
+//! `authentication`, and a config created on a task, then read, listed and
+//! deleted. The peers and what each sends are in push/peers.rs.
 //!
 //! `*_push_deliveries_on_the_wire` hold what each SDK sends (header names,
 //! content type, body shapes, how many deliveries for which events), the
-//! facts tests/peers/README.md ("Push") states. `*_push_through_the_relay`
-//! run the same caller straight to the agent and through a2a-tap with
-//! `[push] relay = true` (caller → a2a-tap → agent; agent → relay →
-//! receiver): the receiver gets the same deliveries, the caller sees the same
-//! outcomes (its own webhook URL in every config answer), and the audit log
-//! holds exactly the true findings.
+//! facts tests/peers/README.md ("Push notifications") states;
+//! `*_push_not_retried_when_the_webhook_fails`, that a webhook answering 500
+//! gets the same deliveries. push/relay.rs runs the same caller straight to
+//! the agent and through a2a-tap with `[push] relay = true` (caller →
+//! a2a-tap → agent; agent → relay → receiver): the receiver gets the same
+//! deliveries, the caller sees the same outcomes (its own webhook URL in
+//! every config answer), and the audit log holds exactly the true findings.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -64,10 +65,12 @@ struct Run {
     send_errors: usize,
 }
 
+/// The receiver's record: its whole lines (one being written is left for
+/// the next read).
 fn read_deliveries(path: &Path) -> Vec<Delivery> {
     let text = fs::read_to_string(path).unwrap_or_default();
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
+    text.split_inclusive('\n')
+        .filter(|l| l.ends_with('\n') && !l.trim().is_empty())
         .map(|line| {
             let v: Value = serde_json::from_str(line)
                 .unwrap_or_else(|e| panic!("receiver record is not JSON ({e}): {line}"));

@@ -117,10 +117,13 @@ class Context {
     return out;
   }
 
-  /** The bodies the receiver recorded for a path ending in `pathEnd`. */
+  /** The bodies the receiver recorded for a path ending in `pathEnd` (whole
+   * lines: one being written is left for the next look). */
   bodies(pathEnd) {
-    const lines = fs.existsSync(this.record) ? fs.readFileSync(this.record, 'utf8').split('\n') : [];
-    return lines
+    const text = fs.existsSync(this.record) ? fs.readFileSync(this.record, 'utf8') : '';
+    return text
+      .split('\n')
+      .slice(0, -1)
       .filter(Boolean)
       .map((line) => JSON.parse(line))
       .filter((seen) => seen.path.endsWith(pathEnd))
