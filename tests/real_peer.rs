@@ -726,6 +726,9 @@ mod grpc_sdk;
 #[path = "real_peer/card.rs"]
 mod card;
 
+#[path = "real_peer/push.rs"]
+mod push;
+
 // === gRPC: grpcio's server and client, direct and through a2a-tap ===
 
 /// a2a-tap in front of `upstream` with only `config` beyond the ports (the
