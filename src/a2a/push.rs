@@ -9,7 +9,9 @@
 //! `configuration.taskPushNotificationConfig` or as Create's params / body;
 //! a 0.3 config sits under `pushNotificationConfig` (in a send's
 //! `configuration`, or `tasks/pushNotificationConfig/set`'s params beside
-//! `taskId`), its `authentication` naming `schemes[]`. Implementations mix
+//! `taskId`), its `authentication` naming `schemes[]`; 0.3 HTTP+JSON (the
+//! proto's JSON) names a send's `configuration.pushNotification`, and a
+//! create's `config.pushNotificationConfig`. Implementations mix
 //! the two (and some nest a `config` member), so the reader looks for
 //! `url` in any of those members, at most a few levels down, and never in
 //! a message (whose text may hold any URL).
@@ -44,12 +46,20 @@ pub struct PushAuth {
     pub credentials: Option<String>,
 }
 
-/// Members a config may sit under.
-const CONTAINERS: [&str; 5] = [
+/// Members a config may sit under (`pushNotification`: 0.3's proto JSON,
+/// what 0.3 HTTP+JSON clients send in a send's `configuration`). Proto JSON
+/// readers take a field's proto name as well as its camelCase name, and
+/// clients send either (the Python SDK 1.3.0 over 0.3 HTTP+JSON: the proto
+/// names), so both are read.
+const CONTAINERS: [&str; 9] = [
     "params",
     "configuration",
     "taskPushNotificationConfig",
+    "task_push_notification_config",
     "pushNotificationConfig",
+    "push_notification_config",
+    "pushNotification",
+    "push_notification",
     "config",
 ];
 
@@ -109,7 +119,9 @@ fn object(cur: &mut Cursor<'_>, depth: u8, out: &mut Vec<ConfigSpot>) -> Result<
                 url = Some((start..cur.offset(), value));
             }
             ("id", Kind::String) => id = Some(cur.string_value()?.into_owned()),
-            ("taskId", Kind::String) => task_id = Some(cur.string_value()?.into_owned()),
+            ("taskId" | "task_id", Kind::String) => {
+                task_id = Some(cur.string_value()?.into_owned());
+            }
             ("authentication", Kind::Object) => auth = Some(authentication(cur)?),
             (name, Kind::Object) if depth < MAX_DEPTH && CONTAINERS.contains(&name) => {
                 object(cur, depth + 1, out)?;
@@ -200,11 +212,11 @@ fn delete_params(cur: &mut Cursor<'_>) -> Result<Option<String>> {
                 let key = key.value();
                 match (key.as_ref(), cur.peek()?) {
                     ("id", Kind::String) => id = Some(cur.string_value()?.into_owned()),
-                    ("taskId", _) => {
+                    ("taskId" | "task_id", _) => {
                         task_id = true;
                         cur.skip_value()?;
                     }
-                    ("pushNotificationConfigId", Kind::String) => {
+                    ("pushNotificationConfigId" | "push_notification_config_id", Kind::String) => {
                         config_id = Some(cur.string_value()?.into_owned());
                     }
                     _ => cur.skip_value()?,

@@ -354,7 +354,7 @@ impl Pushes {
 /// {credentials}` (§4.3.3 MUST), the delivery sent none, another scheme,
 /// or other credentials. The credentials are never written out.
 fn auth_missing(auth: Option<&PushAuth>, sent: Option<&str>) -> Option<Finding> {
-    let auth = auth.filter(|a| !a.schemes.is_empty())?;
+    let auth = auth.filter(|a| !a.schemes.is_empty() && a.credentials.is_some())?;
     let want = auth.schemes.join(" or ");
     let got = match sent.map(|s| s.trim().split_once(' ').unwrap_or((s.trim(), ""))) {
         None => "none".to_string(),

@@ -72,6 +72,27 @@ fn jsonrpc_1_0_create_and_rest_bodies_are_found() {
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].task_id.as_deref(), Some("t-3"), "the path's task");
 
+    // 0.3 HTTP+JSON, the proto's JSON: `pushNotification`, and a create's
+    // `config.pushNotificationConfig`.
+    let body = r#"{"message":{"messageId":"m","role":"ROLE_USER","content":[]},"configuration":{"pushNotification":{"url":"http://h/4"}}}"#;
+    let found = spots("POST", "/v1/message:send", None, body);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let body = r#"{"parent":"tasks/t-5","configId":"c","config":{"name":"tasks/t-5/pushNotificationConfigs/c","pushNotificationConfig":{"url":"http://h/5"}}}"#;
+    let found = spots("POST", "/v1/tasks/t-5/pushNotificationConfigs", None, body);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].task_id.as_deref(), Some("t-5"));
+    // The same with the proto's own field names (Python SDK 1.3.0 over 0.3).
+    let body = r#"{"request":{"message_id":"m","role":"ROLE_USER","content":[]},"configuration":{"push_notification":{"url":"http://h/6"},"blocking":true}}"#;
+    let found = spots("POST", "/rest/v1/message:stream", Some("0.3"), body);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let body = r#"{"parent":"tasks/t-7","config_id":"c","config":{"name":"n","push_notification_config":{"id":"c","url":"http://h/7"}}}"#;
+    let found = spots(
+        "POST",
+        "/rest/v1/tasks/t-7/pushNotificationConfigs",
+        Some("0.3"),
+        body,
+    );
+    assert_eq!((found.len(), found[0].id.as_deref()), (1, Some("c")));
     let body = r#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[]},"configuration":{"taskPushNotificationConfig":{"url":"http://h/3"}}}"#;
     let found = spots("POST", "/message:send", Some("1.0"), body);
     assert_eq!(found.len(), 1);
