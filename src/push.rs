@@ -144,6 +144,17 @@ impl Relay {
             .set(i64::try_from(held).unwrap_or(i64::MAX));
     }
 
+    /// The caller's URL for `value` when it is exactly a relay URL the
+    /// relay holds (a gRPC answer's string field).
+    fn swap(&self, value: &[u8], now: Instant) -> Option<Vec<u8>> {
+        let token = value
+            .strip_prefix(self.public.as_bytes())?
+            .strip_prefix(b"/")?;
+        let token = std::str::from_utf8(token).ok().filter(|t| is_token(t))?;
+        let entry = self.table.get(token, now)?;
+        Some(entry.as_sent.as_bytes().to_vec())
+    }
+
     /// `wire` (a config answer) with every relay URL it holds as the
     /// caller's own URL; `None` when it holds none.
     fn restore(&self, wire: &[u8], now: Instant) -> Option<Vec<u8>> {

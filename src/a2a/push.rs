@@ -22,6 +22,8 @@ use super::json::{Cursor, Kind, Result};
 use super::model::{Binding, Exchange, Operation};
 use super::routes::percent_decode;
 
+pub mod grpc;
+
 /// One push config found in a request body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigSpot {
@@ -74,6 +76,17 @@ pub fn registers(exchange: &Exchange) -> bool {
             | Operation::SendStreamingMessage
             | Operation::CreateTaskPushNotificationConfig
     ) && matches!(exchange.binding, Binding::JsonRpc | Binding::Rest)
+}
+
+/// Whether gRPC requests of `exchange`'s operation can register a config.
+pub fn registers_grpc(exchange: &Exchange) -> bool {
+    exchange.binding == Binding::Grpc
+        && matches!(
+            exchange.operation,
+            Operation::SendMessage
+                | Operation::SendStreamingMessage
+                | Operation::CreateTaskPushNotificationConfig
+        )
 }
 
 /// The push configs in `body`, a request of `exchange` (none for an

@@ -14,7 +14,7 @@ use super::table::Refused;
 use super::Relay;
 use crate::a2a::classify::classify;
 use crate::a2a::model::{Binding, Operation};
-use crate::a2a::push::{configs, deleted_config};
+use crate::a2a::push::{configs, deleted_config, grpc};
 use crate::judge::push::Registration;
 use crate::proxy::gather::{gather, Gathered, Held};
 use crate::proxy::{
@@ -22,18 +22,34 @@ use crate::proxy::{
 };
 
 /// Whether a request may carry, delete or show a push config (the
-/// requests the relay reads before they go upstream).
+/// requests the relay reads before they go upstream): a gRPC call only of
+/// those operations (its other calls, streams of either way, pass as
+/// they come).
 pub(super) fn concerns(head: &http::request::Parts) -> bool {
     let grpc = head
         .headers
         .get(header::CONTENT_TYPE)
         .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"));
     match head.method {
-        Method::POST => !grpc,
-        Method::DELETE => true,
+        Method::POST if grpc => grpc_route(head.uri.path()).is_some_and(|op| {
+            matches!(
+                op,
+                Operation::SendMessage
+                    | Operation::SendStreamingMessage
+                    | Operation::CreateTaskPushNotificationConfig
+                    | Operation::GetTaskPushNotificationConfig
+                    | Operation::ListTaskPushNotificationConfigs
+                    | Operation::DeleteTaskPushNotificationConfig
+            )
+        }),
+        Method::POST | Method::DELETE => true,
         Method::GET => head.uri.path().contains("/pushNotificationConfigs"),
         _ => false,
     }
+}
+
+fn grpc_route(path: &str) -> Option<Operation> {
+    crate::a2a::grpc::route(path).map(|(op, _)| op)
 }
 
 /// The alteration of one request.
@@ -91,18 +107,37 @@ impl Register {
             Operation::CreateTaskPushNotificationConfig
                 | Operation::GetTaskPushNotificationConfig
                 | Operation::ListTaskPushNotificationConfigs
-        ) && exchange.binding != Binding::Grpc;
+        );
+        let grpc = exchange.binding == Binding::Grpc;
         let restore = restore.then(|| {
             Box::new(Restore {
                 relay: self.relay.clone(),
+                grpc,
             }) as Box<dyn ResponseTransform>
         });
         if exchange.operation == Operation::DeleteTaskPushNotificationConfig {
-            let config = deleted_config(&exchange, head.uri.path(), &wire);
-            relay
-                .notes
-                .deleting(self.id, exchange.task_id.clone(), config);
+            let (task, config) = if grpc {
+                let named = grpc::deleted_config(&exchange, &wire);
+                let (task, config) = named.map_or((None, None), |(t, c)| (t, Some(c)));
+                (task.or_else(|| exchange.task_id.clone()), config)
+            } else {
+                let config = deleted_config(&exchange, head.uri.path(), &wire);
+                (exchange.task_id.clone(), config)
+            };
+            relay.notes.deleting(self.id, task, config);
             return (head, as_sent(wire), restore);
+        }
+        if grpc {
+            let (body, regs) = self.register_grpc(&exchange, &wire);
+            if regs.is_empty() {
+                return (head, as_sent(wire), restore);
+            }
+            relay.notes.registered(self.id, regs);
+            if head.headers.contains_key(header::CONTENT_LENGTH) {
+                head.headers
+                    .insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+            }
+            return (head, as_sent(Bytes::from(body)), restore);
         }
         let spots = configs(&exchange, &wire);
         if spots.is_empty() {
@@ -149,6 +184,52 @@ impl Register {
     }
 }
 
+impl Register {
+    /// A gRPC request's configs relayed: the new body (empty when none
+    /// was) and the registrations.
+    fn register_grpc(
+        &self,
+        exchange: &crate::a2a::model::Exchange,
+        wire: &[u8],
+    ) -> (Vec<u8>, Vec<Registration>) {
+        let relay = &self.relay;
+        let now = Instant::now();
+        let mut regs = Vec::new();
+        if wire.first() == Some(&1) {
+            // A compressed message: not read here (counted when it is a
+            // registering call: every such call may carry a config).
+            if crate::a2a::push::registers_grpc(exchange) {
+                relay.unrelayed("encoded");
+            }
+            return (Vec::new(), regs);
+        }
+        let body = grpc::rewrite(exchange, wire, &mut |c| {
+            let token = match relay.table.insert(&c.webhook, &relay.upstream, now) {
+                Ok(token) => token,
+                Err(Refused::Full) => {
+                    relay.unrelayed("table_full");
+                    return None;
+                }
+                Err(Refused::BadUrl) => {
+                    relay.unrelayed("bad_url");
+                    return None;
+                }
+            };
+            let url = relay.url_of(&token);
+            regs.push(Registration {
+                token,
+                version: exchange.version,
+                task_id: c.task_id.clone(),
+                config_id: c.id.clone(),
+                auth: c.auth.clone(),
+            });
+            Some(url)
+        });
+        relay.registered_now();
+        (body.unwrap_or_default(), regs)
+    }
+}
+
 /// Whether bytes name a push config member (for counting what passed
 /// unread: a body too large or encoded).
 fn mentions_config(bytes: &[u8]) -> bool {
@@ -158,6 +239,8 @@ fn mentions_config(bytes: &[u8]) -> bool {
 /// Shows relay URLs in a config answer as the caller's own.
 struct Restore {
     relay: Arc<Relay>,
+    /// The answer is gRPC's (protobuf messages, trailers).
+    grpc: bool,
 }
 
 impl ResponseTransform for Restore {
@@ -187,11 +270,19 @@ impl Restore {
             }
             return (head, Held::whole(wire, trailers).boxed_unsync());
         }
-        let Some(new) = self.relay.restore(&wire, Instant::now()) else {
+        let now = Instant::now();
+        let new = if self.grpc {
+            grpc::restore(&wire, &|v| self.relay.swap(v, now))
+        } else {
+            self.relay.restore(&wire, now)
+        };
+        let Some(new) = new else {
             return (head, Held::whole(wire, trailers).boxed_unsync());
         };
-        head.headers
-            .insert(header::CONTENT_LENGTH, HeaderValue::from(new.len()));
+        if !self.grpc || head.headers.contains_key(header::CONTENT_LENGTH) {
+            head.headers
+                .insert(header::CONTENT_LENGTH, HeaderValue::from(new.len()));
+        }
         (head, Held::whole(Bytes::from(new), trailers).boxed_unsync())
     }
 }

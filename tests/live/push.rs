@@ -424,3 +424,81 @@ async fn a_full_table_passes_the_config_unchanged_and_counts_it() {
     );
     s.p.stop().await;
 }
+
+/// A length-delimited protobuf field.
+fn pb(number: u32, value: &[u8]) -> Vec<u8> {
+    let mut out = vec![u8::try_from(number << 3 | 2).unwrap()];
+    let mut len = value.len();
+    while len >= 0x80 {
+        out.push((len as u8) | 0x80);
+        len >>= 7;
+    }
+    out.push(len as u8);
+    out.extend_from_slice(value);
+    out
+}
+
+/// A 1.0 `TaskPushNotificationConfig` (`id` 2, `task_id` 3, `url` 4,
+/// `authentication` 6).
+fn pb_config(url: &str) -> Vec<u8> {
+    let auth = [pb(1, b"Bearer"), pb(2, b"s3")].concat();
+    [
+        pb(2, b"cfg-g"),
+        pb(3, b"t-1"),
+        pb(4, url.as_bytes()),
+        pb(6, &auth),
+    ]
+    .concat()
+}
+
+/// Over gRPC too: the config reaching the agent holds a relay URL (only its
+/// bytes and the lengths around them changed), the agent's answers show
+/// the caller's URL, and deliveries to it reach the webhook, judged.
+#[tokio::test]
+async fn grpc_configs_are_relayed_and_shown_back() {
+    use crate::support::grpc::{call, framed, GrpcReply, GrpcUpstream};
+    let up = GrpcUpstream::start().await;
+    let hook = Hook::start().await;
+    let port = port_named_in_advance();
+    let config = format!(
+        "[push]\nrelay = true\nlisten = \"127.0.0.1:{port}\"\n\
+         public_url = \"http://127.0.0.1:{port}/relay\"\n"
+    );
+    let p = Proxy::start(up.addr, &config).await;
+    let create = "/lf.a2a.v1.A2AService/CreateTaskPushNotificationConfig";
+    up.push(GrpcReply::messages(&[pb_config("http://stored/elsewhere")]).status(0, None));
+    let answer = call(p.listen, create, &pb_config(&hook.url())).await;
+    assert_eq!(answer.trailers.unwrap()["grpc-status"], "0");
+    let (_, sent) = up.calls.lock().unwrap()[0].clone();
+    let prefix = format!("http://127.0.0.1:{port}/relay/");
+    let at = sent
+        .windows(prefix.len())
+        .position(|w| w == prefix.as_bytes())
+        .expect("a relay URL reached the agent");
+    let url = String::from_utf8(sent[at..at + prefix.len() + 64].to_vec()).unwrap();
+    assert_eq!(
+        sent.as_ref(),
+        framed(&pb_config(&url), false),
+        "only the url moved"
+    );
+    // The agent's Get answer names the relay URL: the caller sees its own.
+    let get = "/lf.a2a.v1.A2AService/GetTaskPushNotificationConfig";
+    up.push(GrpcReply::messages(&[pb_config(&url)]).status(0, None));
+    let answer = call(p.listen, get, &[pb(2, b"t-1"), pb(3, b"cfg-g")].concat()).await;
+    assert_eq!(answer.body, framed(&pb_config(&hook.url()), false));
+    assert_eq!(answer.trailers.unwrap()["grpc-status"], "0");
+    // A delivery without the config's Authorization: relayed, judged.
+    let path = url
+        .strip_prefix(&format!("http://127.0.0.1:{port}"))
+        .unwrap();
+    let relay = p.app.push_addr().unwrap();
+    let body = status("t-1", "c-1", "TASK_STATE_WORKING").to_string();
+    let (code, _, _) = request_to(relay, "POST", path, &[], &body).await;
+    assert_eq!(code, 200);
+    assert_eq!(hook.deliveries().len(), 1);
+    let recs = p.wait_records(1).await;
+    let kinds: Vec<&str> = recs.iter().filter_map(|r| r["kind"].as_str()).collect();
+    assert_eq!(kinds, ["push_auth_missing"], "{recs:#?}");
+    assert_eq!(recs[0]["binding"], "webhook");
+    p.stop().await;
+}

@@ -16,7 +16,7 @@ pub const DELIVERY_OUTCOMES: [&str; 4] = [
 
 /// Why a push config passed to the agent unrelayed
 /// (`a2a_push_unrelayed_total{reason}`).
-pub const UNRELAYED_REASONS: [&str; 5] = ["table_full", "too_large", "bad_url", "grpc", "encoded"];
+pub const UNRELAYED_REASONS: [&str; 4] = ["table_full", "too_large", "bad_url", "encoded"];
 
 /// The push relay's families.
 #[derive(Clone)]
@@ -60,7 +60,7 @@ impl PushMetrics {
             registrations: PerUpstreamGauge(gauge),
             unrelayed_total: ByReason(counter(
                 "a2a_push_unrelayed_total",
-                "Push configs passed to the agent with the caller's own URL, by reason (table_full, too_large, bad_url, grpc, encoded).",
+                "Push configs passed to the agent with the caller's own URL, by reason (table_full, too_large, bad_url, encoded).",
                 ByReason::LABELS,
             )?),
             unordered_total: PerUpstreamCounter(counter(
