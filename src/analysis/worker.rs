@@ -262,6 +262,7 @@ impl Worker {
                 span,
             },
         );
+        self.push_link(id);
     }
 
     /// A response piece; `at` is when it passed, when the observer timed it

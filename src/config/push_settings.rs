@@ -93,16 +93,11 @@ impl PushSection {
                 "is required with push.relay = true: the address agents deliver to (e.g. 0.0.0.0:8090)",
             ));
         }
-        match &self.public_url {
-            None => problems.push(invalid(
+        if self.public_url.is_none() {
+            problems.push(invalid(
                 "push.public_url",
                 "is required with push.relay = true: how agents reach push.listen (e.g. https://push.example.com)",
-            )),
-            Some(url) if url.uri().query().is_some() => problems.push(invalid(
-                "push.public_url",
-                "must not have a query: relay URLs are public_url + \"/\" + a token",
-            )),
-            Some(_) => {}
+            ));
         }
         if !validate {
             problems.push(invalid(

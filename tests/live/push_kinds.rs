@@ -320,3 +320,43 @@ async fn a_delivery_before_the_first_answer_is_learned() {
     assert!(found(&s).await.is_empty(), "delivered: no promise broken");
     s.p.stop().await;
 }
+
+/// A config registered over 0.3 takes 0.3's shapes: a bare Task with its
+/// `kind` is legal there, a 1.0 StreamResponse is the other version's
+/// dialect (`version_mismatch`, as the Python SDK 1.3.0's 0.3 layer sends).
+#[tokio::test]
+async fn a_0_3_config_takes_0_3_bodies() {
+    let s = scene("").await;
+    let config = json!({"url": s.hook.url(), "token": "t"});
+    let params = json!({
+        "message": {"kind": "message", "messageId": "m-1", "role": "user",
+                    "parts": [{"kind": "text", "text": "go"}]},
+        "configuration": {"pushNotificationConfig": config, "blocking": false}
+    });
+    let answer = json!({"jsonrpc": "2.0", "id": 1, "result":
+        {"kind": "task", "id": "t-1", "contextId": "c-1", "status": {"state": "working"}}});
+    exchange(
+        &s.up,
+        &s.p,
+        request(json!(1), "message/send", params),
+        Reply::json(200, &answer.to_string()),
+    )
+    .await;
+    let body = s.up.request_bodies().pop().unwrap();
+    let sent: Value = serde_json::from_slice(&body).unwrap();
+    let url = sent["params"]["configuration"]["pushNotificationConfig"]["url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let task_0_3 = json!({"kind": "task", "id": "t-1", "contextId": "c-1",
+        "status": {"state": "completed"}});
+    deliver(&s, &url, &[], &task_0_3.to_string()).await;
+    assert!(found(&s).await.is_empty());
+    deliver(&s, &url, &[], &status_event("TASK_STATE_COMPLETED")).await;
+    let recs = found(&s).await;
+    assert_eq!(recs.len(), 1, "{recs:#?}");
+    assert_eq!(recs[0]["kind"], "version_mismatch");
+    assert_eq!(recs[0]["version"], "0.3");
+    assert_eq!(recs[0]["binding"], "webhook");
+    s.p.stop().await;
+}

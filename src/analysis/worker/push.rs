@@ -14,34 +14,55 @@ use crate::judge::Folds;
 use crate::trace::context::{to_hex, TraceParent};
 
 /// The spans registrations were made on, by token: a delivery's span is
-/// their child. At most this many are kept.
+/// their child. A registration comes before its exchange is opened (that
+/// waits for the answer's head), so its tokens wait for the span by the
+/// exchange's id. At most `MAX_LINKS` of each are kept.
 #[derive(Default)]
-pub(crate) struct PushLinks(HashMap<Box<str>, TraceParent>);
+pub(crate) struct PushLinks {
+    parents: HashMap<Box<str>, TraceParent>,
+    waiting: HashMap<u64, Vec<Box<str>>>,
+}
 
-/// Most registration spans remembered.
+/// Most registration spans (and exchanges waiting for theirs) remembered.
 const MAX_LINKS: usize = 65_536;
+
+fn bounded<K: Clone + std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>) {
+    if map.len() >= MAX_LINKS {
+        let any = map.keys().next().cloned();
+        any.map(|k| map.remove(&k));
+    }
+}
 
 impl Worker {
     pub(super) fn push_registered(&mut self, id: u64, regs: Vec<Registration>) {
-        let parent = self
-            .live
-            .get_mut(id)
-            .and_then(|l| l.span.as_ref())
-            .map(|s| TraceParent {
-                trace_id: s.trace_id(),
-                span_id: s.span_id(),
-                flags: 1,
-            });
-        if let Some(parent) = parent {
-            for r in &regs {
-                if self.links.0.len() >= MAX_LINKS {
-                    let any = self.links.0.keys().next().cloned();
-                    any.map(|k| self.links.0.remove(&k));
-                }
-                self.links.0.insert(r.token.clone(), parent);
-            }
+        if self.tracer.is_some() {
+            bounded(&mut self.links.waiting);
+            let tokens = regs.iter().map(|r| r.token.clone()).collect();
+            self.links.waiting.insert(id, tokens);
+            self.push_link(id);
         }
         self.session.push_registered(id, regs);
+    }
+
+    /// Exchange `id` is open: the registrations it carried take its span
+    /// (none when it is not traced).
+    pub(super) fn push_link(&mut self, id: u64) {
+        let Some(live) = self.live.get_mut(id) else {
+            return;
+        };
+        let parent = live.span.as_ref().map(|s| TraceParent {
+            trace_id: s.trace_id(),
+            span_id: s.span_id(),
+            flags: 1,
+        });
+        let tokens = self.links.waiting.remove(&id).unwrap_or_default();
+        let Some(parent) = parent else {
+            return;
+        };
+        for token in tokens {
+            bounded(&mut self.links.parents);
+            self.links.parents.insert(token, parent);
+        }
     }
 
     pub(super) fn delivery(
@@ -62,7 +83,7 @@ impl Worker {
         }
         let parent = traceparent
             .and_then(TraceParent::parse)
-            .or_else(|| self.links.0.get(&delivery.token).copied());
+            .or_else(|| self.links.parents.get(&delivery.token).copied());
         let mut caller = Caller {
             http_method: Some(http::Method::POST),
             ..Caller::default()
