@@ -36,6 +36,8 @@ const FIRST_DELIVERY_ID: u64 = 1 << 62;
 pub(crate) struct ServerSettings {
     pub(crate) max_connections: usize,
     pub(crate) webhook_timeout: Duration,
+    /// The caller connections' deadlines (`[proxy]`), for agents'.
+    pub(crate) deadlines: crate::proxy::activity::Deadlines,
 }
 
 /// The relay: its registrations, how relay URLs read, where deliveries
@@ -56,7 +58,14 @@ pub struct Relay {
     settings: ServerSettings,
     client: Client<HttpsConnector<HttpConnector>, ProxyBody>,
     ids: AtomicU64,
+    /// Deliveries whose webhook answered before their body ended, waiting
+    /// for it to be judged whole (at most `LATE_BODIES`; past it, judged
+    /// without the body).
+    late_bodies: Arc<tokio::sync::Semaphore>,
 }
+
+/// Most deliveries waiting for their body after the webhook's answer.
+const LATE_BODIES: usize = 256;
 
 impl Relay {
     /// The relay of a config with `[push] relay = true`, reporting to
@@ -95,7 +104,13 @@ impl Relay {
             settings: ServerSettings {
                 max_connections: p.max_connections,
                 webhook_timeout: p.webhook_timeout.0,
+                deadlines: crate::proxy::activity::Deadlines {
+                    header_read: config.proxy.header_read_timeout.0,
+                    idle: config.proxy.idle_timeout.0,
+                    write: config.proxy.write_timeout.0,
+                },
             },
+            late_bodies: Arc::new(tokio::sync::Semaphore::new(LATE_BODIES)),
             client: Client::builder(TokioExecutor::new()).build(connector),
             ids: AtomicU64::new(FIRST_DELIVERY_ID),
         })))

@@ -22,6 +22,7 @@ use tokio::sync::{oneshot, watch, Semaphore};
 use super::table::is_token;
 use super::Relay;
 use crate::judge::push::{Delivery, WebhookAnswer};
+use crate::proxy::activity::{Activity, Verdict};
 use crate::proxy::headers::{strip_hop_by_hop, strip_request_hop_by_hop};
 use crate::proxy::{BodyEnd, BodyObserver, ProxyBody, TeeBody};
 use crate::report::metrics::status_class;
@@ -97,17 +98,35 @@ async fn accept(
         let _ = stream.set_nodelay(true);
         let (relay, builder, mut stop) = (relay.clone(), builder.clone(), stop.clone());
         tokio::spawn(async move {
+            // The caller connections' deadlines: an agent that sends no
+            // request, or keeps a connection idle, does not hold a slot.
+            let deadlines = relay.settings.deadlines;
+            let activity = Arc::new(Activity::new(Instant::now()));
+            let on_conn = activity.clone();
             let service = service_fn(move |req| {
-                let relay = relay.clone();
-                async move { Ok::<_, Infallible>(deliver(&relay, req).await) }
+                let (relay, on_conn) = (relay.clone(), on_conn.clone());
+                async move {
+                    on_conn.begin();
+                    let resp = deliver(&relay, req).await;
+                    on_conn.end();
+                    Ok::<_, Infallible>(resp)
+                }
             });
             let conn = builder.serve_connection(TokioIo::new(stream), service);
             tokio::pin!(conn);
-            tokio::select! {
-                _ = conn.as_mut() => {}
-                _ = stop.changed() => {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = conn.await;
+            let mut wait = Duration::ZERO;
+            loop {
+                tokio::select! {
+                    _ = conn.as_mut() => break,
+                    _ = stop.changed() => {
+                        conn.as_mut().graceful_shutdown();
+                        let _ = conn.await;
+                        break;
+                    }
+                    _ = tokio::time::sleep(wait) => match activity.verdict(Instant::now(), &deadlines) {
+                        Verdict::Wait(next) => wait = next,
+                        Verdict::Close(_) => break,
+                    },
                 }
             }
             drop(permit);
@@ -220,15 +239,24 @@ async fn deliver(relay: &Arc<Relay>, req: Request<Incoming>) -> Response<ProxyBo
             delivery.body = body;
             relay.notes.delivered(id, delivery, traceparent);
         }
-        // It answered first: judged once the body has passed.
+        // It answered first: judged once the body has passed (a bounded
+        // number wait; past it, judged without the body).
         Err(oneshot::error::TryRecvError::Empty) => {
-            let notes = relay.notes.clone();
-            tokio::spawn(async move {
-                if let Ok(Ok(body)) = tokio::time::timeout(BODY_WAIT, body_seen).await {
-                    delivery.body = body;
+            match relay.late_bodies.clone().try_acquire_owned() {
+                Ok(permit) => {
+                    let notes = relay.notes.clone();
+                    tokio::spawn(async move {
+                        if let Ok(Ok(body)) = tokio::time::timeout(BODY_WAIT, body_seen).await {
+                            delivery.body = body;
+                        }
+                        notes.delivered(id, delivery, traceparent);
+                        drop(permit);
+                    });
                 }
-                notes.delivered(id, delivery, traceparent);
-            });
+                Err(_) => {
+                    relay.notes.delivered(id, delivery, traceparent);
+                }
+            }
         }
         Err(oneshot::error::TryRecvError::Closed) => {
             relay.notes.delivered(id, delivery, traceparent);

@@ -502,3 +502,43 @@ async fn grpc_configs_are_relayed_and_shown_back() {
     assert_eq!(recs[0]["binding"], "webhook");
     p.stop().await;
 }
+
+/// The relay's connections keep the proxy's deadlines: an agent that
+/// connects and sends nothing, or sends a delivery and then idles, does
+/// not hold a slot.
+#[tokio::test]
+async fn silent_and_idle_relay_connections_are_closed() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let s = scene(
+        "[proxy]\nheader_read_timeout = \"300ms\"\nidle_timeout = \"300ms\"\nwrite_timeout = \"1s\"\n",
+    )
+    .await;
+    let url = register(&s, 1, config_of(&s.hook, None, None)).await;
+    let mut silent = tokio::net::TcpStream::connect(s.relay).await.unwrap();
+    let mut buf = [0u8; 512];
+    let n = crate::support::within("a silent connection to close", silent.read(&mut buf)).await;
+    assert_eq!(n.unwrap_or(0), 0, "closed without an answer");
+    let path = url.strip_prefix(&format!("http://{}", s.relay)).unwrap();
+    let body = status_event("TASK_STATE_WORKING");
+    let mut idle = tokio::net::TcpStream::connect(s.relay).await.unwrap();
+    let req = format!(
+        "POST {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    idle.write_all(req.as_bytes()).await.unwrap();
+    let mut got = Vec::new();
+    let read_all = async {
+        loop {
+            match idle.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    crate::support::within("an idle connection to close", read_all).await;
+    assert!(
+        String::from_utf8_lossy(&got).starts_with("HTTP/1.1 200"),
+        "answered, then closed"
+    );
+    s.p.stop().await;
+}
