@@ -257,9 +257,17 @@ proxy=http://127.0.0.1:$listen_port
 admin=http://127.0.0.1:$admin_port
 # Small max_body_bytes: the agent's plain JSON replies then pass unjudged, so
 # a2a_analysis_skipped_total appears in the scrape (the dashboard uses it).
+push_port=$(free_port)
+# The push relay on: its series (deliveries by outcome, registrations) are
+# in the scrape the dashboard's and the alert's names are checked against.
 cat >"$tmp/a2a-tap.toml" <<EOF
 [analysis]
 max_body_bytes = 64
+
+[push]
+relay = true
+listen = "127.0.0.1:$push_port"
+public_url = "http://127.0.0.1:$push_port"
 EOF
 "$tap_bin" --config "$tmp/a2a-tap.toml" --listen "127.0.0.1:$listen_port" \
   --upstream "http://$agent" --admin "127.0.0.1:$admin_port" \

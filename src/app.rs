@@ -36,6 +36,9 @@ pub enum AppError {
         what: &'static str,
         source: std::io::Error,
     },
+    /// The push relay could not start (its listener, its TLS roots).
+    #[error("cannot start the push relay: {0}")]
+    Push(String),
 }
 
 impl AppError {
@@ -45,7 +48,7 @@ impl AppError {
         match self {
             AppError::Config(_) => 2,
             AppError::Start(e) => e.exit_code() as u8,
-            AppError::Metrics(_) | AppError::Thread { .. } => 3,
+            AppError::Metrics(_) | AppError::Thread { .. } | AppError::Push(_) => 3,
         }
     }
 }
@@ -79,6 +82,10 @@ pub struct App {
     grace: std::time::Duration,
     /// The inspector the caller gave (tests), kept for reloads.
     given: Option<Arc<dyn Inspector>>,
+    /// The push relay's listener, when `[push] relay = true`.
+    relay: Option<crate::push::RelayServer>,
+    /// The relay each route's inspector is wrapped with (reloads too).
+    relay_wrap: Option<Arc<crate::push::Relay>>,
 }
 
 /// The validation layer's parts, kept for an orderly shutdown.
@@ -161,6 +168,9 @@ impl App {
             given.clone(),
             validation.as_ref().map(|v| v.tap.clone()),
         )?;
+        let tap = validation.as_ref().map(|v| &v.tap);
+        let (inspector_for, relay, relay_wrap) =
+            inspectors::start_relay(config, &metrics, tap, inspector_for).await?;
         let audit = match (&validation, &options_audit) {
             (None, _) => "off (validate = false)".to_string(),
             (Some(_), Some(target)) => target.describe(),
@@ -195,7 +205,16 @@ impl App {
             access_writer,
             grace: config.proxy.grace_period.0,
             given,
+            relay,
+            relay_wrap,
         })
+    }
+
+    /// The push relay's bound address, when it is on.
+    pub fn push_addr(&self) -> Option<SocketAddr> {
+        self.relay
+            .as_ref()
+            .map(crate::push::RelayServer::local_addr)
     }
 
     /// Takes the routes and severities of `config` (re-read on SIGHUP):
@@ -216,6 +235,10 @@ impl App {
         let tap = self.validation.as_ref().map(|v| v.tap.clone());
         let inspector_for =
             inspectors::inspector_for(config, self.metrics(), self.given.clone(), tap)?;
+        let inspector_for = match &self.relay_wrap {
+            Some(relay) => inspectors::with_relay(inspector_for, relay.clone()),
+            None => inspector_for,
+        };
         self.server.reload_routes(config, inspector_for)?;
         Ok(())
     }
@@ -278,6 +301,10 @@ impl App {
         self.server.shutdown();
         let stopper = self.server.stopper();
         let admin = self.server.wait().await;
+        // Deliveries in flight get the grace period too, and are judged.
+        if let Some(relay) = self.relay {
+            relay.stop(self.grace).await;
+        }
         if let Some(v) = self.validation {
             let Validation {
                 tap,

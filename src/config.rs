@@ -7,6 +7,7 @@
 mod core_settings;
 mod defaults;
 pub mod parse;
+mod push_settings;
 mod registry_settings;
 mod routes;
 mod trace_settings;
@@ -23,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::findings::{Kind, Policy};
 
+pub use push_settings::PushSection;
 pub use registry_settings::{Backend, RedisUrl, RegistrySection, SharedKey, SHARED_KEY_ENV};
 pub use routes::{normalize_prefix, unsafe_path, RouteSection, RouteSpec};
 pub use trace_settings::{TraceSettings, TracingSection};
@@ -99,6 +101,8 @@ pub struct Config {
     /// `[[route]]`: several agents behind one proxy (instead of `upstream`).
     #[serde(rename = "route", skip_serializing_if = "Vec::is_empty")]
     pub routes: Vec<RouteSection>,
+    /// The push-notification relay (off by default).
+    pub push: PushSection,
 }
 
 /// `[proxy]`: forwarding limits and the upstream client.
@@ -259,6 +263,7 @@ impl Default for Config {
             severity: BTreeMap::new(),
             tracing: TracingSection::default(),
             routes: Vec::new(),
+            push: PushSection::default(),
         }
     }
 }

@@ -101,6 +101,9 @@ kinds! {
     InvalidTimestamp => "invalid_timestamp", Warning;
     StreamNotClosed => "stream_not_closed", Warning;
     SubscriberNotNotified => "subscriber_not_notified", Warning;
+    PushAuthMissing => "push_auth_missing", Warning;
+    PushNotDelivered => "push_not_delivered", Warning;
+    PushAfterDelete => "push_after_delete", Warning;
 }
 
 impl fmt::Display for Kind {
@@ -217,7 +220,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        assert_eq!(Kind::ALL.len(), 24);
+        assert_eq!(Kind::ALL.len(), 27);
         for k in Kind::ALL {
             assert_eq!(Kind::from_name(k.as_str()), Some(*k));
         }

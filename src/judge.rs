@@ -9,9 +9,10 @@
 
 pub mod folds;
 pub mod pipeline;
+pub mod push;
 pub mod rules;
 pub mod session;
 
 pub use folds::{Folds, Held};
 pub use pipeline::{Pipeline, DETAIL_BYTES};
-pub use session::{Answer, Ended, Found, IdMap, Judged, Session, Settings};
+pub use session::{Answer, Delivered, Ended, Found, IdMap, Judged, Session, Settings};

@@ -19,6 +19,7 @@ pub mod lifecycle;
 mod pace;
 pub mod probe;
 pub mod proxy;
+pub mod push;
 pub mod report;
 pub mod server;
 pub mod sse;

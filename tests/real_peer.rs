@@ -726,6 +726,8 @@ mod grpc_sdk;
 #[path = "real_peer/card.rs"]
 mod card;
 
+#[path = "real_peer/push.rs"]
+mod push;
 #[path = "real_peer/routes.rs"]
 mod routes;
 

@@ -258,7 +258,7 @@ fn jsonrpc(name: &str, req: &Req<'_>) -> Option<Exchange> {
                 Version::V1_0 => None,
             })
         }),
-        ListTasks | GetExtendedAgentCard | GetAgentCard => None,
+        ListTasks | GetExtendedAgentCard | GetAgentCard | PushDelivery => None,
     };
     let context_id = match operation {
         ListTasks => params.and_then(|p| owned(&p.context_id)),

@@ -12,5 +12,6 @@ pub mod grpc;
 mod json;
 pub mod last_frame;
 pub mod model;
+pub mod push;
 mod routes;
 mod spelling;

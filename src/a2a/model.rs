@@ -18,18 +18,27 @@ pub enum Binding {
     JsonRpc,
     Rest,
     Grpc,
+    /// A push delivery: an agent's POST to a caller's webhook, through the
+    /// relay (`[push]`).
+    Webhook,
 }
 
 impl Binding {
     /// Every binding, in the order label tables index them.
-    pub const ALL: [Binding; 3] = [Binding::JsonRpc, Binding::Rest, Binding::Grpc];
+    pub const ALL: [Binding; 4] = [
+        Binding::JsonRpc,
+        Binding::Rest,
+        Binding::Grpc,
+        Binding::Webhook,
+    ];
 
-    /// The contract spelling (`"jsonrpc"` | `"rest"` | `"grpc"`).
+    /// The contract spelling (`"jsonrpc"` | `"rest"` | `"grpc"` | `"webhook"`).
     pub fn as_str(self) -> &'static str {
         match self {
             Binding::JsonRpc => "jsonrpc",
             Binding::Rest => "rest",
             Binding::Grpc => "grpc",
+            Binding::Webhook => "webhook",
         }
     }
 }
@@ -65,6 +74,9 @@ pub enum Operation {
     ListTaskPushNotificationConfigs,
     DeleteTaskPushNotificationConfig,
     GetExtendedAgentCard,
+    /// A push delivery through the relay (no RPC: the agent's POST to the
+    /// caller's webhook).
+    PushDelivery,
     /// The public agent card (`GET /.well-known/agent-card.json`): no RPC
     /// of any binding, but what the card says decides how the agent's other
     /// answers are read.
@@ -86,6 +98,7 @@ impl Operation {
         Operation::DeleteTaskPushNotificationConfig,
         Operation::GetExtendedAgentCard,
         Operation::GetAgentCard,
+        Operation::PushDelivery,
     ];
 
     /// The 1.0 method name, used in metrics labels and audit records.
@@ -103,6 +116,7 @@ impl Operation {
             Operation::DeleteTaskPushNotificationConfig => "DeleteTaskPushNotificationConfig",
             Operation::GetExtendedAgentCard => "GetExtendedAgentCard",
             Operation::GetAgentCard => "GetAgentCard",
+            Operation::PushDelivery => "PushDelivery",
         }
     }
 
@@ -385,9 +399,10 @@ pub struct Decoded<'a> {
     /// none); `None` when the body is not a JSON-RPC envelope.
     pub rpc_id: Option<RpcId<'a>>,
     pub payload: Payload<'a>,
-    /// The dialect a JSON-RPC `result` is written in, when it says: 0.3's
-    /// `kind` discriminator, or a 1.0 StreamResponse wrapper (`task`,
-    /// `message`, `statusUpdate`, `artifactUpdate`). `None` otherwise.
+    /// The dialect a JSON-RPC `result` (or a top-level object) is written
+    /// in, when it says: 0.3's `kind` discriminator, or a 1.0
+    /// StreamResponse wrapper (`task`, `message`, `statusUpdate`,
+    /// `artifactUpdate`). `None` otherwise.
     pub dialect: Option<Version>,
 }
 

@@ -11,6 +11,7 @@ pub mod clock;
 mod handle;
 mod msg;
 mod observer;
+mod push_notes;
 mod queue;
 mod series;
 pub mod shared_registry;
@@ -19,6 +20,9 @@ mod worker;
 pub use clock::{Clock, ManualClock};
 pub use handle::AnalysisHandle;
 pub use observer::Tap;
+#[cfg(test)]
+pub(crate) use push_notes::for_tests as queue_for_tests;
+pub use push_notes::PushNotes;
 
 use crate::config::{Config, ConfigError, RouteSpec};
 use crate::engine::EngineConfig;
@@ -56,6 +60,8 @@ pub struct TapConfig {
     pub access: Option<AccessLog>,
     /// The replicas' shared registry (`backend = "redis"`), when on.
     pub share: Option<shared_registry::ShareSettings>,
+    /// How push deliveries are judged, when the relay is on.
+    pub push: Option<crate::judge::push::PushSettings>,
 }
 
 /// How the analysis thread judges one route: sent with each exchange's
@@ -126,6 +132,7 @@ impl TryFrom<&Config> for TapConfig {
             clock: Clock::System,
             access: None,
             share: share_settings(config),
+            push: push_settings(config),
         })
     }
 }
@@ -151,6 +158,17 @@ pub fn share_settings(config: &Config) -> Option<shared_registry::ShareSettings>
         }),
         _ => None,
     }
+}
+
+/// How push deliveries are judged, with `[push] relay = true`.
+pub fn push_settings(config: &Config) -> Option<crate::judge::push::PushSettings> {
+    let p = &config.push;
+    let ms = |d: &crate::config::HumanDuration| u64::try_from(d.0.as_millis()).unwrap_or(u64::MAX);
+    p.relay.then(|| crate::judge::push::PushSettings {
+        terminal_wait: ms(&p.terminal_wait),
+        ttl: ms(&p.ttl),
+        max: p.max_registrations,
+    })
 }
 
 /// How agent cards are rewritten, when `rewrite_agent_card` is on (with

@@ -63,6 +63,26 @@ pub(crate) enum Msg {
     /// made (or given its new settings) now, before its first exchange, so
     /// that what the other replicas say of its tasks is kept from now on.
     Route(Arc<RouteJudging>),
+    /// The push relay put its URL in push configs of exchange `id`.
+    PushRegistered {
+        id: u64,
+        regs: Vec<crate::judge::push::Registration>,
+    },
+    /// Exchange `id` deletes push config `config` of `task`.
+    PushDeleting {
+        id: u64,
+        task: Option<String>,
+        config: Option<String>,
+    },
+    /// A push delivery passed the relay (its body's bytes held of the
+    /// queue's budget until handled), numbered `id` like an exchange.
+    Delivery {
+        id: u64,
+        delivery: Box<crate::judge::push::Delivery>,
+        at: Instant,
+        /// The delivery's W3C trace context, when it sent one.
+        traceparent: Option<Box<str>>,
+    },
     /// The proxy has drained: judge what came before, then stop.
     Shutdown,
 }

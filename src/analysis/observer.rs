@@ -103,7 +103,8 @@ impl Tap {
             super::worker::tracer::Tracer::new(t.spans, t.sample_ratio, t.server_address)
                 .with_max_id(cfg.engine.max_id_bytes)
         }))
-        .with_publisher(publisher);
+        .with_publisher(publisher)
+        .with_push(cfg.push);
         let thread = std::thread::Builder::new()
             .name("a2a-tap-analysis".into())
             .spawn(move || worker.run(rx))?;
@@ -128,6 +129,16 @@ impl Tap {
                 replicas,
             },
         ))
+    }
+}
+
+impl Tap {
+    /// The push relay's side of the analysis queue.
+    pub fn push_notes(&self) -> super::PushNotes {
+        super::PushNotes {
+            tx: self.shared.tx.clone(),
+            clock: self.shared.clock.clone(),
+        }
     }
 }
 
@@ -176,7 +187,7 @@ impl Inspector for Tap {
     }
 }
 
-/// The metric labels of a classified exchange; slots 1..=36 name the
+/// The metric labels of a classified exchange; slots 1..=52 name the
 /// (binding, operation) pairs.
 fn labels_of(exchange: &crate::a2a::model::Exchange) -> ExchangeLabels {
     use crate::a2a::model::{Binding, Operation};
@@ -188,6 +199,7 @@ fn labels_of(exchange: &crate::a2a::model::Exchange) -> ExchangeLabels {
         Binding::JsonRpc => 0,
         Binding::Rest => 1,
         Binding::Grpc => 2,
+        Binding::Webhook => 3,
     };
     ExchangeLabels {
         binding: exchange.binding.as_str(),

@@ -6,6 +6,7 @@
 //! session found to the audit log, metrics, spans and the access log.
 
 mod live;
+mod push;
 mod records;
 mod routes;
 mod setup;
@@ -83,6 +84,8 @@ pub(crate) struct Worker {
     tracer: Option<Tracer>,
     /// Where the registry's facts go for the other replicas, when shared.
     publisher: Option<super::shared_registry::Publisher>,
+    /// The spans push registrations were made on (deliveries' parents).
+    links: push::PushLinks,
 }
 
 impl Worker {
@@ -214,6 +217,16 @@ impl Worker {
                 }
                 self.returned += heard.bytes;
             }
+            Msg::PushRegistered { id, regs } => self.push_registered(id, regs),
+            Msg::PushDeleting { id, task, config } => {
+                self.judge.session.push_deleting(id, task, config);
+            }
+            Msg::Delivery {
+                id,
+                delivery,
+                at,
+                traceparent,
+            } => self.delivery(id, &delivery, at, traceparent.as_deref()),
             Msg::Route(_) | Msg::Shutdown => {}
         }
     }

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use super::AppError;
 use crate::analysis::{route_card_settings, Tap};
 use crate::config::{Config, ConfigError};
 use crate::proxy::card_rewrite::CardRewriter;
@@ -45,4 +46,51 @@ pub(super) fn inspector_for(
     Ok(Arc::new(move |route| {
         by_name.get(&route.name).cloned().flatten()
     }))
+}
+
+/// Each route's inspector wrapped with the push relay, which puts its
+/// URL in the push configs the exchanges register.
+pub(super) fn with_relay(inner: InspectorFor, relay: Arc<crate::push::Relay>) -> InspectorFor {
+    Arc::new(move |route| {
+        inner(route).map(|inner| {
+            Arc::new(crate::push::WithRelay {
+                inner,
+                relay: relay.clone(),
+            }) as Arc<dyn Inspector>
+        })
+    })
+}
+
+/// The push relay's listener, when `[push] relay = true` with validation,
+/// and each route's inspector wrapped with the relay (kept for reloads).
+pub(super) async fn start_relay(
+    config: &Config,
+    metrics: &Arc<Metrics>,
+    tap: Option<&Tap>,
+    inspector_for: InspectorFor,
+) -> Result<
+    (
+        InspectorFor,
+        Option<crate::push::RelayServer>,
+        Option<Arc<crate::push::Relay>>,
+    ),
+    AppError,
+> {
+    let (Some(tap), Some(listen), true) = (tap, config.push.listen, config.push.relay) else {
+        return Ok((inspector_for, None, None));
+    };
+    let notes = tap.push_notes();
+    let relay = crate::push::Relay::new(config, metrics.clone(), notes)
+        .map_err(|e| AppError::Push(format!("push.tls_ca_file: {e}")))?;
+    let Some(relay) = relay else {
+        return Ok((inspector_for, None, None));
+    };
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| AppError::Push(format!("cannot bind push.listen {listen}: {e}")))?;
+    let server = crate::push::RelayServer::start(listener, relay.clone())
+        .map_err(|e| AppError::Push(e.to_string()))?;
+    tracing::info!(listen = %server.local_addr(), "push relay serving");
+    let wrapped = with_relay(inspector_for, relay.clone());
+    Ok((wrapped, Some(server), Some(relay)))
 }

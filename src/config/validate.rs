@@ -167,6 +167,7 @@ impl Config {
         }
         problems.extend(self.route_problems());
         problems.extend(self.registry.problems());
+        problems.extend(self.push.problems(self.validate));
         if let Err(e) = self.policy() {
             problems.push(e);
         }

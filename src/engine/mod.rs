@@ -362,7 +362,8 @@ impl ExchangeEngine {
 
 /// Operations whose answers the reducer judges (a push-config creation
 /// and the extended card only for whether they were refused, against the
-/// agent card's capabilities).
+/// agent card's capabilities; a push-config deletion for whether it was
+/// refused, for the push relay's judging).
 fn judged(op: Operation) -> bool {
     matches!(
         op,
@@ -374,6 +375,8 @@ fn judged(op: Operation) -> bool {
             | Operation::SubscribeToTask
             | Operation::GetAgentCard
             | Operation::CreateTaskPushNotificationConfig
+            | Operation::DeleteTaskPushNotificationConfig
             | Operation::GetExtendedAgentCard
+            | Operation::PushDelivery
     )
 }

@@ -49,7 +49,7 @@ fn source(kind: Kind) -> Source {
         Kind::JsonrpcIdMismatch => src("1.0.1 §9.1", &[]),
         Kind::MalformedEvent => src(
             "1.0.1 §3.2.3, §9.4.2, §11.7",
-            &["HTTP_JSON-SSE-001", "JSONRPC-SSE-001"],
+            &["HTTP_JSON-SSE-001", "JSONRPC-SSE-001", "PUSH-DELIVER-003"],
         ),
         Kind::BlockingReturnedActive => src("1.0.1 §3.2.2", &["CORE-EXECUTION-MODE-001"]),
         Kind::TerminalTaskAccepted => src(
@@ -88,6 +88,9 @@ fn source(kind: Kind) -> Source {
             "1.0.1 §3.1.6, §3.5.2",
             &["STREAM-ORDER-002", "STREAM-ORDER-003", "STREAM-SUB-002"],
         ),
+        Kind::PushAuthMissing => src("1.0.1 §4.3.3", &["PUSH-DELIVER-001"]),
+        Kind::PushNotDelivered => src("1.0.1 §4.3.3", &["PUSH-DELIVER-002"]),
+        Kind::PushAfterDelete => src("1.0.1 §3.1.10", &["PUSH-DEL-001"]),
     }
 }
 

@@ -6,6 +6,7 @@
 //! head, piece and end at once).
 
 mod exchanges;
+mod pushes;
 
 use super::{Folds, Held, Pipeline};
 use crate::a2a::card::CardInfo;
@@ -14,6 +15,7 @@ use crate::engine::{EngineConfig, Head, Sink, SkipReason};
 use crate::findings::Finding;
 use crate::lifecycle::{End, Millis, Registry, RegistryConfig};
 pub use exchanges::{Ended, Found, IdMap};
+pub use pushes::Delivered;
 
 /// How a session judges: the engine's limits, the registry's bounds, and
 /// the severity policy (from a `Config`: `config/core_settings.rs`).
@@ -42,6 +44,8 @@ pub struct Session {
     /// Whether `capability_mismatch` is judged: live only (a recording
     /// or a probe judged it never, and `check` keeps its findings).
     card_rules: bool,
+    /// Push registrations and deletes followed (the relay's, live).
+    pushes: super::push::Pushes,
 }
 
 /// One exchange's answer, whole: a recording's, or what the probe read.
@@ -85,6 +89,7 @@ impl Session {
             open: Default::default(),
             base_path: String::new(),
             card_rules: false,
+            pushes: Default::default(),
         }
     }
 

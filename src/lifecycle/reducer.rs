@@ -244,7 +244,7 @@ impl Reducer {
     /// wrappers and state names much like 1.0's.
     fn check_dialect(&mut self, ix: Option<u64>, d: &Decoded, out: &mut Vec<Finding>) {
         let ex = &self.exchange;
-        if ex.binding != Binding::JsonRpc || self.dialect_reported {
+        if !matches!(ex.binding, Binding::JsonRpc | Binding::Webhook) || self.dialect_reported {
             return;
         }
         // `final` inside a 1.0 wrapper: the frame mixes the dialects.

@@ -192,6 +192,19 @@ impl Registry {
         self.tasks.get(task_id).map(|e| e.state)
     }
 
+    /// Whether the recorded status of `task_id` carried a readable
+    /// `status.timestamp` (a push delivery is ordered against it only then).
+    pub fn status_stamped(&self, task_id: &str) -> bool {
+        self.tasks
+            .get(task_id)
+            .is_some_and(|e| e.status_at.is_some())
+    }
+
+    /// The causal stamp of what is observed now (after `at_message`).
+    pub fn now_seq(&self) -> Seq {
+        Seq(self.clock)
+    }
+
     /// The replica whose fact the recorded status of `task_id` rests on,
     /// when it was heard rather than seen here.
     pub fn status_heard_from(&self, task_id: &str) -> Option<&str> {

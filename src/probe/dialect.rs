@@ -66,6 +66,7 @@ impl Iface {
             Binding::JsonRpc => "JSONRPC",
             Binding::Rest => "HTTP+JSON",
             Binding::Grpc => "GRPC",
+            Binding::Webhook => "WEBHOOK",
         };
         format!("{b} {}", self.version.as_str())
     }

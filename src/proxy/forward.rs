@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http::uri::{Authority, Scheme};
 use http::{header, Request, Response, Uri, Version};
-use http_body_util::BodyExt;
+use http_body_util::{BodyExt, Either};
 use hyper::body::Incoming;
 use tracing::Instrument;
 
@@ -151,7 +151,8 @@ impl Forwarder {
         let inspector = route.inspector.as_deref();
         let has_body = !http_body::Body::is_end_stream(&body);
         let observer = inspector.and_then(|i| i.begin(id, &head, has_body));
-        let transform = inspector.and_then(|i| i.transform_for(&head));
+        let mut transform = inspector.and_then(|i| i.transform_for(&head));
+        let request_transform = inspector.and_then(|i| i.request_transform_for(id, &head));
         let stripped = caller_uri.map(|c| std::mem::replace(&mut head.uri, c));
         let exchange = InFlight::new(id, start, observer, route.shared.clone()).with_caller(&head);
         let exchange = Arc::new(exchange.on_connection(activity));
@@ -184,7 +185,12 @@ impl Forwarder {
         };
         let tripped = Arc::new(AtomicBool::new(false));
         let body = LimitBody::new(body, self.max_request_body, tripped.clone());
-        let body = TeeBody::new(body, RequestTap::new(exchange.clone()));
+        let mut body = Either::Left(TeeBody::new(body, RequestTap::new(exchange.clone())));
+        if let Some(t) = request_transform {
+            let response_transform;
+            (head, body, response_transform) = t.apply(head, body).await;
+            transform = transform.or(response_transform);
+        }
         let caller_version = head.version;
         strip_request_hop_by_hop(&mut head.headers);
         if self.forwarded_headers {

@@ -31,7 +31,7 @@ pub struct ExchangeLabels {
 }
 
 /// How many distinct label pairs the proxy caches series for.
-pub const LABEL_SLOTS: usize = 40;
+pub const LABEL_SLOTS: usize = 64;
 
 impl Default for ExchangeLabels {
     fn default() -> Self {
@@ -66,7 +66,44 @@ pub trait Inspector: Send + Sync + 'static {
     fn transform_for(&self, _head: &request::Parts) -> Option<Box<dyn ResponseTransform>> {
         None
     }
+
+    /// Whether exchange `request_id`'s request may be altered (only push
+    /// configs' URLs, with the push relay on). Decided from the request
+    /// head; the transform reads the body through the tee, so observers
+    /// see the caller's bytes. Default: never.
+    fn request_transform_for(
+        &self,
+        _request_id: u64,
+        _head: &request::Parts,
+    ) -> Option<Box<dyn RequestTransform>> {
+        None
+    }
 }
+
+/// Alters one request before it goes upstream: may change the head (its
+/// `content-length`) and the body, and may ask for the response to be
+/// altered too (it knows the operation only once it read the body).
+pub trait RequestTransform: Send + 'static {
+    /// The head and body to send, and the response's transform, if any.
+    fn apply(
+        self: Box<Self>,
+        head: request::Parts,
+        body: super::UpstreamBody,
+    ) -> RequestTransformed;
+}
+
+/// What a [`RequestTransform`] gives back.
+pub type RequestTransformed = std::pin::Pin<
+    Box<
+        dyn std::future::Future<
+                Output = (
+                    request::Parts,
+                    super::UpstreamBody,
+                    Option<Box<dyn ResponseTransform>>,
+                ),
+            > + Send,
+    >,
+>;
 
 /// Sees one exchange. Every call must return quickly and never block: the
 /// bytes wait for it. Copy what you need and do the work elsewhere.

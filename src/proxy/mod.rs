@@ -7,6 +7,7 @@ pub mod card_rewrite;
 pub mod error;
 pub mod exchange;
 pub mod forward;
+pub mod gather;
 pub mod headers;
 pub mod idle;
 pub mod inspect;
@@ -23,16 +24,20 @@ pub use card_rewrite::CardOnly;
 pub use error::{ProxyError, UpstreamReason};
 pub use forward::Forwarder;
 pub use inspect::{
-    ExchangeLabels, ExchangeObserver, Inspector, ResponseTransform, Transformed, LABEL_SLOTS,
+    ExchangeLabels, ExchangeObserver, Inspector, RequestTransform, RequestTransformed,
+    ResponseTransform, Transformed, LABEL_SLOTS,
 };
 pub use tee::{BodyEnd, BodyObserver, TeeBody};
 
 /// Boxed error of the bodies the proxy hands to hyper.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// A caller's request body as it goes upstream: limited, and teed to the
-/// exchange.
-pub type UpstreamBody = TeeBody<body_limit::LimitBody<hyper::body::Incoming>, exchange::RequestTap>;
+/// A caller's request body as it came: limited, and teed to the exchange.
+pub type CallerBody = TeeBody<body_limit::LimitBody<hyper::body::Incoming>, exchange::RequestTap>;
+
+/// A caller's request body as it goes upstream: as it came, or as a
+/// [`RequestTransform`] gave it back (read through the tee first).
+pub type UpstreamBody = http_body_util::Either<CallerBody, ProxyBody>;
 
 /// The response body type the proxy serves.
 pub type ProxyBody = http_body_util::combinators::UnsyncBoxBody<bytes::Bytes, BoxError>;

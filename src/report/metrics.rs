@@ -92,6 +92,8 @@ pub struct Metrics {
     pub registry_up: IntGauge,
     /// `a2a_config_reloads_total{result}`: SIGHUP reloads (`ok`, `error`).
     pub config_reloads_total: ConfigReloads,
+    /// The push relay's families (`[push]`).
+    pub push: PushMetrics,
 }
 
 // === impl Metrics ===
@@ -256,6 +258,7 @@ impl Metrics {
                 registry.register(Box::new(g.clone()))?;
                 g
             },
+            push: PushMetrics::register(&registry)?,
             registry,
         })
         .and_then(Metrics::with_process)
@@ -362,6 +365,8 @@ pub fn status_class(status: http::StatusCode) -> &'static str {
 
 mod families;
 pub use families::*;
+mod push;
+pub use push::{PushMetrics, DELIVERY_OUTCOMES, UNRELAYED_REASONS};
 
 #[cfg(test)]
 mod tests;

@@ -110,6 +110,11 @@ impl OpenSpan {
         self.trace_id
     }
 
+    /// The span's own id.
+    pub fn span_id(&self) -> [u8; 8] {
+        self.span_id
+    }
+
     /// An `a2a.finding` event; an error finding sets the span's status to
     /// error (the first one's kind and detail are its message).
     pub fn finding(&mut self, at_unix_nanos: u64, record: &crate::report::audit::Record) {
@@ -165,7 +170,7 @@ impl OpenSpan {
                 o.attr_str(9, "rpc.service", service);
                 o.attr_str(9, "rpc.method", self.operation);
             }
-            Binding::Rest => {}
+            Binding::Rest | Binding::Webhook => {}
         }
         if let Some(s) = e.http_status {
             o.attr_int(9, "http.response.status_code", i64::from(s));

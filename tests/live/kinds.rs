@@ -906,7 +906,8 @@ async fn stalled_task_needs_an_open_stream_or_an_unchanged_status() {
 }
 
 /// A kind added to the catalogue without its test here fails this one:
-/// each kind names a test of this file, spec_kinds.rs or field_kinds.rs (`async fn
+/// each kind names a test of this file, spec_kinds.rs, field_kinds.rs or
+/// push_kinds.rs (`async fn
 /// <kind>...`).
 #[test]
 fn every_catalogue_kind_has_its_test_here() {
@@ -914,6 +915,7 @@ fn every_catalogue_kind_has_its_test_here() {
         include_str!("kinds.rs"),
         include_str!("spec_kinds.rs"),
         include_str!("field_kinds.rs"),
+        include_str!("push_kinds.rs"),
     ]
     .concat();
     let missing: Vec<&str> = a2a_tap::findings::Kind::ALL

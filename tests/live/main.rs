@@ -18,6 +18,8 @@ mod hostile;
 mod kinds;
 mod metrics;
 mod paths;
+mod push;
+mod push_kinds;
 mod routes;
 mod spec_kinds;
 mod traces;

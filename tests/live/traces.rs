@@ -573,3 +573,31 @@ async fn each_routes_spans_name_its_upstream_host() {
     assert_eq!(hosts, ["127.0.0.1", "localhost"]);
     p.stop().await;
 }
+
+/// A push delivery through the relay is a span of its own, named
+/// `PushDelivery`, in the trace of the exchange that registered its config
+/// (the agent sent no trace context of its own).
+#[tokio::test]
+async fn a_push_delivery_is_a_span_in_the_registering_exchanges_trace() {
+    use crate::push::{config_of, deliver, register, scene, status_event};
+    let collector = Collector::start().await;
+    let s = scene(&collector.config()).await;
+    let url = register(&s, 1, config_of(&s.hook, None, None)).await;
+    deliver(&s, &url, &[], &status_event("TASK_STATE_WORKING")).await;
+    let spans = collector.wait(2).await;
+    let named = |n: &str| {
+        spans
+            .iter()
+            .map(|(_, s)| s)
+            .find(|s| s.name == n)
+            .unwrap_or_else(|| panic!("no {n} span in {spans:#?}"))
+    };
+    let (send, push) = (named("SendMessage"), named("PushDelivery"));
+    assert_eq!(push.trace_id, send.trace_id, "the task's trace");
+    assert_eq!(push.parent_span_id, send.span_id);
+    assert_eq!(text(push, "a2a.method.name"), "PushDelivery");
+    assert_eq!(text(push, "a2a.task.id"), "t-1");
+    assert_eq!(text(push, "a2a.task.state"), "working");
+    assert_eq!(text(push, "http.request.method"), "POST");
+    s.p.stop().await;
+}

@@ -11,7 +11,7 @@ the first word of the user's message:
   long      working until canceled
   direct    a direct Message reply, no task
 
-Usage: agent.py --port N [--public-url URL] [--record FILE] [--gzip]
+Usage: agent.py --port N [--public-url URL] [--record FILE] [--gzip] [--push]
 Prints `READY <port>` on stdout once it accepts connections. `--port 0` picks
 a free port; `--public-url` is the base URL advertised in the agent card
 (default: this agent's own loopback URL), so a proxy in front can be advertised.
@@ -21,6 +21,11 @@ response body bytes this agent sent (an ASGI middleware around `send`).
 `--gzip` puts Starlette's GZipMiddleware (shipped with the SDK's server
 stack) in front, as many deployments do: answers, the card too, are
 gzip-compressed for callers that accept it (SSE streams are left alone).
+`--push` turns push notifications on with the SDK's own parts: the card says
+`capabilities.pushNotifications: true` and the handler gets the SDK's
+InMemoryPushNotificationConfigStore and BasePushNotificationSender (an httpx
+client, no URL screening, so loopback webhooks are accepted). Without it the
+card says false and the config methods answer PushNotificationNotSupported.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx
 import uvicorn
 from starlette.applications import Starlette
 from starlette.middleware.gzip import GZipMiddleware
@@ -48,7 +54,12 @@ from a2a.server.routes import (
     create_jsonrpc_routes,
     create_rest_routes,
 )
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import (
+    BasePushNotificationSender,
+    InMemoryPushNotificationConfigStore,
+    InMemoryTaskStore,
+    TaskUpdater,
+)
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
     AgentCard,
@@ -64,10 +75,13 @@ REST_PREFIX = "/rest"
 # write, as a real agent's would; the order of events never depends on them.
 CHUNK_PAUSE = 0.01
 LONG_TASK_SECONDS = 60.0
+# The push sender's HTTP timeout: a webhook that hangs is given up on.
+PUSH_TIMEOUT = 10.0
 
 
-def agent_card(public_url: str) -> AgentCard:
-    """The card: JSON-RPC and HTTP+JSON, each in 1.0 and 0.3, at `public_url`."""
+def agent_card(public_url: str, push: bool = False) -> AgentCard:
+    """The card: JSON-RPC and HTTP+JSON, each in 1.0 and 0.3, at `public_url`;
+    `capabilities.pushNotifications` is `push`."""
     base = public_url.rstrip("/")
     jsonrpc_url = base + JSONRPC_PATH
     rest_url = base + REST_PREFIX
@@ -81,7 +95,7 @@ def agent_card(public_url: str) -> AgentCard:
             AgentInterface(url=jsonrpc_url, protocol_binding="JSONRPC", protocol_version="0.3"),
             AgentInterface(url=rest_url, protocol_binding="HTTP+JSON", protocol_version="0.3"),
         ],
-        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=push),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[
@@ -241,14 +255,24 @@ def grpc_card(target: str) -> AgentCard:
     return card
 
 
-def build_app(public_url: str, record: str | None = None) -> Any:
+def build_app(public_url: str, record: str | None = None, push: bool = False) -> Any:
     """The Starlette app from the SDK's own route factories, 0.3 compatibility on,
-    wrapped in `RecordExchanges` when `record` names a file."""
-    card = agent_card(public_url)
+    wrapped in `RecordExchanges` when `record` names a file; with `push`, the
+    SDK's push config store and sender."""
+    card = agent_card(public_url, push)
+    push_client = httpx.AsyncClient(timeout=PUSH_TIMEOUT) if push else None
+    push_parts: dict[str, Any] = {}
+    if push_client is not None:
+        store = InMemoryPushNotificationConfigStore()
+        push_parts = {
+            "push_config_store": store,
+            "push_sender": BasePushNotificationSender(push_client, store),
+        }
     handler = DefaultRequestHandler(
         agent_executor=ScenarioExecutor(),
         task_store=InMemoryTaskStore(),
         agent_card=card,
+        **push_parts,
     )
     routes = [
         *create_agent_card_routes(card),
@@ -260,13 +284,19 @@ def build_app(public_url: str, record: str | None = None) -> Any:
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         yield
         await handler.aclose()
+        if push_client is not None:
+            await push_client.aclose()
 
     app = Starlette(routes=routes, lifespan=lifespan)
     return RecordExchanges(app, record) if record else app
 
 
 async def serve(
-    port: int, public_url: str | None, record: str | None = None, wrap: Any = None
+    port: int,
+    public_url: str | None,
+    record: str | None = None,
+    wrap: Any = None,
+    push: bool = False,
 ) -> None:
     """Serves the app (wrapped by `wrap`, an ASGI middleware, when given) and
     prints `READY PORT` once it listens."""
@@ -274,7 +304,7 @@ async def serve(
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     bound = sock.getsockname()[1]
-    app = build_app(public_url or f"http://127.0.0.1:{bound}", record)
+    app = build_app(public_url or f"http://127.0.0.1:{bound}", record, push)
     if wrap is not None:
         app = wrap(app)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
@@ -295,10 +325,11 @@ def main() -> None:
     parser.add_argument("--public-url", default=None)
     parser.add_argument("--record", default=None, help="append one JSON line per HTTP exchange")
     parser.add_argument("--gzip", action="store_true", help="compress answers (GZipMiddleware)")
+    parser.add_argument("--push", action="store_true", help="push notifications on (the SDK's store and sender)")
     args = parser.parse_args()
     wrap = (lambda app: GZipMiddleware(app, minimum_size=0)) if args.gzip else None
     try:
-        asyncio.run(serve(args.port, args.public_url, args.record, wrap))
+        asyncio.run(serve(args.port, args.public_url, args.record, wrap, args.push))
     except KeyboardInterrupt:
         sys.exit(0)
 

@@ -540,6 +540,55 @@ fn config_check_knows_sdk_drift() {
     );
 }
 
+/// The push relay's keys: on without where to listen or how agents reach
+/// it, without validation, or with zero bounds, each is named; a good
+/// section is printed with its defaults by `config check`; a relay that
+/// cannot bind its port exits 3 naming `push.listen`.
+#[test]
+fn the_push_relay_names_what_it_lacks() {
+    refused(
+        check(
+            "validate = false\n[push]\nrelay = true\nmax_registrations = 0\n",
+            &[],
+        ),
+        &[
+            "`push.listen`",
+            "`push.public_url`",
+            "`push.relay`: needs validate = true",
+            "`push.max_registrations`: must be greater than zero",
+        ],
+    );
+    refused(
+        check(
+            "[push]\nrelay = true\nlisten = \"127.0.0.1:0\"\npublic_url = \"http://x/?a=1\"\n",
+            &[],
+        ),
+        &["public_url", "must not have a query"],
+    );
+    let (code, out, err) = check(
+        "[push]\nrelay = true\nlisten = \"127.0.0.1:0\"\npublic_url = \"https://push.example\"\n",
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    for line in [
+        "[push]",
+        "relay = true",
+        "terminal_wait = \"30s\"",
+        "max_registrations = 100000",
+    ] {
+        assert!(out.contains(line), "`{line}` missing from: {out}");
+    }
+    // Its port taken: exit 3, the key named.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = taken.local_addr().expect("addr").port();
+    let f = file(&format!(
+        "{BASE}audit_log = \"-\"\n[push]\nrelay = true\nlisten = \"127.0.0.1:{port}\"\npublic_url = \"http://127.0.0.1:{port}\"\n"
+    ));
+    let (code, _, err) = run_with(&["--config", f.path().to_str().expect("utf-8")], &[]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("push.listen"), "{err}");
+}
+
 /// `config check` of `text` alone (no `BASE`).
 fn check_alone(text: &str) -> (Option<i32>, String, String) {
     let f = file(text);
@@ -656,4 +705,14 @@ fn config_check_prints_the_one_upstream_as_the_one_route() {
         ["#   agent: any path -> http://127.0.0.1:1/"],
         "{out}"
     );
+}
+
+/// The push relay judges as the one upstream's: with routes it is refused,
+/// named.
+#[test]
+fn the_push_relay_with_routes_is_refused_naming_it() {
+    let text = format!(
+        "{ROUTES}[push]\nrelay = true\nlisten = \"127.0.0.1:0\"\npublic_url = \"https://push.example\"\n"
+    );
+    refused(check_alone(&text), &["`push.relay`", "[[route]]"]);
 }

@@ -164,6 +164,8 @@ pub struct Upstream {
     script: Arc<Mutex<VecDeque<Reply>>>,
     /// The headers of every request it got, in order.
     heads: Arc<Mutex<Vec<http::HeaderMap>>>,
+    /// The bodies of every request it got, in order.
+    bodies: Arc<Mutex<Vec<Bytes>>>,
     /// The request target (path and query) of every request it got, in order.
     targets: Arc<Mutex<Vec<String>>>,
     /// Told each time a request takes its reply.
@@ -176,24 +178,29 @@ impl Upstream {
         let addr = listener.local_addr().unwrap();
         let script: Arc<Mutex<VecDeque<Reply>>> = Arc::default();
         let heads: Arc<Mutex<Vec<http::HeaderMap>>> = Arc::default();
-        let targets: Arc<Mutex<Vec<String>>> = Arc::default();
         let taken: Arc<tokio::sync::Notify> = Arc::default();
-        let (s, h, t) = (script.clone(), heads.clone(), taken.clone());
+        let bodies: Arc<Mutex<Vec<Bytes>>> = Arc::default();
+        let (s, h, t, b) = (script.clone(), heads.clone(), taken.clone(), bodies.clone());
+        let targets: Arc<Mutex<Vec<String>>> = Arc::default();
         let p = targets.clone();
         tokio::spawn(async move {
             loop {
                 let Ok((tcp, _)) = listener.accept().await else {
                     return;
                 };
-                let (s, h, t, p) = (s.clone(), h.clone(), t.clone(), p.clone());
+                let (s, h, t, b) = (s.clone(), h.clone(), t.clone(), b.clone());
+                let p = p.clone();
                 tokio::spawn(async move {
                     let svc = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
-                        let (s, t) = (s.clone(), t.clone());
+                        let (s, t, b) = (s.clone(), t.clone(), b.clone());
                         h.lock().unwrap().push(req.headers().clone());
                         p.lock().unwrap().push(req.uri().to_string());
                         async move {
                             // Read the whole request first, as agents do.
-                            let _ = req.into_body().collect().await;
+                            let body = req.into_body().collect().await;
+                            b.lock()
+                                .unwrap()
+                                .push(body.map(|c| c.to_bytes()).unwrap_or_default());
                             let reply = s.lock().unwrap().pop_front().unwrap_or_else(|| {
                                 Reply::json(500, r#"{"error":"script exhausted"}"#)
                             });
@@ -226,6 +233,7 @@ impl Upstream {
             addr,
             script,
             heads,
+            bodies,
             targets,
             taken,
         }
@@ -234,6 +242,11 @@ impl Upstream {
     /// The request target of every request it got so far, in order.
     pub fn request_targets(&self) -> Vec<String> {
         self.targets.lock().unwrap().clone()
+    }
+
+    /// The bodies of every request it got so far, in order.
+    pub fn request_bodies(&self) -> Vec<Bytes> {
+        self.bodies.lock().unwrap().clone()
     }
 
     /// The headers of every request it got so far, in order.

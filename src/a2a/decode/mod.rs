@@ -156,10 +156,11 @@ fn top_level<'a>(top: &mut Obj<'a>) -> Result<Decoded<'a>, Malformed> {
             dialect: None,
         });
     }
+    let dialect = convert::dialect(top);
     Ok(Decoded {
         rpc_id: None,
         payload: payload(top)?,
-        dialect: None,
+        dialect,
     })
 }
 

@@ -125,5 +125,6 @@ impl Worker {
                 span,
             },
         );
+        self.push_link(id);
     }
 }

@@ -145,7 +145,13 @@ impl Worker {
             | Msg::Data { id, .. }
             | Msg::Lost { id }
             | Msg::End { id, .. } => self.live.get_mut(*id).map(|l| l.route),
-            Msg::Facts(_) | Msg::Shutdown => Some(0),
+            // The push relay's registrations and deliveries are the first
+            // route's: with `[push] relay`, `[[route]]` tables are refused.
+            Msg::Facts(_)
+            | Msg::PushRegistered { .. }
+            | Msg::PushDeleting { .. }
+            | Msg::Delivery { .. }
+            | Msg::Shutdown => Some(0),
         };
         if let Some(route) = route {
             self.enter(route);

@@ -62,6 +62,7 @@ impl Worker {
             fold_due: None,
             tracer: None,
             publisher: None,
+            links: Default::default(),
         }
     }
 
@@ -99,6 +100,23 @@ impl Worker {
         self.epoch = clock.now();
         self.clock = self.epoch;
         self.time = clock;
+        self
+    }
+
+    /// Judges push deliveries with `settings` (the relay is on).
+    pub(crate) fn with_push(
+        mut self,
+        settings: Option<crate::judge::push::PushSettings>,
+    ) -> Worker {
+        if let Some(s) = settings {
+            // The relay's registrations and deliveries are the first
+            // route's (with push, `[[route]]` tables are refused).
+            let session = std::mem::replace(
+                &mut self.judge.session,
+                crate::judge::Session::new(&Default::default()),
+            );
+            self.judge.session = session.with_push(s);
+        }
         self
     }
 

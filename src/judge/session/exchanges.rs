@@ -32,7 +32,7 @@ pub struct Found {
 /// An exchange being judged: its engine, and what the time rules
 /// (`judge::rules`) reported of it.
 pub(super) struct Open {
-    engine: ExchangeEngine,
+    pub(super) engine: ExchangeEngine,
     /// When its stream had its last word and should have closed.
     over_at: Option<Millis>,
     close_reported: bool,
@@ -189,6 +189,7 @@ impl Session {
             self.stream_against_card(id, out);
         }
         let open = self.open.remove(&id)?;
+        self.answered_pushes(id, &open.engine);
         Some(Ended {
             engine: open.engine,
             outcome,
@@ -200,6 +201,7 @@ impl Session {
     /// the registry no longer counts its stream as following a task. Its
     /// engine, if it was open.
     pub fn forget(&mut self, id: u64) -> Option<ExchangeEngine> {
+        self.pushes.forgotten(id);
         let mut open = self.open.remove(&id)?;
         open.engine.release(&mut self.registry);
         Some(open.engine)
@@ -238,6 +240,7 @@ impl Session {
         for (id, f) in found {
             self.keep(Some(id), vec![f], out);
         }
+        self.tick_pushes(now, out);
     }
 
     /// Facts another replica published (`from`), learnt at `now`.
@@ -249,13 +252,13 @@ impl Session {
     }
 
     /// The time of judging: `now`, never before what was judged already.
-    fn advance(&mut self, now: Millis) -> Millis {
+    pub(super) fn advance(&mut self, now: Millis) -> Millis {
         self.now = self.now.max(now);
         self.now
     }
 
     /// `findings` through the policy, onto `out`.
-    fn keep(&self, id: Option<u64>, findings: Vec<Finding>, out: &mut Vec<Found>) {
+    pub(super) fn keep(&self, id: Option<u64>, findings: Vec<Finding>, out: &mut Vec<Found>) {
         let kept = findings.into_iter().filter_map(|f| self.pipeline.keep(f));
         out.extend(kept.map(|finding| Found { id, finding }));
     }

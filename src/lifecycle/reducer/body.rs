@@ -17,6 +17,9 @@ pub(super) enum Expect {
     TaskOrMessage,
     Task,
     TaskList,
+    /// A push delivery: a StreamResponse, any one of its four events
+    /// (1.0 §4.3.3); a 0.3 config's deliveries in 0.3's `kind` shapes.
+    Delivery,
 }
 
 impl Expect {
@@ -29,6 +32,7 @@ impl Expect {
                 Some(Expect::Task)
             }
             Operation::ListTasks => Some(Expect::TaskList),
+            Operation::PushDelivery => Some(Expect::Delivery),
             _ => None,
         }
     }
@@ -38,6 +42,9 @@ impl Expect {
             Expect::TaskOrMessage => "a Task or a Message",
             Expect::Task => "a Task",
             Expect::TaskList => "a ListTasks result",
+            Expect::Delivery => {
+                "a StreamResponse with exactly one of task, message, statusUpdate, artifactUpdate (1.0 §4.3.3; a 0.3 config: a Task or event with its `kind`)"
+            }
         }
     }
 }
@@ -58,6 +65,9 @@ impl Reducer {
         let Some(expect) = Expect::of(op) else {
             return;
         };
+        if expect == Expect::Delivery {
+            return self.on_delivery(d, reg, now, out);
+        }
         let ev = match &d.payload {
             // Refusals (TaskNotCancelable, UnsupportedOperation, ...) are
             // answers, not violations; their HTTP status must fit them.
@@ -131,6 +141,56 @@ impl Reducer {
                 t.id
             );
             out.push(self.finding(Kind::BlockingReturnedActive, None, detail));
+        }
+    }
+
+    /// A push delivery's body: its shape, its task, then its state into
+    /// the registry like any answer (the relay decided beforehand whether
+    /// the registry may take it: `judge::push`).
+    fn on_delivery(
+        &mut self,
+        d: &Decoded,
+        reg: &mut Registry,
+        now: Millis,
+        out: &mut Vec<Finding>,
+    ) {
+        let got = match (&d.payload, d.dialect) {
+            (Payload::Event(ev), Some(_)) => Ok(ev),
+            (Payload::Event(ev), None) => Err(format!("a bare {}", ev.label())),
+            (Payload::TaskList(_), _) => Err("a ListTasks result".to_string()),
+            (Payload::Error(_), _) => Err("an error object".to_string()),
+        };
+        let ev = match got {
+            Ok(ev) => ev,
+            Err(got) => {
+                let detail = format!("expected {}; got {got}", Expect::Delivery.describe());
+                out.push(self.finding(Kind::MalformedEvent, None, detail));
+                return;
+            }
+        };
+        if let (Some(asked), Some(named)) = (&self.task_id, ev.task_id()) {
+            if !asked.is(named) {
+                let detail = format!(
+                    "expected a push delivery for the config of task {} to be about that task; a {} named task {named}",
+                    asked.as_str(),
+                    ev.label()
+                );
+                out.push(self.finding(Kind::TaskIdMismatch, None, detail));
+                return;
+            }
+        }
+        match ev {
+            Event::Task(t) => {
+                self.task_id = Some(ShortStr::bounded(&t.id, self.max_id));
+                self.state = self.snapshot_status(t, reg, now, out);
+            }
+            Event::StatusUpdate(u) => {
+                self.task_id = Some(ShortStr::bounded(&u.task_id, self.max_id));
+                let ctx = u.context_id.as_deref();
+                self.state =
+                    self.task_status(&u.task_id, ctx, &u.status, None, true, reg, now, out);
+            }
+            Event::ArtifactUpdate(_) | Event::Message(_) => {}
         }
     }
 
@@ -227,7 +287,7 @@ impl Reducer {
         let list = match self.exchange.binding {
             Binding::Rest => "details",
             Binding::Grpc => "grpc-status-details-bin",
-            Binding::JsonRpc => "data",
+            Binding::JsonRpc | Binding::Webhook => "data",
         };
         let detail = match fault {
             DetailFault::Untyped { entry } => format!(

@@ -75,6 +75,10 @@ family! {
     PerUpstreamCounter(IntCounterVec => IntCounter) { upstream }
 }
 family! {
+    /// `a2a_push_deliveries_total`.
+    PushDeliveries(IntCounterVec => IntCounter) { upstream, outcome }
+}
+family! {
     /// `a2a_connections_closed_total`.
     ConnectionsClosed(IntCounterVec => IntCounter) { reason }
 }

@@ -28,13 +28,14 @@ export function playBounded(play, what, ms = SCENARIO_TIMEOUT_MS) {
   return bounded(play(), Math.min(ms, left), what);
 }
 
-/** `agent.mjs --port N [--public-url URL] [--record FILE]`. */
+/** `agent.mjs --port N [--public-url URL] [--record FILE] [--push]`. */
 export function agentArgs(usage) {
   const { values } = parseArgs({
     options: {
       port: { type: 'string' },
       'public-url': { type: 'string' },
       record: { type: 'string' },
+      push: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -47,7 +48,7 @@ export function agentArgs(usage) {
     process.stderr.write(`agent: bad --port ${values.port}\n${usage}`);
     process.exit(2);
   }
-  return { port, publicUrl: values['public-url'], record: values.record };
+  return { port, publicUrl: values['public-url'], record: values.record, push: Boolean(values.push) };
 }
 
 /** `client.mjs BASE_URL [--record FILE]`. */

@@ -16,13 +16,16 @@ the user's message, as in tests/peers/agent.py:
   long      working until canceled
   direct    a direct Message reply, no task
 
-Usage: agent.py --port N [--public-url URL] [--record FILE]
+Usage: agent.py --port N [--public-url URL] [--record FILE] [--push]
 Prints `READY <port>` on stdout once it accepts connections. `--port 0` picks
 a free port; `--public-url` is the base URL advertised in the agent card
 (default: this agent's own loopback URL), so a proxy in front can be
 advertised. `--record FILE` appends one JSON line per HTTP exchange,
 {"method", "path", "status", "content_type", "body_b64"}, holding the exact
 response body bytes this agent sent (an ASGI middleware around `send`).
+`--push` turns push notifications on with the SDK's own
+InMemoryPushNotificationConfigStore and BasePushNotificationSender (an httpx
+client); only then does the card say `capabilities.pushNotifications: true`.
 """
 
 from __future__ import annotations
@@ -35,13 +38,19 @@ import socket
 import sys
 from typing import Any
 
+import httpx
 import uvicorn
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.apps import A2ARESTFastAPIApplication, A2AStarletteApplication
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import (
+    BasePushNotificationSender,
+    InMemoryPushNotificationConfigStore,
+    InMemoryTaskStore,
+    TaskUpdater,
+)
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
@@ -67,8 +76,9 @@ def text_part(text: str) -> Part:
     return Part(root=TextPart(text=text))
 
 
-def agent_card(public_url: str) -> AgentCard:
-    """The 0.3 card: JSON-RPC preferred at `url`, HTTP+JSON as an additional interface."""
+def agent_card(public_url: str, push: bool = False) -> AgentCard:
+    """The 0.3 card: JSON-RPC preferred at `url`, HTTP+JSON as an additional
+    interface; `capabilities.pushNotifications` is `push`."""
     base = public_url.rstrip("/")
     jsonrpc_url = base + JSONRPC_PATH
     rest_url = base + REST_PREFIX
@@ -83,7 +93,7 @@ def agent_card(public_url: str) -> AgentCard:
             AgentInterface(url=jsonrpc_url, transport=TransportProtocol.jsonrpc),
             AgentInterface(url=rest_url, transport=TransportProtocol.http_json),
         ],
-        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=push),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[
@@ -234,12 +244,20 @@ class RecordExchanges:
             finish()  # a stream cut short is recorded with what was sent
 
 
-def build_app(public_url: str, record: str | None = None) -> Any:
-    """The SDK's REST app (FastAPI) under /rest, with the SDK's JSON-RPC routes added at /."""
-    card = agent_card(public_url)
+def build_app(public_url: str, record: str | None = None, push: bool = False) -> Any:
+    """The SDK's REST app (FastAPI) under /rest, with the SDK's JSON-RPC routes
+    added at /; with `push`, the SDK's push config store and sender."""
+    card = agent_card(public_url, push)
+    push_parts: dict[str, Any] = {}
+    if push:
+        store = InMemoryPushNotificationConfigStore()
+        # Lives as long as the process: the agent runs until killed.
+        client = httpx.AsyncClient(timeout=10.0)
+        push_parts = {"push_config_store": store, "push_sender": BasePushNotificationSender(client, store)}
     handler = DefaultRequestHandler(
         agent_executor=ScenarioExecutor(),
         task_store=InMemoryTaskStore(),
+        **push_parts,
     )
     app = A2ARESTFastAPIApplication(agent_card=card, http_handler=handler).build(
         rpc_url=REST_PREFIX, docs_url=None, redoc_url=None, openapi_url=None
@@ -250,12 +268,12 @@ def build_app(public_url: str, record: str | None = None) -> Any:
     return RecordExchanges(app, record) if record else app
 
 
-async def serve(port: int, public_url: str | None, record: str | None) -> None:
+async def serve(port: int, public_url: str | None, record: str | None, push: bool = False) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     bound = sock.getsockname()[1]
-    app = build_app(public_url or f"http://127.0.0.1:{bound}", record)
+    app = build_app(public_url or f"http://127.0.0.1:{bound}", record, push)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     run = asyncio.create_task(server.serve(sockets=[sock]))
@@ -273,9 +291,10 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--public-url", default=None)
     parser.add_argument("--record", default=None, help="append one JSON line per HTTP exchange")
+    parser.add_argument("--push", action="store_true", help="push notifications on (the SDK's store and sender)")
     args = parser.parse_args()
     try:
-        asyncio.run(serve(args.port, args.public_url, args.record))
+        asyncio.run(serve(args.port, args.public_url, args.record, args.push))
     except KeyboardInterrupt:
         sys.exit(0)
 

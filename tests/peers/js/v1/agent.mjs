@@ -14,6 +14,12 @@
 //   long      working until canceled
 //   direct    a direct Message reply, no task
 //
+// `--push` turns push notifications on: the card says
+// `capabilities.pushNotifications: true`, which makes the SDK's
+// DefaultRequestHandler build its own InMemoryPushNotificationStore and
+// DefaultPushNotificationSender (fetch, 5 s timeout, no retry). Without it the
+// card says false and the config methods answer PushNotificationNotSupported.
+//
 // Prints `READY <port>` on stdout once it accepts connections.
 
 import express from 'express';
@@ -37,16 +43,17 @@ import {
   sleep,
 } from '../common.mjs';
 
-const USAGE = `usage: agent.mjs [--port N] [--public-url URL] [--record FILE]
+const USAGE = `usage: agent.mjs [--port N] [--public-url URL] [--record FILE] [--push]
   --port N          port on 127.0.0.1 (0 = any free port; default 0)
   --public-url URL  base URL the card advertises (default: this agent's loopback URL)
   --record FILE     append one JSON line per HTTP exchange, with the exact body bytes sent
+  --push            push notifications on (the SDK's own config store and sender)
 `;
 
 const JSONRPC_PATH = '/';
 const REST_PREFIX = '/rest';
 
-function agentCard(publicUrl) {
+function agentCard(publicUrl, push) {
   const base = publicUrl.replace(/\/+$/, '');
   return {
     name: 'a2a-tap test peer (a2a-js 1.3.0)',
@@ -57,7 +64,7 @@ function agentCard(publicUrl) {
     ],
     provider: undefined,
     version: '1.0.0',
-    capabilities: { streaming: true, pushNotifications: false, extensions: [] },
+    capabilities: { streaming: true, pushNotifications: push, extensions: [] },
     securitySchemes: {},
     securityRequirements: [],
     defaultInputModes: ['text/plain'],
@@ -232,10 +239,15 @@ class ScenarioExecutor {
 
 async function main() {
   const args = agentArgs(USAGE);
+  // The SDK logs each push delivery with console.info, on stdout; stdout
+  // carries the READY line alone (the tests stop reading it there, and a
+  // write to the closed pipe then kills the agent), so logs go to stderr.
+  console.info = console.error;
+  console.log = console.error;
   const app = express();
   if (args.record) app.use(recordMiddleware(args.record));
   await serve(app, args.port, (bound) => {
-    const card = agentCard(args.publicUrl ?? `http://127.0.0.1:${bound}`);
+    const card = agentCard(args.publicUrl ?? `http://127.0.0.1:${bound}`, args.push);
     const requestHandler = new DefaultRequestHandler(
       card,
       new InMemoryTaskStore(),

@@ -30,6 +30,7 @@
 // response body and appends one JSON line per exchange to FILE.
 
 import { randomUUID } from 'node:crypto';
+import { pathToFileURL } from 'node:url';
 
 import { Role, taskStateToJSON, roleToJSON } from '@a2a-js/sdk';
 import {
@@ -116,7 +117,7 @@ function describeResult(result) {
   return { task: describeTask(result) };
 }
 
-function describeError(error) {
+export function describeError(error) {
   if (error instanceof Timeout) return { error: error.message };
   const out = { error: error?.name ?? 'Error', message: scrub(error?.message ?? error) };
   if (error?.reason) out.reason = error.reason;
@@ -127,7 +128,7 @@ function describeError(error) {
 }
 
 /** What one streamed call yielded, summarised; keeps the task's ids aside. */
-class Stream {
+export class Stream {
   events = [];
   taskId = '';
   contextId = '';
@@ -169,7 +170,7 @@ const textPart = (text) => ({
   mediaType: 'text/plain',
 });
 
-function request(text, taskId = '', contextId = '') {
+export function request(text, taskId = '', contextId = '') {
   return {
     tenant: '',
     message: {
@@ -194,14 +195,14 @@ const subscribe = (client, id, options = {}) =>
     ...options,
   });
 
-const streamed = (client, text, taskId, contextId, options = {}) =>
+export const streamed = (client, text, taskId, contextId, options = {}) =>
   consume(
     (signal) => client.sendMessageStream(request(text, taskId, contextId), { signal }),
     options.seen ?? new Stream(),
     { what: `stream ${text}`, describeError, ...options }
   );
 
-async function attempt(what, call) {
+export async function attempt(what, call) {
   try {
     return await bounded(call(), STEP_TIMEOUT_MS, what);
   } catch (error) {
@@ -292,8 +293,8 @@ const SCENARIOS = {
   },
 };
 
-async function runInterface(baseUrl, card, iface, fetchImpl) {
-  const out = { endpoint: relative(iface.url, baseUrl) };
+/** The SDK's client for one interface of `card` (a 0.3 one through legacyCompat). */
+export function clientFor(card, iface, fetchImpl) {
   const legacy = /^0\./.test(iface.protocolVersion ?? '');
   const factory = new ClientFactory({
     transports: [
@@ -302,9 +303,14 @@ async function runInterface(baseUrl, card, iface, fetchImpl) {
     ],
     preferredTransports: [iface.protocolBinding],
   });
+  return factory.createFromAgentCard({ ...card, supportedInterfaces: [iface] });
+}
+
+async function runInterface(baseUrl, card, iface, fetchImpl) {
+  const out = { endpoint: relative(iface.url, baseUrl) };
   let client;
   try {
-    client = await factory.createFromAgentCard({ ...card, supportedInterfaces: [iface] });
+    client = await clientFor(card, iface, fetchImpl);
   } catch (error) {
     return { ...out, error: describeError(error) };
   }
@@ -346,4 +352,5 @@ async function main() {
   process.exit(0);
 }
 
-main();
+// Run as a program, not when push_client.mjs imports the helpers above.
+if (import.meta.url === pathToFileURL(process.argv[1]).href) main();

@@ -1,0 +1,79 @@
+//! What the push relay tells the analysis thread, through the one queue
+//! (so registrations, deletes and deliveries take their place in the
+//! causal order): the registrations it made for an exchange, the deletes
+//! an exchange asks for, and each delivery as it passed.
+
+use std::time::Instant;
+
+use super::msg::Msg;
+use super::queue::Sender;
+use super::Clock;
+use crate::judge::push::{Delivery, Registration};
+use crate::lifecycle::Seq;
+
+/// The relay's side of the analysis queue. Cheap to clone.
+#[derive(Clone)]
+pub struct PushNotes {
+    pub(super) tx: Sender<Msg>,
+    pub(super) clock: Clock,
+}
+
+impl PushNotes {
+    /// Exchange `id` carried `regs` (sent before its request goes
+    /// upstream, after the exchange was opened).
+    pub fn registered(&self, id: u64, regs: Vec<Registration>) {
+        self.tx.send(Msg::PushRegistered { id, regs });
+    }
+
+    /// Exchange `id` deletes push config `config` of `task`.
+    pub fn deleting(&self, id: u64, task: Option<String>, config: Option<String>) {
+        self.tx.send(Msg::PushDeleting { id, task, config });
+    }
+
+    /// The causal stamp of a delivery arriving now.
+    pub fn seq(&self) -> Seq {
+        Seq::after_messages(self.tx.sent())
+    }
+
+    /// Delivery `id` passed; false when its body did not fit the analysis
+    /// budget (then it is sent without its body: judged for what it owes
+    /// as a delivery, not for its shape).
+    pub fn delivered(&self, id: u64, delivery: Delivery, traceparent: Option<Box<str>>) -> bool {
+        let at = self.clock.now();
+        let bytes = delivery.body.as_ref().map_or(0, Vec::len);
+        let mut held = Some((Box::new(delivery), traceparent));
+        let msg = |(delivery, traceparent)| Msg::Delivery {
+            id,
+            delivery,
+            at,
+            traceparent,
+        };
+        let sent = self.tx.send_with(bytes, |batch| {
+            batch.items.extend(held.take().map(msg));
+        });
+        match held {
+            Some((mut delivery, traceparent)) if !sent => {
+                delivery.body = None;
+                self.tx.send(msg((delivery, traceparent)));
+                false
+            }
+            _ => true,
+        }
+    }
+
+    /// Now, on the clock of judging.
+    pub fn now(&self) -> Instant {
+        self.clock.now()
+    }
+}
+
+/// Notes going nowhere but the returned receiver (unit tests).
+#[cfg(test)]
+pub(crate) fn for_tests() -> (PushNotes, super::queue::Receiver<Msg>) {
+    let (tx, rx) = super::queue::queue(1 << 20);
+    let notes = PushNotes {
+        tx,
+        clock: Clock::System,
+    };
+    (notes, rx)
+}

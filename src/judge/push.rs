@@ -1,0 +1,407 @@
+//! Push deliveries judged (the relay's, `[push]`): the registrations the
+//! relay made, each tied to the exchange that carried it until its answer
+//! says whether the agent took it; the deliveries, each judged whole like
+//! an answer about the registration's task (shape, task, lifecycle through
+//! the registry) plus what only deliveries owe (spec 1.0.1 §4.3.3: the
+//! `Authorization` the config asked for, at least one delivery of the
+//! terminal state; §3.1.10: none after the config's deletion was
+//! answered).
+//!
+//! Deliveries are at-least-once and retries come late, so a delivery never
+//! accuses by its order alone: a repeat is the same state again; a
+//! non-terminal state after the terminal one is stale when both carry
+//! timestamps and it is stamped before (the registry ignores it), an exit
+//! when stamped after, and not certain (counted, judged without the
+//! registry) when either has none. A delivery for a task the proxy never
+//! saw is learned.
+
+use std::collections::HashMap;
+
+use crate::a2a::model::{Decoded, Event, Payload, TaskState, Version};
+pub use crate::a2a::push::PushAuth;
+use crate::findings::{Finding, Kind};
+use crate::lifecycle::{Millis, Registry, Seq};
+
+/// A push config the relay registered: the token of its relay URL, the
+/// version it was registered over, and what it asks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registration {
+    pub token: Box<str>,
+    pub version: Version,
+    pub task_id: Option<String>,
+    pub config_id: Option<String>,
+    pub auth: Option<PushAuth>,
+}
+
+/// How the webhook answered a delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WebhookAnswer {
+    /// 2xx.
+    Delivered,
+    /// Another status.
+    Error,
+    /// No answer (connection refused, reset, timed out).
+    Unreachable,
+}
+
+/// One delivery, as the relay forwarded it.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    pub token: Box<str>,
+    /// The `Authorization` header it carried.
+    pub authorization: Option<String>,
+    /// Its body; `None` when not judged (over the limit, encoded).
+    pub body: Option<Vec<u8>>,
+    pub answer: WebhookAnswer,
+    /// Its place in the causal order: the messages sent before it arrived.
+    pub seq: Seq,
+}
+
+/// What a registration is, as far as the proxy knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Standing {
+    /// Its exchange's answer has not said yet.
+    Pending,
+    /// The agent took it.
+    Active,
+    /// The agent refused it (an error answer).
+    Refused,
+}
+
+#[derive(Debug)]
+struct Reg {
+    /// The exchange that carried it.
+    exchange: u64,
+    version: Version,
+    task_id: Option<String>,
+    config_id: Option<String>,
+    auth: Option<PushAuth>,
+    standing: Standing,
+    made: Millis,
+    /// A delivery got a non-2xx answer or none: no promise is judged.
+    failed: bool,
+    /// A delivery carried a terminal state.
+    delivered_terminal: bool,
+    /// Its task was terminal before it was taken: no promise to judge.
+    late: bool,
+    /// When its task was first seen terminal while it was active.
+    terminal_since: Option<Millis>,
+    /// `push_not_delivered` was reported.
+    reported: bool,
+    /// When a delete of it was answered.
+    deleted_at: Option<Seq>,
+    /// A delete of its task named a config whose id it may have (its id
+    /// is unknown): neither promise nor deletion is judged.
+    uncertain: bool,
+}
+
+/// The registrations and deletes the session follows.
+#[derive(Debug, Default)]
+pub(crate) struct Pushes {
+    regs: HashMap<Box<str>, Reg>,
+    /// Deletes in flight: exchange → (task, config id).
+    deletes: HashMap<u64, (Option<String>, Option<String>)>,
+    pub(crate) settings: PushSettings,
+}
+
+/// The bounds and the wait of push judging.
+#[derive(Debug, Clone, Copy)]
+pub struct PushSettings {
+    /// `push.terminal_wait`.
+    pub terminal_wait: Millis,
+    /// `push.ttl`.
+    pub ttl: Millis,
+    /// `push.max_registrations`.
+    pub max: usize,
+}
+
+impl Default for PushSettings {
+    fn default() -> Self {
+        PushSettings {
+            terminal_wait: 30_000,
+            ttl: 24 * 3_600_000,
+            max: 100_000,
+        }
+    }
+}
+
+/// What judging a delivery decided before its engine runs.
+pub(crate) struct Prepared {
+    pub(crate) task_id: Option<String>,
+    pub(crate) version: Version,
+    /// Findings only deliveries have.
+    pub(crate) found: Vec<Finding>,
+    /// Its state may not go into the registry (not certain).
+    pub(crate) unordered: bool,
+}
+
+impl Pushes {
+    /// Registrations carried by exchange `exchange`, made at `now`.
+    pub(crate) fn registered(&mut self, exchange: u64, regs: Vec<Registration>, now: Millis) {
+        for r in regs {
+            if self.regs.len() >= self.settings.max {
+                self.evict_oldest();
+            }
+            self.regs.insert(
+                r.token,
+                Reg {
+                    exchange,
+                    version: r.version,
+                    task_id: r.task_id,
+                    config_id: r.config_id,
+                    auth: r.auth,
+                    standing: Standing::Pending,
+                    made: now,
+                    failed: false,
+                    delivered_terminal: false,
+                    late: false,
+                    terminal_since: None,
+                    reported: false,
+                    deleted_at: None,
+                    uncertain: false,
+                },
+            );
+        }
+    }
+
+    /// Exchange `exchange` asks to delete `config_id` of `task_id`.
+    pub(crate) fn deleting(
+        &mut self,
+        exchange: u64,
+        task_id: Option<String>,
+        config: Option<String>,
+    ) {
+        self.deletes.insert(exchange, (task_id, config));
+    }
+
+    /// Exchange `exchange` was answered (`took`: 2xx without an A2A
+    /// error), about `task_id`: its registrations are taken or refused,
+    /// its delete done.
+    pub(crate) fn answered(
+        &mut self,
+        exchange: u64,
+        took: bool,
+        task_id: Option<&str>,
+        registry: &Registry,
+    ) {
+        for reg in self.regs.values_mut().filter(|r| r.exchange == exchange) {
+            if reg.standing != Standing::Pending {
+                continue;
+            }
+            reg.standing = if took {
+                Standing::Active
+            } else {
+                Standing::Refused
+            };
+            if reg.task_id.is_none() {
+                reg.task_id = task_id.map(str::to_owned);
+            }
+            reg.late = reg
+                .task_id
+                .as_deref()
+                .and_then(|t| registry.state_of(t))
+                .is_some_and(TaskState::is_terminal);
+        }
+        let Some((task, config)) = self.deletes.remove(&exchange) else {
+            return;
+        };
+        if !took {
+            return;
+        }
+        let at = registry.now_seq();
+        let task = task.or_else(|| task_id.map(str::to_owned));
+        for reg in self.regs.values_mut() {
+            if reg.task_id.is_none() || reg.task_id != task {
+                continue;
+            }
+            match (&reg.config_id, &config) {
+                (Some(id), Some(gone)) if id == gone => reg.deleted_at = Some(at),
+                (Some(_), Some(_)) => {}
+                _ => reg.uncertain = true,
+            }
+        }
+    }
+
+    /// An exchange that never got its answer judged (lost, over a limit):
+    /// its registrations stay pending, so no promise is ever judged.
+    pub(crate) fn forgotten(&mut self, exchange: u64) {
+        self.deletes.remove(&exchange);
+        for reg in self.regs.values_mut().filter(|r| r.exchange == exchange) {
+            reg.uncertain = true;
+        }
+    }
+
+    /// What only a delivery owes, judged before its body: `None` when its
+    /// token is not (or no longer) known here.
+    pub(crate) fn prepare(&mut self, d: &Delivery, registry: &Registry) -> Option<Prepared> {
+        let reg = self.regs.get_mut(&d.token)?;
+        reg.failed |= d.answer != WebhookAnswer::Delivered;
+        let mut found = Vec::new();
+        if let Some(f) = auth_missing(reg.auth.as_ref(), d.authorization.as_deref()) {
+            found.push(f);
+        }
+        if reg.deleted_at.is_some_and(|at| d.seq > at) {
+            let id = reg.config_id.as_deref().unwrap_or("?");
+            found.push(Finding::new(
+                Kind::PushAfterDelete,
+                format!(
+                    "expected no delivery for push config {id} once its deletion was answered (1.0 §3.1.10); the agent delivered after it"
+                ),
+            ));
+        }
+        let event = d.body.as_deref().and_then(peek_state);
+        // Push before snapshot: the first delivery names the task.
+        if reg.task_id.is_none() {
+            reg.task_id = event.as_ref().map(|(t, ..)| t.clone());
+        }
+        let unordered = match (&event, reg.task_id.as_deref()) {
+            (Some((task, Some(state), stamped)), Some(ours)) if task == ours => {
+                match registry.state_of(task) {
+                    Some(known) if known.is_terminal() && known != *state => {
+                        !(*stamped && registry.status_stamped(task))
+                    }
+                    _ => false,
+                }
+            }
+            _ => false,
+        };
+        for f in &mut found {
+            f.task_id.clone_from(&reg.task_id);
+        }
+        Some(Prepared {
+            task_id: reg.task_id.clone(),
+            version: reg.version,
+            found,
+            unordered,
+        })
+    }
+
+    /// The delivery of `token` carried `state` (what its engine recorded).
+    pub(crate) fn delivered(&mut self, token: &str, state: Option<TaskState>) {
+        if let (Some(reg), Some(s)) = (self.regs.get_mut(token), state) {
+            reg.delivered_terminal |= s.is_terminal();
+        }
+    }
+
+    /// The time is `now`: registrations past their TTL are forgotten;
+    /// `push_not_delivered` for each active one whose task has sat
+    /// terminal `terminal_wait` with no delivery of it. `open_took`: for a
+    /// registration whose exchange is still open (a stream), whether its
+    /// answer so far took it.
+    pub(crate) fn tick(
+        &mut self,
+        now: Millis,
+        registry: &Registry,
+        open_took: &dyn Fn(u64) -> Option<bool>,
+        out: &mut Vec<Finding>,
+    ) {
+        let ttl = self.settings.ttl;
+        self.regs.retain(|_, r| now.saturating_sub(r.made) < ttl);
+        let wait = self.settings.terminal_wait;
+        for reg in self.regs.values_mut() {
+            if reg.standing == Standing::Pending && open_took(reg.exchange) == Some(true) {
+                reg.standing = Standing::Active;
+            }
+            let owed = reg.standing == Standing::Active
+                && !(reg.failed
+                    || reg.delivered_terminal
+                    || reg.late
+                    || reg.reported
+                    || reg.uncertain
+                    || reg.deleted_at.is_some());
+            let Some(task) = reg.task_id.as_deref().filter(|_| owed) else {
+                continue;
+            };
+            let Some(state) = registry.state_of(task).filter(|s| s.is_terminal()) else {
+                continue;
+            };
+            let since = *reg.terminal_since.get_or_insert(now);
+            if now.saturating_sub(since) < wait {
+                continue;
+            }
+            reg.reported = true;
+            let id = reg.config_id.as_deref().unwrap_or("(no id)");
+            let mut f = Finding::new(
+                Kind::PushNotDelivered,
+                format!(
+                    "expected at least one delivery of task {task}'s {state} state to its push config {id} (1.0 §4.3.3); none reached the relay within push.terminal_wait ({}s) of the proxy seeing it",
+                    wait / 1000
+                ),
+            );
+            f.task_id = Some(task.to_owned());
+            out.push(f);
+        }
+    }
+
+    /// Registrations held.
+    pub(crate) fn len(&self) -> usize {
+        self.regs.len()
+    }
+
+    fn evict_oldest(&mut self) {
+        let oldest = self
+            .regs
+            .iter()
+            .min_by_key(|(_, r)| r.made)
+            .map(|(t, _)| t.clone());
+        if let Some(t) = oldest {
+            self.regs.remove(&t);
+        }
+    }
+}
+
+/// `push_auth_missing`: the config asked for `Authorization: {scheme}
+/// {credentials}` (§4.3.3 MUST), the delivery sent none, another scheme,
+/// or other credentials. The credentials are never written out.
+fn auth_missing(auth: Option<&PushAuth>, sent: Option<&str>) -> Option<Finding> {
+    let auth = auth.filter(|a| !a.schemes.is_empty() && a.credentials.is_some())?;
+    let want = auth.schemes.join(" or ");
+    let got = match sent.map(|s| s.trim().split_once(' ').unwrap_or((s.trim(), ""))) {
+        None => "none".to_string(),
+        Some((scheme, creds)) => {
+            let scheme_ok = auth.schemes.iter().any(|s| s.eq_ignore_ascii_case(scheme));
+            let creds_ok = auth
+                .credentials
+                .as_deref()
+                .is_none_or(|c| c == creds.trim());
+            match (scheme_ok, creds_ok) {
+                (true, true) => return None,
+                (true, false) => format!("scheme {scheme} with other credentials"),
+                (false, _) => format!("scheme {:?}", crate::lifecycle::cut(scheme, 32)),
+            }
+        }
+    };
+    Some(Finding::new(
+        Kind::PushAuthMissing,
+        format!(
+            "expected the delivery to send Authorization: {want} with the config's credentials (1.0 §4.3.3); it sent {got}"
+        ),
+    ))
+}
+
+/// The task a delivery names, its state and whether it is stamped.
+fn peek_state(body: &[u8]) -> Option<(String, Option<TaskState>, bool)> {
+    let Ok(Decoded {
+        payload: Payload::Event(ev),
+        ..
+    }) = crate::a2a::decode::decode(body)
+    else {
+        return None;
+    };
+    let status = match &ev {
+        Event::Task(t) => Some(&t.status),
+        Event::StatusUpdate(u) => Some(&u.status),
+        _ => None,
+    };
+    let state = status.and_then(|s| s.state.known());
+    let stamped = status.is_some_and(|s| {
+        s.timestamp
+            .as_deref()
+            .and_then(crate::lifecycle::timestamp::parse)
+            .is_some()
+    });
+    Some((ev.task_id()?.to_owned(), state, stamped))
+}
+
+#[cfg(test)]
+mod tests;
