@@ -76,6 +76,7 @@ impl Tap {
             .as_ref()
             .filter(|t| t.propagate)
             .map(|t| t.sample_ratio);
+        let route_registry = cfg.registry.clone();
         let mut registry = Registry::new(cfg.registry);
         let (replicas, publisher) = match cfg.share.take() {
             Some(settings) => {
@@ -96,6 +97,7 @@ impl Tap {
             cfg.queue_bytes,
         )
         .with_base_path(&cfg.upstream_base_path)
+        .with_route_registry(route_registry)
         .with_clock(cfg.clock.clone())
         .with_access(cfg.access.clone())
         .with_bypass_check(cfg.card.is_none(), cfg.public_authority.clone())
@@ -184,27 +186,6 @@ impl Inspector for Tap {
 
     fn transform_for(&self, head: &http::request::Parts) -> Option<Box<dyn ResponseTransform>> {
         crate::proxy::card_rewrite::card_transform(head, self.shared.card.as_ref()?)
-    }
-}
-
-/// The metric labels of a classified exchange; slots 1..=52 name the
-/// (binding, operation) pairs.
-fn labels_of(exchange: &crate::a2a::model::Exchange) -> ExchangeLabels {
-    use crate::a2a::model::{Binding, Operation};
-    let op = Operation::ALL
-        .iter()
-        .position(|o| *o == exchange.operation)
-        .unwrap_or(0);
-    let binding = match exchange.binding {
-        Binding::JsonRpc => 0,
-        Binding::Rest => 1,
-        Binding::Grpc => 2,
-        Binding::Webhook => 3,
-    };
-    ExchangeLabels {
-        binding: exchange.binding.as_str(),
-        method: exchange.operation.as_str(),
-        slot: u8::try_from(1 + binding * Operation::ALL.len() + op).unwrap_or(u8::MAX),
     }
 }
 
@@ -400,8 +381,11 @@ impl Drop for Observer {
 }
 
 mod events;
+mod labels;
 mod request_head;
 mod route;
+
+use labels::labels_of;
 
 #[cfg(test)]
 mod tests;

@@ -112,11 +112,6 @@ fn idx(s: TaskState) -> usize {
 // === impl Registry ===
 
 impl Registry {
-    /// The bounds it was made with.
-    pub fn config(&self) -> &RegistryConfig {
-        &self.cfg
-    }
-
     /// An empty registry.
     pub fn new(cfg: RegistryConfig) -> Registry {
         Registry {

@@ -162,10 +162,10 @@ impl Forwarder {
         let upstream = &route.upstream;
 
         if head.method == http::Method::CONNECT {
-            return self.refuse(&exchange, grpc, ProxyError::MethodNotAllowed(head.method));
+            return refuse(&exchange, grpc, ProxyError::MethodNotAllowed(head.method));
         }
         if declared_length(&head.headers).is_some_and(|n| n > self.max_request_body) {
-            return self.refuse(
+            return refuse(
                 &exchange,
                 grpc,
                 ProxyError::RequestTooLarge(self.max_request_body),
@@ -180,7 +180,7 @@ impl Forwarder {
                     reason: super::error::UpstreamReason::Other,
                     detail: detail.to_string(),
                 };
-                return self.refuse(&exchange, grpc, err);
+                return refuse(&exchange, grpc, err);
             }
         };
         let tripped = Arc::new(AtomicBool::new(false));
@@ -223,9 +223,7 @@ impl Forwarder {
         .await;
         let answered = Instant::now();
         let response = match result {
-            Err(_) => {
-                return self.refuse(&exchange, grpc, ProxyError::HeaderTimeout(header_timeout))
-            }
+            Err(_) => return refuse(&exchange, grpc, ProxyError::HeaderTimeout(header_timeout)),
             Ok(Ok(response)) => Ok(response),
             Ok(Err(Failed { error, unsent })) => {
                 if let (Some(req), Some(_)) = (unsent, &exchange.observer) {
@@ -240,7 +238,7 @@ impl Forwarder {
             Ok(response) => response,
             Err(e) if tripped.load(Ordering::Relaxed) => {
                 tracing::debug!(request_id = id, error = %e, "request body over the limit");
-                return self.refuse(
+                return refuse(
                     &exchange,
                     grpc,
                     ProxyError::RequestTooLarge(self.max_request_body),
@@ -248,12 +246,12 @@ impl Forwarder {
             }
             Err(e) if exchange.request_failed.load(Ordering::Relaxed) => {
                 tracing::debug!(request_id = id, error = %e, "caller's request body broke");
-                return self.refuse(&exchange, grpc, ProxyError::RequestBroken);
+                return refuse(&exchange, grpc, ProxyError::RequestBroken);
             }
             Err(e) if route.target.scheme == Scheme::HTTP => {
-                return self.refuse(&exchange, grpc, e.hint_plain_http())
+                return refuse(&exchange, grpc, e.hint_plain_http())
             }
-            Err(e) => return self.refuse(&exchange, grpc, e),
+            Err(e) => return refuse(&exchange, grpc, e),
         };
 
         let (mut head, body) = response.into_parts();
@@ -343,10 +341,6 @@ impl Forwarder {
             }
         };
         let _ = tokio::time::timeout(LABEL_READ, read).await;
-    }
-
-    fn refuse(&self, exchange: &InFlight, grpc: bool, err: ProxyError) -> Response<ProxyBody> {
-        refuse(exchange, grpc, err)
     }
 }
 

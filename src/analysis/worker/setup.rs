@@ -29,7 +29,9 @@ impl Worker {
         budget: usize,
     ) -> Worker {
         let pipeline = Pipeline::new(policy.clone(), engine_cfg.max_id_bytes);
-        let registry_config = registry.config().clone();
+        // The bounds of the routes' registries made later: the first's,
+        // once `with_route_registry` gives them (the defaults in tests).
+        let registry_config = crate::lifecycle::RegistryConfig::default();
         let session = Session::with_registry(registry, engine_cfg, pipeline).live("");
         // The first route's slot holds a stand-in while it is judged.
         let stand_in = Session::with_registry(
@@ -64,6 +66,12 @@ impl Worker {
             publisher: None,
             links: Default::default(),
         }
+    }
+
+    /// Makes the registries of the routes after the first with `cfg`.
+    pub(crate) fn with_route_registry(mut self, cfg: crate::lifecycle::RegistryConfig) -> Worker {
+        self.registry_config = cfg;
+        self
     }
 
     /// Offers the registry's facts to `publisher` after each drain.
