@@ -68,6 +68,29 @@ enum Standing {
     Refused,
 }
 
+/// What a config's `authentication` asks of deliveries, kept bounded: a
+/// few schemes, cut short, and the credentials' SHA-256 (never the
+/// credentials themselves).
+#[derive(Debug)]
+struct Expected {
+    schemes: Vec<String>,
+    credentials: Option<[u8; 32]>,
+}
+
+/// Longest task or config id a registration keeps; a longer one is
+/// unknown (nothing is judged that would rest on it).
+const MAX_ID: usize = 1024;
+/// Schemes kept of a 0.3 config's list, each cut to `MAX_SCHEME` bytes.
+const MAX_SCHEMES: usize = 4;
+const MAX_SCHEME: usize = 64;
+
+fn digest(s: &str) -> [u8; 32] {
+    let d = ring::digest::digest(&ring::digest::SHA256, s.as_bytes());
+    let mut out = [0u8; 32];
+    out.copy_from_slice(d.as_ref());
+    out
+}
+
 #[derive(Debug)]
 struct Reg {
     /// The exchange that carried it.
@@ -75,7 +98,7 @@ struct Reg {
     version: Version,
     task_id: Option<String>,
     config_id: Option<String>,
-    auth: Option<PushAuth>,
+    auth: Option<Expected>,
     standing: Standing,
     made: Millis,
     /// A delivery got a non-2xx answer or none: no promise is judged.
@@ -142,14 +165,24 @@ impl Pushes {
             if self.regs.len() >= self.settings.max {
                 self.evict_oldest();
             }
+            let id = |s: Option<String>| s.filter(|s| s.len() <= MAX_ID);
+            let auth = r.auth.map(|a| Expected {
+                schemes: a
+                    .schemes
+                    .iter()
+                    .take(MAX_SCHEMES)
+                    .map(|s| crate::lifecycle::cut(s, MAX_SCHEME).into_owned())
+                    .collect(),
+                credentials: a.credentials.as_deref().map(digest),
+            });
             self.regs.insert(
                 r.token,
                 Reg {
                     exchange,
                     version: r.version,
-                    task_id: r.task_id,
-                    config_id: r.config_id,
-                    auth: r.auth,
+                    task_id: id(r.task_id),
+                    config_id: id(r.config_id),
+                    auth,
                     standing: Standing::Pending,
                     made: now,
                     failed: false,
@@ -353,17 +386,14 @@ impl Pushes {
 /// `push_auth_missing`: the config asked for `Authorization: {scheme}
 /// {credentials}` (§4.3.3 MUST), the delivery sent none, another scheme,
 /// or other credentials. The credentials are never written out.
-fn auth_missing(auth: Option<&PushAuth>, sent: Option<&str>) -> Option<Finding> {
+fn auth_missing(auth: Option<&Expected>, sent: Option<&str>) -> Option<Finding> {
     let auth = auth.filter(|a| !a.schemes.is_empty() && a.credentials.is_some())?;
     let want = auth.schemes.join(" or ");
     let got = match sent.map(|s| s.trim().split_once(' ').unwrap_or((s.trim(), ""))) {
         None => "none".to_string(),
         Some((scheme, creds)) => {
             let scheme_ok = auth.schemes.iter().any(|s| s.eq_ignore_ascii_case(scheme));
-            let creds_ok = auth
-                .credentials
-                .as_deref()
-                .is_none_or(|c| c == creds.trim());
+            let creds_ok = auth.credentials.is_none_or(|c| c == digest(creds.trim()));
             match (scheme_ok, creds_ok) {
                 (true, true) => return None,
                 (true, false) => format!("scheme {scheme} with other credentials"),
