@@ -68,6 +68,22 @@ enum Standing {
     Refused,
 }
 
+impl Reg {
+    /// The agent took it, on the exchange stamped `seq` about `task_id`:
+    /// a task terminal before that exchange began owes no delivery of it.
+    fn take(&mut self, task_id: Option<&str>, seq: Seq, registry: &Registry) {
+        self.standing = Standing::Active;
+        if self.task_id.is_none() {
+            self.task_id = task_id.filter(|t| t.len() <= MAX_ID).map(str::to_owned);
+        }
+        self.late = self
+            .task_id
+            .as_deref()
+            .and_then(|t| registry.terminal_before(t, seq))
+            .is_some();
+    }
+}
+
 /// What a config's `authentication` asks of deliveries, kept bounded: a
 /// few schemes, cut short, and the credentials' SHA-256 (never the
 /// credentials themselves).
@@ -208,32 +224,24 @@ impl Pushes {
     }
 
     /// Exchange `exchange` was answered (`took`: 2xx without an A2A
-    /// error), about `task_id`: its registrations are taken or refused,
-    /// its delete done.
+    /// error) about `task_id`, the exchange stamped `seq`: its
+    /// registrations are taken or refused, its delete done.
     pub(crate) fn answered(
         &mut self,
         exchange: u64,
         took: bool,
-        task_id: Option<&str>,
+        (task_id, seq): (Option<&str>, Seq),
         registry: &Registry,
     ) {
         for reg in self.regs.values_mut().filter(|r| r.exchange == exchange) {
             if reg.standing != Standing::Pending {
                 continue;
             }
-            reg.standing = if took {
-                Standing::Active
+            if took {
+                reg.take(task_id, seq, registry);
             } else {
-                Standing::Refused
-            };
-            if reg.task_id.is_none() {
-                reg.task_id = task_id.map(str::to_owned);
+                reg.standing = Standing::Refused;
             }
-            reg.late = reg
-                .task_id
-                .as_deref()
-                .and_then(|t| registry.state_of(t))
-                .is_some_and(TaskState::is_terminal);
         }
         let Some((task, config)) = self.deletes.remove(&exchange) else {
             return;
@@ -319,21 +327,23 @@ impl Pushes {
     /// The time is `now`: registrations past their TTL are forgotten;
     /// `push_not_delivered` for each active one whose task has sat
     /// terminal `terminal_wait` with no delivery of it. `open_took`: for a
-    /// registration whose exchange is still open (a stream), whether its
-    /// answer so far took it.
+    /// registration whose exchange is still open (a stream), its task and
+    /// stamp when its answer so far took it.
     pub(crate) fn tick(
         &mut self,
         now: Millis,
         registry: &Registry,
-        open_took: &dyn Fn(u64) -> Option<bool>,
+        open_took: &dyn Fn(u64) -> Option<(Option<String>, Seq)>,
         out: &mut Vec<Finding>,
     ) {
         let ttl = self.settings.ttl;
         self.regs.retain(|_, r| now.saturating_sub(r.made) < ttl);
         let wait = self.settings.terminal_wait;
         for reg in self.regs.values_mut() {
-            if reg.standing == Standing::Pending && open_took(reg.exchange) == Some(true) {
-                reg.standing = Standing::Active;
+            if reg.standing == Standing::Pending {
+                if let Some((task, seq)) = open_took(reg.exchange) {
+                    reg.take(task.as_deref(), seq, registry);
+                }
             }
             let owed = reg.standing == Standing::Active
                 && !(reg.failed
