@@ -20,12 +20,12 @@ use super::queue::Receiver;
 use super::series::AnalysisSeries;
 use crate::a2a::model::Exchange;
 use crate::engine::SkipReason;
-use crate::judge::{Folds, Found, Session};
+use crate::judge::{Found, Session};
 use crate::lifecycle::{End, Millis, Outcome, Seq};
 use crate::report::access::{AccessLine, AccessLog};
 use crate::report::audit::AuditLog;
 use crate::report::metrics::Metrics;
-use crate::trace::context::{to_hex, TraceParent};
+use crate::trace::context::TraceParent;
 use live::{Live, LiveSet};
 use records::Collect;
 use tracer::Tracer;
@@ -233,35 +233,15 @@ impl Worker {
         }
     }
 
-    fn open(&mut self, id: u64, exchange: Exchange, at: Instant, seq: Seq, mut caller: Caller) {
+    fn open(&mut self, id: u64, exchange: Exchange, at: Instant, seq: Seq, caller: Caller) {
         // The session confirms the path against the last card.
         self.session.open(id, exchange, seq);
         let Some(exchange) = self.session.engine(id).map(|e| e.exchange()) else {
             return;
         };
         let parent = caller.traceparent.as_deref().and_then(TraceParent::parse);
-        let span = self
-            .tracer
-            .as_mut()
-            .and_then(|t| t.begin(id, exchange, parent, &mut caller, at));
-        // Records carry the caller's trace id, else the proxy's span's.
-        let trace_id = parent
-            .map(|p| p.trace_id)
-            .or_else(|| span.as_ref().map(|s| s.trace_id()))
-            .map(|t| to_hex(&t).into_boxed_str());
-        self.live.open(
-            id,
-            Live {
-                held: 0,
-                opened: at,
-                first_event: None,
-                findings: 0,
-                folds: Folds::default(),
-                host: caller.host,
-                trace_id,
-                span,
-            },
-        );
+        let live = Live::begin(self.tracer.as_mut(), (id, exchange), parent, caller, at);
+        self.live.open(id, live);
         self.push_link(id);
     }
 

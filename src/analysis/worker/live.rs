@@ -4,8 +4,10 @@
 use std::time::Instant;
 
 use super::Worker;
+use crate::analysis::msg::Caller;
 use crate::judge::{Folds, IdMap};
 use crate::report::audit::Record;
+use crate::trace::context::{to_hex, TraceParent};
 
 pub(super) struct Live {
     /// What its engine's `held_bytes()` was after its last piece.
@@ -50,6 +52,35 @@ impl LiveSet {
     /// Drops `id`'s state; what it held, if it was there.
     pub(super) fn discard(&mut self, id: u64) -> Option<usize> {
         self.0.remove(&id).map(|live| live.held)
+    }
+}
+
+impl Live {
+    /// What the live proxy keeps of exchange `id`, begun at `at`: its span
+    /// (a child of `parent` when given, when `tracer` samples it) and the
+    /// trace id its records carry (the parent's, else its span's).
+    pub(super) fn begin(
+        tracer: Option<&mut super::tracer::Tracer>,
+        (id, exchange): (u64, &crate::a2a::model::Exchange),
+        parent: Option<TraceParent>,
+        mut caller: Caller,
+        at: Instant,
+    ) -> Live {
+        let span = tracer.and_then(|t| t.begin(id, exchange, parent, &mut caller, at));
+        let trace_id = parent
+            .map(|p| p.trace_id)
+            .or_else(|| span.as_ref().map(|s| s.trace_id()))
+            .map(|t| to_hex(&t).into_boxed_str());
+        Live {
+            held: 0,
+            opened: at,
+            first_event: None,
+            findings: 0,
+            folds: Folds::default(),
+            host: caller.host,
+            trace_id,
+            span,
+        }
     }
 }
 
