@@ -240,7 +240,12 @@ impl Worker {
             return;
         };
         let parent = caller.traceparent.as_deref().and_then(TraceParent::parse);
-        let live = Live::begin(self.tracer.as_mut(), (id, exchange), parent, caller, at);
+        let mut caller = caller;
+        let span = self
+            .tracer
+            .as_mut()
+            .and_then(|t| t.begin(id, exchange, parent, &mut caller, at));
+        let live = Live::begin(span, parent, caller.host, at);
         self.live.open(id, live);
         self.push_link(id);
     }

@@ -4,7 +4,6 @@
 use std::time::Instant;
 
 use super::Worker;
-use crate::analysis::msg::Caller;
 use crate::judge::{Folds, IdMap};
 use crate::report::audit::Record;
 use crate::trace::context::{to_hex, TraceParent};
@@ -56,17 +55,15 @@ impl LiveSet {
 }
 
 impl Live {
-    /// What the live proxy keeps of exchange `id`, begun at `at`: its span
-    /// (a child of `parent` when given, when `tracer` samples it) and the
-    /// trace id its records carry (the parent's, else its span's).
+    /// What the live proxy keeps of an exchange begun at `at`: its span,
+    /// when it is traced, the trace id its records carry (the `parent`'s,
+    /// else its span's), the caller's host.
     pub(super) fn begin(
-        tracer: Option<&mut super::tracer::Tracer>,
-        (id, exchange): (u64, &crate::a2a::model::Exchange),
+        span: Option<Box<crate::trace::span::OpenSpan>>,
         parent: Option<TraceParent>,
-        mut caller: Caller,
+        host: Option<Box<str>>,
         at: Instant,
     ) -> Live {
-        let span = tracer.and_then(|t| t.begin(id, exchange, parent, &mut caller, at));
         let trace_id = parent
             .map(|p| p.trace_id)
             .or_else(|| span.as_ref().map(|s| s.trace_id()))
@@ -77,7 +74,7 @@ impl Live {
             first_event: None,
             findings: 0,
             folds: Folds::default(),
-            host: caller.host,
+            host,
             trace_id,
             span,
         }

@@ -87,14 +87,12 @@ impl Worker {
             http_method: Some(http::Method::POST),
             ..Caller::default()
         };
-        let live = Live::begin(
-            self.tracer.as_mut(),
-            (id, &judged.exchange),
-            parent,
-            caller,
-            at,
-        );
-        self.live.open(id, live);
+        let mut caller = caller;
+        let span = self
+            .tracer
+            .as_mut()
+            .and_then(|t| t.begin(id, &judged.exchange, parent, &mut caller, at));
+        self.live.open(id, Live::begin(span, parent, None, at));
         let findings = found.into_iter().map(|f| f.finding).collect();
         self.report(id, Some(&judged.exchange), findings);
         self.flush_folds(id);
