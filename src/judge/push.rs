@@ -68,6 +68,45 @@ enum Standing {
     Refused,
 }
 
+impl Reg {
+    /// The agent took it, on the exchange stamped `seq` about `task_id`:
+    /// a task terminal before that exchange began owes no delivery of it.
+    fn take(&mut self, task_id: Option<&str>, seq: Seq, registry: &Registry) {
+        self.standing = Standing::Active;
+        if self.task_id.is_none() {
+            self.task_id = task_id.filter(|t| t.len() <= MAX_ID).map(str::to_owned);
+        }
+        self.late = self
+            .task_id
+            .as_deref()
+            .and_then(|t| registry.terminal_before(t, seq))
+            .is_some();
+    }
+}
+
+/// What a config's `authentication` asks of deliveries, kept bounded: a
+/// few schemes, cut short, and the credentials' SHA-256 (never the
+/// credentials themselves).
+#[derive(Debug)]
+struct Expected {
+    schemes: Vec<String>,
+    credentials: Option<[u8; 32]>,
+}
+
+/// Longest task or config id a registration keeps; a longer one is
+/// unknown (nothing is judged that would rest on it).
+const MAX_ID: usize = 1024;
+/// Schemes kept of a 0.3 config's list, each cut to `MAX_SCHEME` bytes.
+const MAX_SCHEMES: usize = 4;
+const MAX_SCHEME: usize = 64;
+
+fn digest(s: &str) -> [u8; 32] {
+    let d = ring::digest::digest(&ring::digest::SHA256, s.as_bytes());
+    let mut out = [0u8; 32];
+    out.copy_from_slice(d.as_ref());
+    out
+}
+
 #[derive(Debug)]
 struct Reg {
     /// The exchange that carried it.
@@ -75,7 +114,7 @@ struct Reg {
     version: Version,
     task_id: Option<String>,
     config_id: Option<String>,
-    auth: Option<PushAuth>,
+    auth: Option<Expected>,
     standing: Standing,
     made: Millis,
     /// A delivery got a non-2xx answer or none: no promise is judged.
@@ -142,14 +181,24 @@ impl Pushes {
             if self.regs.len() >= self.settings.max {
                 self.evict_oldest();
             }
+            let id = |s: Option<String>| s.filter(|s| s.len() <= MAX_ID);
+            let auth = r.auth.map(|a| Expected {
+                schemes: a
+                    .schemes
+                    .iter()
+                    .take(MAX_SCHEMES)
+                    .map(|s| crate::lifecycle::cut(s, MAX_SCHEME).into_owned())
+                    .collect(),
+                credentials: a.credentials.as_deref().map(digest),
+            });
             self.regs.insert(
                 r.token,
                 Reg {
                     exchange,
                     version: r.version,
-                    task_id: r.task_id,
-                    config_id: r.config_id,
-                    auth: r.auth,
+                    task_id: id(r.task_id),
+                    config_id: id(r.config_id),
+                    auth,
                     standing: Standing::Pending,
                     made: now,
                     failed: false,
@@ -175,32 +224,24 @@ impl Pushes {
     }
 
     /// Exchange `exchange` was answered (`took`: 2xx without an A2A
-    /// error), about `task_id`: its registrations are taken or refused,
-    /// its delete done.
+    /// error) about `task_id`, the exchange stamped `seq`: its
+    /// registrations are taken or refused, its delete done.
     pub(crate) fn answered(
         &mut self,
         exchange: u64,
         took: bool,
-        task_id: Option<&str>,
+        (task_id, seq): (Option<&str>, Seq),
         registry: &Registry,
     ) {
         for reg in self.regs.values_mut().filter(|r| r.exchange == exchange) {
             if reg.standing != Standing::Pending {
                 continue;
             }
-            reg.standing = if took {
-                Standing::Active
+            if took {
+                reg.take(task_id, seq, registry);
             } else {
-                Standing::Refused
-            };
-            if reg.task_id.is_none() {
-                reg.task_id = task_id.map(str::to_owned);
+                reg.standing = Standing::Refused;
             }
-            reg.late = reg
-                .task_id
-                .as_deref()
-                .and_then(|t| registry.state_of(t))
-                .is_some_and(TaskState::is_terminal);
         }
         let Some((task, config)) = self.deletes.remove(&exchange) else {
             return;
@@ -286,21 +327,23 @@ impl Pushes {
     /// The time is `now`: registrations past their TTL are forgotten;
     /// `push_not_delivered` for each active one whose task has sat
     /// terminal `terminal_wait` with no delivery of it. `open_took`: for a
-    /// registration whose exchange is still open (a stream), whether its
-    /// answer so far took it.
+    /// registration whose exchange is still open (a stream), its task and
+    /// stamp when its answer so far took it.
     pub(crate) fn tick(
         &mut self,
         now: Millis,
         registry: &Registry,
-        open_took: &dyn Fn(u64) -> Option<bool>,
+        open_took: &dyn Fn(u64) -> Option<(Option<String>, Seq)>,
         out: &mut Vec<Finding>,
     ) {
         let ttl = self.settings.ttl;
         self.regs.retain(|_, r| now.saturating_sub(r.made) < ttl);
         let wait = self.settings.terminal_wait;
         for reg in self.regs.values_mut() {
-            if reg.standing == Standing::Pending && open_took(reg.exchange) == Some(true) {
-                reg.standing = Standing::Active;
+            if reg.standing == Standing::Pending {
+                if let Some((task, seq)) = open_took(reg.exchange) {
+                    reg.take(task.as_deref(), seq, registry);
+                }
             }
             let owed = reg.standing == Standing::Active
                 && !(reg.failed
@@ -353,17 +396,14 @@ impl Pushes {
 /// `push_auth_missing`: the config asked for `Authorization: {scheme}
 /// {credentials}` (§4.3.3 MUST), the delivery sent none, another scheme,
 /// or other credentials. The credentials are never written out.
-fn auth_missing(auth: Option<&PushAuth>, sent: Option<&str>) -> Option<Finding> {
+fn auth_missing(auth: Option<&Expected>, sent: Option<&str>) -> Option<Finding> {
     let auth = auth.filter(|a| !a.schemes.is_empty() && a.credentials.is_some())?;
     let want = auth.schemes.join(" or ");
     let got = match sent.map(|s| s.trim().split_once(' ').unwrap_or((s.trim(), ""))) {
         None => "none".to_string(),
         Some((scheme, creds)) => {
             let scheme_ok = auth.schemes.iter().any(|s| s.eq_ignore_ascii_case(scheme));
-            let creds_ok = auth
-                .credentials
-                .as_deref()
-                .is_none_or(|c| c == creds.trim());
+            let creds_ok = auth.credentials.is_none_or(|c| c == digest(creds.trim()));
             match (scheme_ok, creds_ok) {
                 (true, true) => return None,
                 (true, false) => format!("scheme {scheme} with other credentials"),

@@ -72,6 +72,10 @@ impl RelayServer {
     }
 }
 
+/// How often expired registrations are swept (and the gauge set) when no
+/// registration comes to do it.
+const SWEEP_EVERY: Duration = Duration::from_secs(10);
+
 async fn accept(
     listener: TcpListener,
     relay: Arc<Relay>,
@@ -79,9 +83,14 @@ async fn accept(
     mut stop: watch::Receiver<bool>,
 ) {
     let builder = Arc::new(auto::Builder::new(TokioExecutor::new()));
+    let mut sweep = tokio::time::interval(SWEEP_EVERY);
     loop {
         let permit = tokio::select! {
             _ = stop.changed() => return,
+            _ = sweep.tick() => {
+                relay.registered_now();
+                continue;
+            }
             p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => return },
         };
         let stream = tokio::select! {

@@ -42,6 +42,9 @@ struct Inner {
     order: VecDeque<(Instant, Box<str>)>,
 }
 
+/// Longest webhook URL relayed (a longer one passes unrelayed: `bad_url`).
+pub const MAX_URL: usize = 4096;
+
 /// Bytes of randomness in a token (hex: twice as many characters).
 const TOKEN_BYTES: usize = 32;
 
@@ -72,6 +75,9 @@ impl Table {
         upstream: &std::sync::Arc<str>,
         now: Instant,
     ) -> Result<Box<str>, Refused> {
+        if webhook.len() > MAX_URL {
+            return Err(Refused::BadUrl);
+        }
         let uri = webhook.parse::<http::Uri>().map_err(|_| Refused::BadUrl)?;
         let web = matches!(uri.scheme_str(), Some("http" | "https"));
         if !web || uri.authority().is_none() {
@@ -119,10 +125,11 @@ impl Table {
     }
 }
 
-/// A fresh token from the OS's CSPRNG; `None` if it has none to give.
+/// A fresh token from the operating system's random source (ring's
+/// `SystemRandom`); `None` if it has none to give.
 fn new_token() -> Option<Box<str>> {
     let mut bytes = [0u8; TOKEN_BYTES];
-    getrandom::getrandom(&mut bytes).ok()?;
+    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes).ok()?;
     let mut s = String::with_capacity(2 * TOKEN_BYTES);
     for b in bytes {
         s.push(char::from(HEX[usize::from(b >> 4)]));
@@ -170,7 +177,15 @@ mod tests {
     fn only_absolute_web_urls_are_relayed() {
         let up: Arc<str> = "agent".into();
         let table = Table::new(8, Duration::from_secs(10));
-        for bad in ["/relative", "ftp://h/x", "not a url", "", "mailto:x@y"] {
+        let long = format!("http://h/{}", "a".repeat(MAX_URL));
+        for bad in [
+            "/relative",
+            "ftp://h/x",
+            "not a url",
+            "",
+            "mailto:x@y",
+            &long,
+        ] {
             assert_eq!(
                 table.insert(bad, &up, Instant::now()).unwrap_err(),
                 Refused::BadUrl,

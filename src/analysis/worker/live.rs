@@ -59,6 +59,35 @@ impl LiveSet {
     }
 }
 
+impl Live {
+    /// What the live proxy keeps of an exchange begun at `at`: its span,
+    /// when it is traced, the trace id its records carry (the `parent`'s,
+    /// else its span's), the caller's host.
+    /// It is judged by route `route`'s session.
+    pub(super) fn begin(
+        route: usize,
+        span: Option<Box<crate::trace::span::OpenSpan>>,
+        (parent, host): (Option<TraceParent>, Option<Box<str>>),
+        at: Instant,
+    ) -> Live {
+        let trace_id = parent
+            .map(|p| p.trace_id)
+            .or_else(|| span.as_ref().map(|s| s.trace_id()))
+            .map(|t| to_hex(&t).into_boxed_str());
+        Live {
+            route,
+            held: 0,
+            opened: at,
+            first_event: None,
+            findings: 0,
+            folds: Folds::default(),
+            host,
+            trace_id,
+            span,
+        }
+    }
+}
+
 impl Worker {
     /// Stops judging `id`, releasing what it held; whether it was judged.
     pub(super) fn forget(&mut self, id: u64) -> bool {
@@ -105,26 +134,8 @@ impl Worker {
             .tracer
             .as_mut()
             .and_then(|t| t.begin(id, exchange, parent, &mut caller, at));
-        // Records carry the caller's trace id, else the proxy's span's.
-        let trace_id = parent
-            .map(|p| p.trace_id)
-            .or_else(|| span.as_ref().map(|s| s.trace_id()))
-            .map(|t| to_hex(&t).into_boxed_str());
-        let route = self.parked.current;
-        self.live.open(
-            id,
-            Live {
-                route,
-                held: 0,
-                opened: at,
-                first_event: None,
-                findings: 0,
-                folds: Folds::default(),
-                host: caller.host,
-                trace_id,
-                span,
-            },
-        );
+        let live = Live::begin(self.parked.current, span, (parent, caller.host), at);
+        self.live.open(id, live);
         self.push_link(id);
     }
 }

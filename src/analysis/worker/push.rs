@@ -10,8 +10,7 @@ use super::live::Live;
 use super::Worker;
 use crate::analysis::msg::Caller;
 use crate::judge::push::{Delivery, Registration};
-use crate::judge::Folds;
-use crate::trace::context::{to_hex, TraceParent};
+use crate::trace::context::TraceParent;
 
 /// The spans registrations were made on, by token: a delivery's span is
 /// their child. A registration comes before its exchange is opened (that
@@ -88,32 +87,17 @@ impl Worker {
         let parent = traceparent
             .and_then(TraceParent::parse)
             .or_else(|| self.links.parents.get(&delivery.token).copied());
-        let mut caller = Caller {
+        let caller = Caller {
             http_method: Some(http::Method::POST),
             ..Caller::default()
         };
+        let mut caller = caller;
         let span = self
             .tracer
             .as_mut()
             .and_then(|t| t.begin(id, &judged.exchange, parent, &mut caller, at));
-        let trace_id = parent
-            .map(|p| p.trace_id)
-            .or_else(|| span.as_ref().map(|s| s.trace_id()))
-            .map(|t| to_hex(&t).into_boxed_str());
-        self.live.open(
-            id,
-            Live {
-                route: self.parked.current,
-                held: 0,
-                opened: at,
-                first_event: None,
-                findings: 0,
-                folds: Folds::default(),
-                host: None,
-                trace_id,
-                span,
-            },
-        );
+        let live = Live::begin(self.parked.current, span, (parent, None), at);
+        self.live.open(id, live);
         let findings = found.into_iter().map(|f| f.finding).collect();
         self.report(id, Some(&judged.exchange), findings);
         self.flush_folds(id);

@@ -300,3 +300,28 @@ fn a_delivery_after_the_deletion_was_answered_is_push_after_delete() {
     s.end(2, End::Upstream, None, 500, &mut Quiet, &mut out);
     assert_eq!(deliver(&mut s, &delivery("k", None, &body, 13), 700), []);
 }
+
+#[test]
+fn a_task_done_within_its_registering_answer_owes_its_delivery() {
+    let mut s = session();
+    registered(&mut s, vec![reg("k", None)], "TASK_STATE_COMPLETED", None);
+    let mut out = Vec::new();
+    s.tick(200, &mut out);
+    s.tick(200 + WAIT, &mut out);
+    assert_eq!(kinds(&out), [Kind::PushNotDelivered]);
+    // A config taken for a task already terminal before it owes nothing.
+    let mut s = session();
+    registered(&mut s, vec![], "TASK_STATE_COMPLETED", None);
+    let mut create = send(Version::V1_0);
+    create.operation = Operation::CreateTaskPushNotificationConfig;
+    create.task_id = Some("t".into());
+    let seq = s.next_seq();
+    s.open(2, create, seq);
+    s.push_registered(2, vec![reg("k2", None)]);
+    s.head(2, Head::read(200, Some("application/json"), None), &mut out);
+    s.end(2, End::Upstream, None, 300, &mut Quiet, &mut out);
+    out.clear();
+    s.tick(300, &mut out);
+    s.tick(300 + 2 * WAIT, &mut out);
+    assert!(out.is_empty(), "{out:?}");
+}

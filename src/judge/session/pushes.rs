@@ -105,10 +105,10 @@ impl Session {
     pub(super) fn tick_pushes(&mut self, now: Millis, out: &mut Vec<Found>) {
         let open = &self.open;
         let took = |id: u64| {
-            open.get(&id).map(|o| {
-                let r = o.engine.reducer();
-                r.answered_success() && !r.answered_error() && r.events() > 0
-            })
+            let e = &open.get(&id)?.engine;
+            let r = e.reducer();
+            let took = r.answered_success() && !r.answered_error() && r.events() > 0;
+            took.then(|| (e.task_id().map(str::to_owned), r.seq()))
         };
         let mut found = Vec::new();
         self.pushes.tick(now, &self.registry, &took, &mut found);
@@ -121,6 +121,7 @@ impl Session {
         let r = engine.reducer();
         let took = r.answered_success() && !r.answered_error();
         let task = engine.task_id().or(engine.exchange().task_id.as_deref());
-        self.pushes.answered(id, took, task, &self.registry);
+        let seq = r.seq();
+        self.pushes.answered(id, took, (task, seq), &self.registry);
     }
 }
