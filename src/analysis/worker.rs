@@ -233,14 +233,13 @@ impl Worker {
         }
     }
 
-    fn open(&mut self, id: u64, exchange: Exchange, at: Instant, seq: Seq, caller: Caller) {
+    fn open(&mut self, id: u64, exchange: Exchange, at: Instant, seq: Seq, mut caller: Caller) {
         // The session confirms the path against the last card.
         self.session.open(id, exchange, seq);
         let Some(exchange) = self.session.engine(id).map(|e| e.exchange()) else {
             return;
         };
         let parent = caller.traceparent.as_deref().and_then(TraceParent::parse);
-        let mut caller = caller;
         let span = self
             .tracer
             .as_mut()
