@@ -87,11 +87,10 @@ impl Worker {
         let parent = traceparent
             .and_then(TraceParent::parse)
             .or_else(|| self.links.parents.get(&delivery.token).copied());
-        let caller = Caller {
+        let mut caller = Caller {
             http_method: Some(http::Method::POST),
             ..Caller::default()
         };
-        let mut caller = caller;
         let span = self
             .tracer
             .as_mut()
