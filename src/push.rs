@@ -44,7 +44,8 @@ pub(crate) struct ServerSettings {
 /// are reported.
 pub struct Relay {
     table: Table,
-    /// `push.public_url` without its trailing `/`.
+    /// The label of what no route owns (an unknown token): the one
+    /// upstream's, or `""` with `[[route]]` tables (as unrouted requests).
     public: String,
     /// The same with every `/` written `\/` (a JSON escape some agents use).
     public_escaped: String,
@@ -90,8 +91,18 @@ impl Relay {
             .https_or_http()
             .enable_http1()
             .wrap_connector(http);
-        let upstream: Arc<str> = config.upstream_name().into();
-        metrics.push.touch(&upstream);
+        let upstream: Arc<str> = if config.routes.is_empty() {
+            config.upstream_name().into()
+        } else {
+            "".into()
+        };
+        metrics
+            .push
+            .deliveries_total
+            .with(&upstream, "unknown_token");
+        for route in config.route_specs() {
+            metrics.push.touch(&route.name);
+        }
         Ok(Some(Arc::new(Relay {
             table: Table::new(p.max_registrations, p.ttl.0),
             public_escaped: public.replace('/', "\\/"),
@@ -121,42 +132,45 @@ impl Relay {
         format!("{}/{token}", self.public)
     }
 
-    fn unrelayed(&self, reason: &str) {
-        self.metrics
-            .push
-            .unrelayed_total
-            .with(&self.upstream, reason)
-            .inc();
+    /// `route`'s push series, at zero (a route a reload added).
+    pub fn touch_route(&self, route: &str) {
+        self.metrics.push.touch(route);
     }
 
-    fn outcome(&self, outcome: &str) {
+    /// A config of `route` passed to the agent unrelayed.
+    fn unrelayed(&self, route: &str, reason: &str) {
+        self.metrics.push.unrelayed_total.with(route, reason).inc();
+    }
+
+    /// A delivery of `route` (`None`: no route owns its token).
+    fn outcome(&self, route: Option<&str>, outcome: &str) {
+        let route = route.unwrap_or(&self.upstream);
         self.metrics
             .push
             .deliveries_total
-            .with(&self.upstream, outcome)
+            .with(route, outcome)
             .inc();
     }
 
-    /// A delivery's answer, counted like an exchange's.
-    fn counted(&self, code: &str, took: Duration) {
+    /// A delivery's answer, counted like an exchange's of `route`.
+    fn counted(&self, route: &str, code: &str, took: Duration) {
         let m = &self.metrics;
         let (binding, method) = ("webhook", "PushDelivery");
-        m.requests_total
-            .with(&self.upstream, binding, method, code)
-            .inc();
+        m.requests_total.with(route, binding, method, code).inc();
         m.request_duration_seconds
-            .with(&self.upstream, binding, method)
+            .with(route, binding, method)
             .observe(took.as_secs_f64());
     }
 
-    /// The registrations gauge, after a change (expired ones swept).
+    /// The registrations gauges, after a change (expired ones swept).
     fn registered_now(&self) {
-        let held = self.table.sweep(Instant::now());
-        self.metrics
-            .push
-            .registrations
-            .with(&self.upstream)
-            .set(i64::try_from(held).unwrap_or(i64::MAX));
+        for (route, held) in self.table.sweep(Instant::now()) {
+            self.metrics
+                .push
+                .registrations
+                .with(&route)
+                .set(i64::try_from(held).unwrap_or(i64::MAX));
+        }
     }
 
     /// The caller's URL for `value` when it is exactly a relay URL the
@@ -219,10 +233,13 @@ impl Relay {
     }
 }
 
-/// The proxy's inspector with the relay's alterations of push configs.
+/// A route's inspector with the relay's alterations of push configs.
 pub struct WithRelay {
     pub inner: Arc<dyn Inspector>,
     pub relay: Arc<Relay>,
+    /// The route's name: its registrations are judged in its session and
+    /// counted under its label.
+    pub route: Arc<str>,
 }
 
 impl Inspector for WithRelay {
@@ -248,6 +265,7 @@ impl Inspector for WithRelay {
             Box::new(register::Register {
                 relay: self.relay.clone(),
                 id: request_id,
+                route: self.route.clone(),
             }) as Box<dyn RequestTransform>
         })
     }

@@ -67,12 +67,15 @@ pub(crate) enum Msg {
     PushRegistered {
         id: u64,
         regs: Vec<crate::judge::push::Registration>,
+        /// The route's name (`None`: the first).
+        route: Option<Arc<str>>,
     },
     /// Exchange `id` deletes push config `config` of `task`.
     PushDeleting {
         id: u64,
         task: Option<String>,
         config: Option<String>,
+        route: Option<Arc<str>>,
     },
     /// A push delivery passed the relay (its body's bytes held of the
     /// queue's budget until handled), numbered `id` like an exchange.
@@ -82,6 +85,8 @@ pub(crate) enum Msg {
         at: Instant,
         /// The delivery's W3C trace context, when it sent one.
         traceparent: Option<Box<str>>,
+        /// The route its config was registered on (`None`: the first).
+        route: Option<Arc<str>>,
     },
     /// The proxy has drained: judge what came before, then stop.
     Shutdown,

@@ -3,6 +3,7 @@
 //! causal order): the registrations it made for an exchange, the deletes
 //! an exchange asks for, and each delivery as it passed.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::msg::Msg;
@@ -19,15 +20,26 @@ pub struct PushNotes {
 }
 
 impl PushNotes {
-    /// Exchange `id` carried `regs` (sent before its request goes
-    /// upstream, after the exchange was opened).
-    pub fn registered(&self, id: u64, regs: Vec<Registration>) {
-        self.tx.send(Msg::PushRegistered { id, regs });
+    /// Exchange `id` carried `regs`, on `route` (its name; `None`: the
+    /// first). Sent before its request goes upstream, so before the
+    /// exchange is opened (that waits for the answer's head).
+    pub fn registered(&self, id: u64, regs: Vec<Registration>, route: Option<Arc<str>>) {
+        self.tx.send(Msg::PushRegistered { id, regs, route });
     }
 
-    /// Exchange `id` deletes push config `config` of `task`.
-    pub fn deleting(&self, id: u64, task: Option<String>, config: Option<String>) {
-        self.tx.send(Msg::PushDeleting { id, task, config });
+    /// Exchange `id` on `route` deletes push config `config` of `task`.
+    pub fn deleting(
+        &self,
+        id: u64,
+        (task, config): (Option<String>, Option<String>),
+        route: Option<Arc<str>>,
+    ) {
+        self.tx.send(Msg::PushDeleting {
+            id,
+            task,
+            config,
+            route,
+        });
     }
 
     /// The causal stamp of a delivery arriving now.
@@ -38,7 +50,12 @@ impl PushNotes {
     /// Delivery `id` passed; false when its body did not fit the analysis
     /// budget (then it is sent without its body: judged for what it owes
     /// as a delivery, not for its shape).
-    pub fn delivered(&self, id: u64, delivery: Delivery, traceparent: Option<Box<str>>) -> bool {
+    pub fn delivered(
+        &self,
+        id: u64,
+        delivery: Delivery,
+        (traceparent, route): (Option<Box<str>>, Option<Arc<str>>),
+    ) -> bool {
         let at = self.clock.now();
         let bytes = delivery.body.as_ref().map_or(0, Vec::len);
         let mut held = Some((Box::new(delivery), traceparent));
@@ -47,6 +64,7 @@ impl PushNotes {
             delivery,
             at,
             traceparent,
+            route: route.clone(),
         };
         let sent = self.tx.send_with(bytes, |batch| {
             batch.items.extend(held.take().map(msg));

@@ -217,8 +217,15 @@ impl Worker {
                 }
                 self.returned += heard.bytes;
             }
-            Msg::PushRegistered { id, regs } => self.push_registered(id, regs),
-            Msg::PushDeleting { id, task, config } => {
+            // A route a reload removed: nothing of it is judged.
+            Msg::PushRegistered { route, .. }
+            | Msg::PushDeleting { route, .. }
+            | Msg::Delivery { route, .. }
+                if self.route_named(route.as_deref()).is_none() => {}
+            Msg::PushRegistered { id, regs, .. } => self.push_registered(id, regs),
+            Msg::PushDeleting {
+                id, task, config, ..
+            } => {
                 self.judge.session.push_deleting(id, task, config);
             }
             Msg::Delivery {
@@ -226,6 +233,7 @@ impl Worker {
                 delivery,
                 at,
                 traceparent,
+                ..
             } => self.delivery(id, &delivery, at, traceparent.as_deref()),
             Msg::Route(_) | Msg::Shutdown => {}
         }

@@ -52,10 +52,12 @@ pub(super) fn inspector_for(
 /// URL in the push configs the exchanges register.
 pub(super) fn with_relay(inner: InspectorFor, relay: Arc<crate::push::Relay>) -> InspectorFor {
     Arc::new(move |route| {
+        relay.touch_route(&route.name);
         inner(route).map(|inner| {
             Arc::new(crate::push::WithRelay {
                 inner,
                 relay: relay.clone(),
+                route: route.name.as_str().into(),
             }) as Arc<dyn Inspector>
         })
     })

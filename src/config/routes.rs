@@ -208,16 +208,6 @@ impl Config {
                     .into(),
             );
         }
-        if self.push.relay {
-            invalid(
-                &mut problems,
-                "push.relay".into(),
-                "cannot be on with [[route]] tables yet (the relay's registrations and \
-                 deliveries are judged as the one upstream's): turn it off, or run one \
-                 a2a-tap per agent that relays pushes"
-                    .into(),
-            );
-        }
         let mut seen: Vec<(usize, &str, String, Option<String>)> = Vec::new();
         for (i, r) in self.routes.iter().enumerate() {
             let key = |k: &str| format!("route[{i}].{k}");

@@ -56,6 +56,8 @@ fn grpc_route(path: &str) -> Option<Operation> {
 pub(super) struct Register {
     pub(super) relay: Arc<Relay>,
     pub(super) id: u64,
+    /// The route the request came on.
+    pub(super) route: Arc<str>,
 }
 
 impl RequestTransform for Register {
@@ -82,7 +84,7 @@ impl Register {
             Gathered::Whole { wire, trailers } => (wire, trailers),
             Gathered::Over(held) => {
                 if mentions_config(held.first()) {
-                    relay.unrelayed("too_large");
+                    relay.unrelayed(&self.route, "too_large");
                 }
                 return (head, Either::Right(held.boxed_unsync()), None);
             }
@@ -98,7 +100,7 @@ impl Register {
         };
         let Some(exchange) = exchange else {
             if encoded && mentions_config(&wire) {
-                relay.unrelayed("encoded");
+                relay.unrelayed(&self.route, "encoded");
             }
             return (head, as_sent(wire), None);
         };
@@ -113,6 +115,7 @@ impl Register {
             Box::new(Restore {
                 relay: self.relay.clone(),
                 grpc,
+                route: self.route.clone(),
             }) as Box<dyn ResponseTransform>
         });
         if exchange.operation == Operation::DeleteTaskPushNotificationConfig {
@@ -124,7 +127,9 @@ impl Register {
                 let config = deleted_config(&exchange, head.uri.path(), &wire);
                 (exchange.task_id.clone(), config)
             };
-            relay.notes.deleting(self.id, task, config);
+            relay
+                .notes
+                .deleting(self.id, (task, config), Some(self.route.clone()));
             return (head, as_sent(wire), restore);
         }
         if grpc {
@@ -132,7 +137,9 @@ impl Register {
             if regs.is_empty() {
                 return (head, as_sent(wire), restore);
             }
-            relay.notes.registered(self.id, regs);
+            relay
+                .notes
+                .registered(self.id, regs, Some(self.route.clone()));
             if head.headers.contains_key(header::CONTENT_LENGTH) {
                 head.headers
                     .insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
@@ -148,14 +155,14 @@ impl Register {
         let mut copied = 0;
         let mut regs = Vec::new();
         for spot in spots {
-            let token = match relay.table.insert(&spot.webhook, &relay.upstream, now) {
+            let token = match relay.table.insert(&spot.webhook, &self.route, now) {
                 Ok(token) => token,
                 Err(Refused::Full) => {
-                    relay.unrelayed("table_full");
+                    relay.unrelayed(&self.route, "table_full");
                     continue;
                 }
                 Err(Refused::BadUrl) => {
-                    relay.unrelayed("bad_url");
+                    relay.unrelayed(&self.route, "bad_url");
                     continue;
                 }
             };
@@ -177,7 +184,9 @@ impl Register {
             return (head, as_sent(wire), restore);
         }
         out.extend_from_slice(&wire[copied..]);
-        relay.notes.registered(self.id, regs);
+        relay
+            .notes
+            .registered(self.id, regs, Some(self.route.clone()));
         head.headers
             .insert(header::CONTENT_LENGTH, HeaderValue::from(out.len()));
         (head, as_sent(Bytes::from(out)), restore)
@@ -199,19 +208,19 @@ impl Register {
             // A compressed message: not read here (counted when it is a
             // registering call: every such call may carry a config).
             if crate::a2a::push::registers_grpc(exchange) {
-                relay.unrelayed("encoded");
+                relay.unrelayed(&self.route, "encoded");
             }
             return (Vec::new(), regs);
         }
         let body = grpc::rewrite(exchange, wire, &mut |c| {
-            let token = match relay.table.insert(&c.webhook, &relay.upstream, now) {
+            let token = match relay.table.insert(&c.webhook, &self.route, now) {
                 Ok(token) => token,
                 Err(Refused::Full) => {
-                    relay.unrelayed("table_full");
+                    relay.unrelayed(&self.route, "table_full");
                     return None;
                 }
                 Err(Refused::BadUrl) => {
-                    relay.unrelayed("bad_url");
+                    relay.unrelayed(&self.route, "bad_url");
                     return None;
                 }
             };
@@ -241,6 +250,7 @@ struct Restore {
     relay: Arc<Relay>,
     /// The answer is gRPC's (protobuf messages, trailers).
     grpc: bool,
+    route: Arc<str>,
 }
 
 impl ResponseTransform for Restore {
@@ -266,7 +276,7 @@ impl Restore {
             // Compressed answers are not undone here: the caller sees the
             // relay's URL in them (counted).
             if memchr::memmem::find(&wire, self.relay.public.as_bytes()).is_some() {
-                self.relay.unrelayed("encoded");
+                self.relay.unrelayed(&self.route, "encoded");
             }
             return (head, Held::whole(wire, trailers).boxed_unsync());
         }

@@ -151,7 +151,7 @@ async fn deliver(relay: &Arc<Relay>, req: Request<Incoming>) -> Response<ProxyBo
         .then(|| relay.table.get(token, start))
         .flatten();
     let Some(entry) = entry else {
-        relay.outcome("unknown_token");
+        relay.outcome(None, "unknown_token");
         return text(
             StatusCode::NOT_FOUND,
             "a2a-tap push relay: unknown or expired token\n",
@@ -227,12 +227,16 @@ async fn deliver(relay: &Arc<Relay>, req: Request<Incoming>) -> Response<ProxyBo
             (WebhookAnswer::Unreachable, resp)
         }
     };
-    relay.outcome(match answer {
-        WebhookAnswer::Delivered => "delivered",
-        WebhookAnswer::Error => "webhook_error",
-        WebhookAnswer::Unreachable => "webhook_unreachable",
-    });
-    relay.counted(status_class(response.status()), start.elapsed());
+    let route = entry.upstream.clone();
+    relay.outcome(
+        Some(&route),
+        match answer {
+            WebhookAnswer::Delivered => "delivered",
+            WebhookAnswer::Error => "webhook_error",
+            WebhookAnswer::Unreachable => "webhook_unreachable",
+        },
+    );
+    relay.counted(&route, status_class(response.status()), start.elapsed());
     let mut delivery = Delivery {
         token,
         authorization,
@@ -246,7 +250,9 @@ async fn deliver(relay: &Arc<Relay>, req: Request<Incoming>) -> Response<ProxyBo
         // judged in order with what the proxy forwards next.
         Ok(body) => {
             delivery.body = body;
-            relay.notes.delivered(id, delivery, traceparent);
+            relay
+                .notes
+                .delivered(id, delivery, (traceparent, Some(route.clone())));
         }
         // It answered first: judged once the body has passed (a bounded
         // number wait; past it, judged without the body).
@@ -258,17 +264,21 @@ async fn deliver(relay: &Arc<Relay>, req: Request<Incoming>) -> Response<ProxyBo
                         if let Ok(Ok(body)) = tokio::time::timeout(BODY_WAIT, body_seen).await {
                             delivery.body = body;
                         }
-                        notes.delivered(id, delivery, traceparent);
+                        notes.delivered(id, delivery, (traceparent, Some(route)));
                         drop(permit);
                     });
                 }
                 Err(_) => {
-                    relay.notes.delivered(id, delivery, traceparent);
+                    relay
+                        .notes
+                        .delivered(id, delivery, (traceparent, Some(route.clone())));
                 }
             }
         }
         Err(oneshot::error::TryRecvError::Closed) => {
-            relay.notes.delivered(id, delivery, traceparent);
+            relay
+                .notes
+                .delivered(id, delivery, (traceparent, Some(route.clone())));
         }
     }
     response

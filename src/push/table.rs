@@ -40,6 +40,8 @@ struct Inner {
     by_token: HashMap<Box<str>, (Entry, Instant)>,
     /// Tokens in the order they were made (their expiry order).
     order: VecDeque<(Instant, Box<str>)>,
+    /// Registrations held, by route.
+    held: HashMap<std::sync::Arc<str>, usize>,
 }
 
 /// Longest webhook URL relayed (a longer one passes unrelayed: `bad_url`).
@@ -94,6 +96,7 @@ impl Table {
             as_sent: webhook.into(),
             upstream: upstream.clone(),
         };
+        *inner.held.entry(upstream.clone()).or_default() += 1;
         inner.by_token.insert(token.clone(), (entry, now));
         inner.order.push_back((now, token.clone()));
         Ok(token)
@@ -106,11 +109,11 @@ impl Table {
         (now.saturating_duration_since(*made) < self.ttl).then(|| entry.clone())
     }
 
-    /// Forgets what is past its TTL at `now`; how many are held.
-    pub fn sweep(&self, now: Instant) -> usize {
+    /// Forgets what is past its TTL at `now`; how many are held, by route.
+    pub fn sweep(&self, now: Instant) -> Vec<(std::sync::Arc<str>, usize)> {
         let mut inner = self.lock();
         self.expire(&mut inner, now);
-        inner.by_token.len()
+        inner.held.iter().map(|(r, n)| (r.clone(), *n)).collect()
     }
 
     fn expire(&self, inner: &mut Inner, now: Instant) {
@@ -118,8 +121,13 @@ impl Table {
             if now.saturating_duration_since(*made) < self.ttl {
                 break;
             }
-            if let Some((_, token)) = inner.order.pop_front() {
-                inner.by_token.remove(&token);
+            let Some((_, token)) = inner.order.pop_front() else {
+                break;
+            };
+            if let Some((entry, _)) = inner.by_token.remove(&token) {
+                if let Some(n) = inner.held.get_mut(&entry.upstream) {
+                    *n = n.saturating_sub(1);
+                }
             }
         }
     }
@@ -166,7 +174,7 @@ mod tests {
         assert!(table.get("0".repeat(64).as_str(), t0).is_none());
         let later = t0 + Duration::from_secs(10);
         assert!(table.get(&a, later).is_none(), "expired");
-        assert_eq!(table.sweep(later), 0);
+        assert_eq!(table.sweep(later), [(up.clone(), 0)]);
         assert!(
             table.insert("http://hook/c", &up, later).is_ok(),
             "room again"

@@ -164,10 +164,20 @@ pub async fn deliver(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, http::HeaderMap, Vec<u8>) {
+    deliver_to(s.relay, url, headers, body).await
+}
+
+/// POSTs a delivery to `url`, a relay URL of the relay at `relay`.
+pub async fn deliver_to(
+    relay: SocketAddr,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, http::HeaderMap, Vec<u8>) {
     let path = url
-        .strip_prefix(&format!("http://{}", s.relay))
+        .strip_prefix(&format!("http://{relay}"))
         .expect("a relay URL");
-    request_to(s.relay, "POST", path, headers, body).await
+    request_to(relay, "POST", path, headers, body).await
 }
 
 pub fn status_event(state: &str) -> String {

@@ -316,3 +316,91 @@ async fn an_exchange_in_flight_keeps_its_route_across_a_reload() {
     assert_eq!(metric(&m, "a2a_violations_total", &labels), Some(1.0));
     p.stop().await;
 }
+
+/// The push relay serves every route: a config registered on a route is
+/// judged in that route's session (its registry, its label), so one task
+/// id on two routes is two tasks there too.
+#[tokio::test]
+async fn push_deliveries_are_judged_on_the_route_that_registered_them() {
+    use crate::push::{deliver_to, Hook};
+    let hook = Hook::start().await;
+    let port = crate::support::ports::port_named_in_advance();
+    let (a, b, p) = two_routes(&format!(
+        "[push]\nrelay = true\nlisten = \"127.0.0.1:{port}\"\npublic_url = \"http://127.0.0.1:{port}\"\n"
+    ))
+    .await;
+    let relay = p.app.push_addr().expect("the relay");
+    let mut urls = Vec::new();
+    for (up, path, auth) in [
+        (
+            &a,
+            "/agents/alpha",
+            json!({"scheme": "Bearer", "credentials": "s"}),
+        ),
+        (&b, "/agents/alpha/beta/", json!(null)),
+    ] {
+        let mut params = new_message();
+        params["configuration"] = json!({"returnImmediately": true,
+            "taskPushNotificationConfig": {"url": hook.url(), "authentication": auth}});
+        let answer = rpc(json!(1), task("t-1", "c-1", "TASK_STATE_WORKING"));
+        up.push(Reply::json(200, &answer));
+        let (status, _) = p
+            .send("POST", path, V1, &request(json!(1), "SendMessage", params))
+            .await;
+        assert_eq!(status, 200);
+        urls.push(crate::push::relay_url_seen(up));
+    }
+    let stamped = |state: &str, ts: &str| {
+        let mut e = status("t-1", "c-1", state);
+        e["statusUpdate"]["status"]["timestamp"] = json!(ts);
+        e.to_string()
+    };
+    // Beta's task completes; alpha's task of the same id works on, later.
+    deliver_to(
+        relay,
+        &urls[1],
+        &[],
+        &stamped("TASK_STATE_COMPLETED", "2026-01-01T00:00:10Z"),
+    )
+    .await;
+    deliver_to(
+        relay,
+        &urls[0],
+        &[("authorization", "Bearer s")],
+        &stamped("TASK_STATE_WORKING", "2026-01-01T00:00:20Z"),
+    )
+    .await;
+    // Alpha's config asked for authentication: its route's finding.
+    deliver_to(
+        relay,
+        &urls[0],
+        &[],
+        &stamped("TASK_STATE_WORKING", "2026-01-01T00:00:21Z"),
+    )
+    .await;
+    let recs = settle_on(&a, &p, "/agents/alpha").await;
+    let got: Vec<(&str, &str)> = recs
+        .iter()
+        .map(|r| (r["kind"].as_str().unwrap(), r["upstream"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        [("push_auth_missing", "alpha")],
+        "no cross-route finding: {recs:#?}"
+    );
+    let m = scrape(&p).await;
+    for route in ["alpha", "beta"] {
+        let want = if route == "alpha" { 2.0 } else { 1.0 };
+        let labels = [("upstream", route), ("outcome", "delivered")];
+        assert_eq!(
+            metric(&m, "a2a_push_deliveries_total", &labels),
+            Some(want),
+            "{route}"
+        );
+        assert_eq!(
+            metric(&m, "a2a_push_registrations", &[("upstream", route)]),
+            Some(1.0)
+        );
+    }
+    p.stop().await;
+}

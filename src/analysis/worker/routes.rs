@@ -145,13 +145,11 @@ impl Worker {
             | Msg::Data { id, .. }
             | Msg::Lost { id }
             | Msg::End { id, .. } => self.live.get_mut(*id).map(|l| l.route),
-            // The push relay's registrations and deliveries are the first
-            // route's: with `[push] relay`, `[[route]]` tables are refused.
-            Msg::Facts(_)
-            | Msg::PushRegistered { .. }
-            | Msg::PushDeleting { .. }
-            | Msg::Delivery { .. }
-            | Msg::Shutdown => Some(0),
+            // The push relay's messages name the route of the config.
+            Msg::PushRegistered { route, .. }
+            | Msg::PushDeleting { route, .. }
+            | Msg::Delivery { route, .. } => self.route_named(route.as_deref()),
+            Msg::Facts(_) | Msg::Shutdown => Some(0),
         };
         if let Some(route) = route {
             self.enter(route);
@@ -181,7 +179,18 @@ impl Worker {
         facts: &[Fact],
         message: u64,
     ) {
-        let index = match route {
+        let Some(index) = self.route_named(route) else {
+            return;
+        };
+        self.enter(index);
+        self.judge.session.registry_mut().at_message(message);
+        self.judge.session.heard(from, facts, self.clock_ms);
+    }
+
+    /// The index of the route named `route` (`None`: the one upstream, or
+    /// the first route); `None` when this replica has no such route.
+    pub(super) fn route_named(&self, route: Option<&str>) -> Option<usize> {
+        match route {
             None => Some(0),
             Some(name) => self
                 .parked
@@ -189,13 +198,7 @@ impl Worker {
                 .get(name)
                 .copied()
                 .or_else(|| (name == self.first_label()).then_some(0)),
-        };
-        let Some(index) = index else {
-            return;
-        };
-        self.enter(index);
-        self.judge.session.registry_mut().at_message(message);
-        self.judge.session.heard(from, facts, self.clock_ms);
+        }
     }
 
     /// The label of the first route (the worker's own).
