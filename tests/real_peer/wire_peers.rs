@@ -325,10 +325,11 @@ fn rust_sdk_direct_and_through_proxy() {
 }
 
 /// The wire check's failure when the client got more answers than the
-/// agent sent ("(34 vs 35 exchanges)"): one request met a connection the
+/// agent sent ("(34 vs 35 exchanges)"): a request met a connection the
 /// agent dropped and was answered by a2a-tap's 502, which the wire client
-/// then sent again. The same defect as the others above, seen by the
-/// byte check instead of the outcome check.
+/// then sent again (one more answer for each such connection). The same
+/// defect as the others above, seen by the byte check instead of the
+/// outcome check.
 fn client_got_an_answer_the_agent_never_sent(text: &str) -> bool {
     let Some(counts) = text
         .split("differ from the bytes the agent sent (")
@@ -338,5 +339,7 @@ fn client_got_an_answer_the_agent_never_sent(text: &str) -> bool {
         return false;
     };
     let mut n = counts.split(" vs ").map(|c| c.trim().parse::<usize>());
-    matches!((n.next(), n.next()), (Some(Ok(sent)), Some(Ok(got))) if got == sent + 1)
+    // One more answer for each connection the agent dropped (a2a-tap's
+    // 502 for it): a busy machine has shown two in one run.
+    matches!((n.next(), n.next()), (Some(Ok(sent)), Some(Ok(got))) if got > sent)
 }
