@@ -5,6 +5,7 @@
 
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -24,7 +25,7 @@ use super::share::{CallerShare, Slot};
 use super::BoxError;
 use super::UpstreamBody;
 
-/// Most idle connections kept by one pool (a budget may keep fewer).
+/// Most idle connections one serving thread's pools keep in all.
 const MAX_IDLE: usize = 1024;
 /// hyper's default HTTP/1.1 read buffer limit.
 const HYPER_MAX_BUF: usize = 8192 + 4096 * 100;
@@ -49,13 +50,49 @@ impl SendFailure {
     }
 }
 
+/// The idle connections the pools of one serving thread keep in all: each
+/// route's pool keeps what its traffic leaves idle while the thread's
+/// total is under the bound, so one busy route among fifty idle ones keeps
+/// as many as it would alone.
+pub struct IdleBudget {
+    held: AtomicUsize,
+    max: usize,
+}
+
+impl IdleBudget {
+    /// A budget of `max` idle connections (at most `MAX_IDLE`).
+    pub fn new(max: usize) -> Arc<IdleBudget> {
+        Arc::new(IdleBudget {
+            held: AtomicUsize::new(0),
+            max: max.clamp(1, MAX_IDLE),
+        })
+    }
+
+    /// Takes one idle connection's room, if there is any.
+    fn take(&self) -> bool {
+        self.held
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < self.max).then_some(n + 1)
+            })
+            .is_ok()
+    }
+
+    /// Gives back `n` idle connections' room.
+    fn give(&self, n: usize) {
+        if n > 0 {
+            self.held.fetch_sub(n, Ordering::Relaxed);
+        }
+    }
+}
+
 /// Idle HTTP/1.1 connections to one upstream, and the connector for new ones.
 pub struct Pool {
     connector: HttpsConnector<HttpConnector>,
     idle: Mutex<Vec<(Lease, Instant)>>,
     idle_timeout: Duration,
-    /// Most idle connections this pool keeps.
-    max_idle: usize,
+    /// The room for idle connections this pool shares with the other
+    /// routes' pools of its serving thread.
+    budget: Arc<IdleBudget>,
     /// A connection's read buffer, at most (a response head must fit).
     max_buf: usize,
 }
@@ -75,22 +112,22 @@ pub struct Lease {
 // === impl Pool ===
 
 impl Pool {
-    /// A pool connecting through `connector`, keeping at most `max_idle`
-    /// idle connections, reading response heads of up to `max_head` bytes
+    /// A pool connecting through `connector`, keeping idle connections
+    /// within `budget`, reading response heads of up to `max_head` bytes
     /// (hyper's ~400 KiB read buffer, or more). Its leases in use are
     /// bounded by the budget every pool shares, through each caller
     /// connection's share of it (`checkout`).
     pub fn new(
         connector: HttpsConnector<HttpConnector>,
         idle_timeout: Duration,
-        max_idle: usize,
+        budget: Arc<IdleBudget>,
         max_head: usize,
     ) -> Pool {
         Pool {
             connector,
             idle: Mutex::new(Vec::new()),
             idle_timeout,
-            max_idle: max_idle.min(MAX_IDLE),
+            budget,
             max_buf: max_head.max(HYPER_MAX_BUF),
         }
     }
@@ -143,8 +180,8 @@ impl Pool {
         let Ok(mut idle) = self.idle.lock() else {
             return;
         };
-        Self::expire(&mut idle, now, self.idle_timeout);
-        if idle.len() < self.max_idle {
+        self.expire(&mut idle, now);
+        if self.budget.take() {
             idle.push((lease, now));
         }
     }
@@ -153,7 +190,7 @@ impl Pool {
     /// a timer: an idle pool sees no traffic to reap them).
     pub fn reap(&self) {
         if let Ok(mut idle) = self.idle.lock() {
-            Self::expire(&mut idle, Instant::now(), self.idle_timeout);
+            self.expire(&mut idle, Instant::now());
         }
     }
 
@@ -163,12 +200,13 @@ impl Pool {
     }
 
     /// Entries are kept oldest first: the expired ones are a prefix.
-    fn expire(idle: &mut Vec<(Lease, Instant)>, now: Instant, timeout: Duration) {
+    fn expire(&self, idle: &mut Vec<(Lease, Instant)>, now: Instant) {
         let expired = idle
             .iter()
-            .take_while(|(_, since)| now.duration_since(*since) >= timeout)
+            .take_while(|(_, since)| now.duration_since(*since) >= self.idle_timeout)
             .count();
         idle.drain(..expired);
+        self.budget.give(expired);
     }
 
     fn take_idle(&self) -> Option<Lease> {
@@ -176,11 +214,20 @@ impl Pool {
         let mut idle = self.idle.lock().ok()?;
         // The most recently used first: the least likely to be stale.
         while let Some((lease, since)) = idle.pop() {
+            self.budget.give(1);
             if now.duration_since(since) < self.idle_timeout {
                 return Some(lease);
             }
         }
         None
+    }
+}
+
+impl Drop for Pool {
+    /// A pool a reload dropped gives its room back.
+    fn drop(&mut self) {
+        let held = self.idle.get_mut().map_or(0, |i| i.len());
+        self.budget.give(held);
     }
 }
 

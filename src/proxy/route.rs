@@ -21,6 +21,7 @@ use http::{HeaderValue, Uri};
 
 use super::exchange::Shared;
 use super::inspect::Inspector;
+use super::pool::IdleBudget;
 use super::target::Target;
 use super::upstream::{self, ClientError, Upstream};
 use crate::config::{unsafe_path, RouteSpec, UpstreamUrl};
@@ -95,12 +96,13 @@ pub struct RouteContext {
 
 impl Route {
     /// One serving thread's instance of the route of `spec`, seen by
-    /// `inspector`; its pool keeps at most `max_idle` idle connections.
+    /// `inspector`; its pool keeps idle connections within `idle`, the
+    /// thread's budget its other routes share.
     fn build(
         spec: &RouteSpec,
         cx: &RouteContext,
         inspector: Option<Arc<dyn Inspector>>,
-        max_idle: usize,
+        idle: Arc<IdleBudget>,
     ) -> Result<Route, ClientError> {
         let name: Arc<str> = spec.name.as_str().into();
         Ok(Route {
@@ -115,7 +117,7 @@ impl Route {
             host: spec.host.clone(),
             strip: spec.strip,
             target: target_of(&spec.upstream),
-            upstream: upstream::build(&spec.proxy, &spec.upstream, max_idle)?,
+            upstream: upstream::build(&spec.proxy, &spec.upstream, idle)?,
             inspector,
             header_timeout: spec.proxy.upstream_header_timeout.0,
             probe: (
@@ -193,14 +195,17 @@ impl RouteTable {
     pub fn build(specs: &[RouteSpec], cx: &RouteContext) -> Result<RouteTable, ClientError> {
         let threads = cx.threads.max(1);
         let inspectors: Vec<_> = specs.iter().map(|s| (cx.inspector_for)(s)).collect();
-        // The idle connections the descriptor plan allows, shared out.
-        let max_idle = (cx.idle_total / (threads * specs.len().max(1))).max(1);
+        // The idle connections the descriptor plan allows, shared out
+        // among the threads; a thread's routes share its part as traffic
+        // needs (one busy route keeps as many as it would alone).
+        let per_thread = (cx.idle_total / threads).max(1);
         let mut by_thread = Vec::with_capacity(threads);
         for _ in 0..threads {
+            let idle = IdleBudget::new(per_thread);
             let mut routes = specs
                 .iter()
                 .zip(&inspectors)
-                .map(|(spec, i)| Route::build(spec, cx, i.clone(), max_idle).map(Arc::new))
+                .map(|(spec, i)| Route::build(spec, cx, i.clone(), idle.clone()).map(Arc::new))
                 .collect::<Result<Vec<_>, _>>()?;
             // Longest prefix first; at equal prefixes, the host-bound one
             // (a stable sort: else in the config's order).

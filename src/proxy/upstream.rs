@@ -29,11 +29,12 @@ pub struct Upstream {
 }
 
 /// Builds the client for `upstream` with the `[proxy]` settings; its
-/// HTTP/1.1 pool keeps at most `max_idle` idle connections.
+/// HTTP/1.1 pool keeps idle connections within `idle` (its serving
+/// thread's budget, shared with the other routes' pools).
 pub fn build(
     cfg: &ProxySection,
     upstream: &UpstreamUrl,
-    max_idle: usize,
+    idle: Arc<super::pool::IdleBudget>,
 ) -> Result<Upstream, ClientError> {
     let mut http = HttpConnector::new();
     http.enforce_http(false);
@@ -50,7 +51,7 @@ pub fn build(
         Arc::new(Pool::new(
             connector,
             cfg.pool_idle_timeout.0,
-            max_idle,
+            idle.clone(),
             cfg.max_header_list_size,
         ))
     });
