@@ -138,6 +138,10 @@ struct Reg {
 #[derive(Debug, Default)]
 pub(crate) struct Pushes {
     regs: HashMap<Box<str>, Reg>,
+    /// The registrations still pending, by the exchange that carried them
+    /// (its answer takes or refuses them: no scan of every registration
+    /// at each exchange's end). At most `settings.max` exchanges.
+    pending: HashMap<u64, Vec<Box<str>>>,
     /// Deletes in flight: exchange → (task, config id).
     deletes: HashMap<u64, (Option<String>, Option<String>)>,
     pub(crate) settings: PushSettings,
@@ -177,6 +181,13 @@ pub(crate) struct Prepared {
 impl Pushes {
     /// Registrations carried by exchange `exchange`, made at `now`.
     pub(crate) fn registered(&mut self, exchange: u64, regs: Vec<Registration>, now: Millis) {
+        if self.pending.len() >= self.settings.max {
+            // Exchanges never judged (unclassified) leave theirs behind.
+            let any = self.pending.keys().next().copied();
+            any.map(|e| self.pending.remove(&e));
+        }
+        let tokens = self.pending.entry(exchange).or_default();
+        tokens.extend(regs.iter().map(|r| r.token.clone()));
         for r in regs {
             if self.regs.len() >= self.settings.max {
                 self.evict_oldest();
@@ -233,7 +244,10 @@ impl Pushes {
         (task_id, seq): (Option<&str>, Seq),
         registry: &Registry,
     ) {
-        for reg in self.regs.values_mut().filter(|r| r.exchange == exchange) {
+        for token in self.pending.remove(&exchange).unwrap_or_default() {
+            let Some(reg) = self.regs.get_mut(&token) else {
+                continue;
+            };
             if reg.standing != Standing::Pending {
                 continue;
             }
@@ -267,8 +281,10 @@ impl Pushes {
     /// its registrations stay pending, so no promise is ever judged.
     pub(crate) fn forgotten(&mut self, exchange: u64) {
         self.deletes.remove(&exchange);
-        for reg in self.regs.values_mut().filter(|r| r.exchange == exchange) {
-            reg.uncertain = true;
+        for token in self.pending.remove(&exchange).unwrap_or_default() {
+            if let Some(reg) = self.regs.get_mut(&token) {
+                reg.uncertain = true;
+            }
         }
     }
 
@@ -317,11 +333,17 @@ impl Pushes {
         })
     }
 
-    /// The delivery of `token` carried `state` (what its engine recorded).
-    pub(crate) fn delivered(&mut self, token: &str, state: Option<TaskState>) {
-        if let (Some(reg), Some(s)) = (self.regs.get_mut(token), state) {
-            reg.delivered_terminal |= s.is_terminal();
-        }
+    /// The delivery of `token` carried `state` (what its engine recorded),
+    /// or was not read whole (`read`: false; over a limit, an encoding not
+    /// undone, no room to judge it): then whether it carried the terminal
+    /// state is unknown, and no `push_not_delivered` may rest on its
+    /// registration.
+    pub(crate) fn delivered(&mut self, token: &str, state: Option<TaskState>, read: bool) {
+        let Some(reg) = self.regs.get_mut(token) else {
+            return;
+        };
+        reg.uncertain |= !read;
+        reg.delivered_terminal |= state.is_some_and(TaskState::is_terminal);
     }
 
     /// The time is `now`: registrations past their TTL are forgotten;

@@ -325,3 +325,24 @@ fn a_task_done_within_its_registering_answer_owes_its_delivery() {
     s.tick(300 + 2 * WAIT, &mut out);
     assert!(out.is_empty(), "{out:?}");
 }
+
+/// A delivery not read whole (over the body limit, no room to judge it)
+/// may have carried the terminal state: no `push_not_delivered` rests on
+/// its registration.
+#[test]
+fn a_delivery_not_read_owes_no_promise() {
+    let mut s = session();
+    registered(&mut s, vec![reg("k", None)], "TASK_STATE_WORKING", None);
+    let mut d = delivery("k", None, "", 3);
+    d.body = None;
+    assert_eq!(deliver(&mut s, &d, 200), []);
+    let mut out = Vec::new();
+    s.open(2, send(Version::V1_0), Seq::after_messages(4));
+    s.head(2, Head::read(200, Some("application/json"), None), &mut out);
+    let done = task_body("TASK_STATE_COMPLETED", None);
+    s.piece(2, done.as_bytes(), 1_000, &mut Quiet, &mut out);
+    s.end(2, End::Upstream, None, 1_000, &mut Quiet, &mut out);
+    s.tick(1_000, &mut out);
+    s.tick(1_000 + 2 * WAIT, &mut out);
+    assert!(out.is_empty(), "{out:?}");
+}

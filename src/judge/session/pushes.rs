@@ -69,6 +69,7 @@ impl Session {
         };
         self.keep(Some(id), prepared.found, out);
         let Some(body) = &d.body else {
+            self.pushes.delivered(&d.token, None, false);
             return Some(Delivered {
                 exchange,
                 unordered: prepared.unordered,
@@ -88,7 +89,9 @@ impl Session {
         let mut found: Vec<Finding> = Vec::new();
         engine.response_data(body, registry, now, &mut found);
         engine.response_end(End::Upstream, registry, now, &mut found);
-        self.pushes.delivered(&d.token, engine.reducer().state());
+        let read = engine.skipped().is_none();
+        self.pushes
+            .delivered(&d.token, engine.reducer().state(), read);
         self.keep(Some(id), found, out);
         let mut exchange = engine.exchange().clone();
         if exchange.task_id.is_none() {
