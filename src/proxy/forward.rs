@@ -299,7 +299,7 @@ impl Forwarder {
                     .request(req)
                     .await
                     .map_err(|e| Failed::sent(ProxyError::from_client(&e, e.is_connect())))?;
-                return Ok(resp.map(UpstreamResponseBody::Plain));
+                return Ok(resp.map(UpstreamResponseBody::plain));
             }
         };
         let connect_failed = |e: BoxError| ProxyError::from_client(&*e, true);
@@ -324,7 +324,7 @@ impl Forwarder {
             Err(f) => return Err(Failed::sent(wire_failed(f))),
         };
         let pool = pool.clone();
-        Ok(resp.map(|body| UpstreamResponseBody::Leased(LeasedBody::new(body, lease, pool))))
+        Ok(resp.map(|body| UpstreamResponseBody::leased(LeasedBody::new(body, lease, pool))))
     }
 
     /// Reads up to `label_bytes` of a request body that never went upstream

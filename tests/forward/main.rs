@@ -5,6 +5,7 @@
 mod support;
 
 mod bytes;
+mod chunked;
 mod errors;
 mod h2;
 mod hostile;
