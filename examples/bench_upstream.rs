@@ -1,5 +1,7 @@
 //! A fast scripted A2A-like upstream for benchmarks: `/sse` answers a ~5 KB
-//! task stream of 20 JSON-RPC 1.0 StreamResponse events; a gRPC call to
+//! task stream of 20 JSON-RPC 1.0 StreamResponse events; `/storm` the same
+//! stream with one more event, a working status after the completed one (a
+//! task leaving its terminal state: one finding a stream); a gRPC call to
 //! `/lf.a2a.v1.A2AService/SendStreamingMessage` (h2c) the same task as 20
 //! protobuf StreamResponse messages, then `grpc-status: 0`; anything else a
 //! small JSON-RPC response. Usage: `bench_upstream [ADDR]` (default 127.0.0.1:18900).
@@ -51,6 +53,15 @@ fn task_stream(task: &str) -> Vec<Bytes> {
         )));
     }
     events.push(status("TASK_STATE_COMPLETED"));
+    events
+}
+
+/// The task stream with a working status after the completed one.
+fn storm_stream(task: &str) -> Vec<Bytes> {
+    let mut events = task_stream(task);
+    events.push(Bytes::from(format!(
+        "data: {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"statusUpdate\":{{\"taskId\":\"{task}\",\"contextId\":\"ctx_3\",\"status\":{{\"state\":\"TASK_STATE_WORKING\",\"timestamp\":\"2026-01-01T00:00:01Z\"}}}}}}}}\n\n"
+    )));
     events
 }
 
@@ -171,6 +182,8 @@ fn answer(req: &Request<Incoming>) -> Response<Frames> {
     let mut trailers = None;
     let (frames, ctype) = if req.uri().path() == "/sse" {
         (VecDeque::from(task_stream(&task)), "text/event-stream")
+    } else if req.uri().path() == "/storm" {
+        (VecDeque::from(storm_stream(&task)), "text/event-stream")
     } else if req.uri().path().ends_with("/SendStreamingMessage") {
         let mut t = http::HeaderMap::new();
         t.insert("grpc-status", HeaderValue::from_static("0"));

@@ -2,8 +2,9 @@
 # Load benchmark: the same load direct to a scripted upstream, through nginx
 # proxy_pass (buffering off) and through a2a-tap, in one run, loopback only.
 # Prints requests/s, p50 and p99 latency per target and workload, a2a-tap's RSS,
-# validation's cost round by round, and the CPU each a2a-tap process (by
-# thread) used per request.
+# validation's cost round by round, the CPU each a2a-tap process (by thread)
+# and nginx's workers used per request, and a2a-tap against nginx round by
+# round (requests/s, p99, CPU per request; added latency with one connection).
 #
 #   scripts/bench.sh            # 3 rounds x 10 s per target and workload, 64 connections
 #   DURATION=20s CONNS=128 ROUNDS=5 scripts/bench.sh
@@ -101,6 +102,8 @@ http {
 CONF
   "$NGINX" -c "$WORK/nginx.conf" -p "$WORK" -g 'daemon on;'
   wait_port "127.0.0.1:$NGINX_PORT"
+  # The workers do the proxying; their CPU is measured as a2a-tap's is.
+  NGINX_PIDS=$(pgrep -P "$(cat "$WORK/nginx.pid")" | xargs)
 }
 
 TAP_PID=""
@@ -194,12 +197,17 @@ fi
 ((ROUTES)) && TARGETS+=("tap-1route|http://127.0.0.1:$ROUTE1_PORT/agents/zz" "tap-50routes|http://127.0.0.1:$ROUTE50_PORT/agents/zz")
 # workload|path|connections. The light-load rows (one connection: the CPU is
 # not saturated) show what validation adds to each exchange's latency; the
-# others, what it costs in throughput at 100 % CPU.
+# others, what it costs in throughput at 100 % CPU. Every answer is about a
+# new task (the upstream numbers them), so the registry is always full of
+# distinct tasks; the storm is the SSE stream with a finding in every one
+# (STORM=0 leaves it out).
 LIGHT_CONNS=${LIGHT_CONNS:-1}
+STORM=${STORM:-1}
 WORKLOADS=(
   "sse (20 events, 5 KB)|/sse|$CONNS"
   "json (small)|/json|$CONNS"
 )
+((STORM)) && WORKLOADS+=("storm (a finding each)|/storm|$CONNS")
 if ((LIGHT_CONNS > 0)); then # LIGHT_CONNS=0 skips them
   WORKLOADS+=(
     "sse, $LIGHT_CONNS conn.|/sse|$LIGHT_CONNS"
@@ -237,15 +245,15 @@ run_wrk() { # url connections -> "rps p50 p99 requests notes"
   echo "$rps $p50 $p99 $n ${errs:-}"
 }
 
-# CPU time each thread of a process has used, "tid name ticks" a line
+# CPU time each thread of some processes has used, "tid name ticks" a line
 # (ticks of 1/CLK_TCK s, user and system).
-thread_ticks() { # pid
-  local t stat f
-  for t in /proc/"$1"/task/*; do
+thread_ticks() { # pid...
+  local p t stat f
+  for p in "$@"; do for t in /proc/"$p"/task/*; do
     stat=$(<"$t/stat") || continue
     read -r -a f <<<"${stat##*) }"
     echo "${t##*/} $(<"$t/comm") $((f[11] + f[12]))"
-  done 2>/dev/null
+  done; done 2>/dev/null
 }
 
 # The ticks a process's threads used between two thread_ticks files, as
@@ -280,6 +288,8 @@ echo "wrk: $THREADS threads, $CONNS keep-alive connections ($LIGHT_CONNS for the
 echo
 printf '%-22s %-10s %12s %10s %10s  %s\n' workload target "requests/s" "p50 ms" "p99 ms" notes
 COSTS=()
+AGAINST_NGINX=()
+declare -A P50 P99
 ROUTE_COSTS=()
 TCOSTS=()
 RCOSTS=()
@@ -309,12 +319,15 @@ for w in "${WORKLOADS[@]}"; do
         tap-redis) pid=$SHARED_PID ;;
         tap-1route) pid=${ROUTE_PIDS[0]} ;;
         tap-50routes) pid=${ROUTE_PIDS[1]} ;;
+        nginx) pid=$NGINX_PIDS ;;
         *) pid="" ;;
       esac
-      [[ -n $pid ]] && thread_ticks "$pid" >"$WORK/ticks.before"
+      # shellcheck disable=SC2086 # nginx: a list of worker pids
+      [[ -n $pid ]] && thread_ticks $pid >"$WORK/ticks.before"
       run_wrk "${t#*|}$wpath" "$wconns" >>"$WORK/${t%|*}.runs"
       if [[ -n $pid ]]; then
-        thread_ticks "$pid" >"$WORK/ticks.after"
+        # shellcheck disable=SC2086
+        thread_ticks $pid >"$WORK/ticks.after"
         echo "$(tail -1 "$WORK/${t%|*}.runs" | awk '{print $4}') $(cpu_delta "$WORK/ticks.before" "$WORK/ticks.after")" >>"$WORK/${t%|*}.cpu"
       fi
     done
@@ -326,6 +339,7 @@ for w in "${WORKLOADS[@]}"; do
     p50=$(awk '{print $2}' "$runs" | to_ms | median)
     p99=$(awk '{print $3}' "$runs" | to_ms | median)
     notes=$(awk '{$1=$2=$3=$4=""; print}' "$runs" | sort -u | xargs)
+    P50[${t%|*}]=$p50 P99[${t%|*}]=$p99
     printf '%-22s %-10s %12s %10s %10s  %s\n' "$wname" "${t%|*}" "$rps" "$p50" "$p99" "$notes"
   done
   # What validation costs, round by round: a2a-tap and tap-plain run one
@@ -381,6 +395,17 @@ for w in "${WORKLOADS[@]}"; do
     model="the cores are not the limit here"
   fi
   CPU+=("  validation $delta µs a request, $model; idle $idle %, host steal $steal % during the workload")
+  [[ $wpath == /storm ]] && cp "$WORK/a2a-tap.runs" "$WORK/a2a-tap.storm.runs"
+  # a2a-tap against nginx: they run one after the other in each round.
+  read -r ng_all _ _ _ < <(per_req "$WORK/nginx.cpu")
+  CPU+=("  nginx $ng_all µs (its workers)")
+  ratios=$(paste -d' ' <(awk '{print $1}' "$WORK/a2a-tap.runs") <(awk '{print $1}' "$WORK/nginx.runs") |
+    awk '{printf "%.3f\n", $1 / $2}')
+  if ((wconns == CONNS)); then
+    AGAINST_NGINX+=("$wname: requests/s $(xargs <<<"$ratios" | sed 's/ /, /g') x nginx's (median $(median <<<"$ratios")); p99 ${P99[a2a-tap]} against ${P99[nginx]} ms; CPU a request $tap_all against $ng_all µs ($(awk -v a="$tap_all" -v b="$ng_all" 'BEGIN {printf "%.3f", b ? a / b : 0}') x)")
+  else
+    AGAINST_NGINX+=("$wname: added over direct, p50 $(awk -v a="${P50[a2a-tap]}" -v b="${P50[nginx]}" -v d="${P50[direct]}" 'BEGIN {printf "%.3f against %.3f", a - d, b - d}') ms, p99 $(awk -v a="${P99[a2a-tap]}" -v b="${P99[nginx]}" -v d="${P99[direct]}" 'BEGIN {printf "%.3f against %.3f", a - d, b - d}') ms (a2a-tap against nginx)")
+  fi
 done
 # gRPC: the same task as 20 protobuf messages on a server stream (h2c,
 # h2load as the load generator: one stream at a time per connection),
@@ -422,6 +447,9 @@ if ((GRPC)); then
   CPU+=("grpc (20 messages): a2a-tap $g_all µs (serving $g_s, analysis $g_a, other $g_o), tap-plain $gp_all µs (serving $gp_s, other $gp_o): validation $(awk -v a="$g_all" -v b="$gp_all" 'BEGIN {printf "%+.2f", a - b}') µs a call")
 fi
 echo
+echo "a2a-tap (validating) against nginx, round by round:"
+printf '  %s\n' "${AGAINST_NGINX[@]}"
+echo
 echo "validation cost by round, 1 - a2a-tap / tap-plain requests/s:"
 printf '  %s\n' "${COSTS[@]}" ${GCOSTS[@]+"${GCOSTS[@]}"}
 echo
@@ -446,8 +474,13 @@ echo
 echo "a2a-tap RSS: now $(rss_kb "$TAP_PID" VmRSS) kB, peak $(rss_kb "$TAP_PID" VmHWM) kB"
 echo "(a2a-tap validates; tap-plain is the same binary with validate = false)"
 if command -v curl >/dev/null; then
-  echo "a2a-tap findings during the run (must be 0: the workload is clean):" \
-    "$(curl -s "http://127.0.0.1:$TAP_ADMIN/metrics" | awk '/^a2a_violations_total/ {s+=$2} END {print s+0}')"
+  # The storm's streams each carry one terminal_exit; nothing else may be found.
+  echo "a2a-tap findings during the run other than the storm's (must be 0: the workload is clean):" \
+    "$(curl -s "http://127.0.0.1:$TAP_ADMIN/metrics" | awk '/^a2a_violations_total/ && !/kind="terminal_exit"/ {s+=$2} END {print s+0}')"
+  if ((STORM)); then
+    echo "a2a-tap storm findings (terminal_exit), and storm streams wrk saw complete:" \
+      "$(curl -s "http://127.0.0.1:$TAP_ADMIN/metrics" | awk '/^a2a_violations_total/ && /kind="terminal_exit"/ {s+=$2} END {print s+0}'), $(awk '{n += $4} END {print n + 0}' "$WORK/a2a-tap.storm.runs")"
+  fi
   echo "a2a-tap unjudged exchanges:" \
     "$(curl -s "http://127.0.0.1:$TAP_ADMIN/metrics" | awk '/^a2a_analysis_skipped_total/ {s+=$2} END {print s+0}')"
   if ((REDIS)); then
