@@ -32,6 +32,12 @@ use tracer::Tracer;
 /// (the contract: the first occurrence on disk within a second).
 pub(super) const FOLD_WINDOW: Duration = Duration::from_millis(500);
 
+/// Most findings a second that also go to the log as lines (each is in
+/// the audit log and the metrics whatever their rate): a storm of findings
+/// must not flood the operators' logs, nor cost the analysis thread a
+/// formatted line and a wake-up of the log's thread for each.
+const FINDING_LINES: u32 = 50;
+
 /// How often the registry is ticked (stalls, TTL, gauges).
 const TICK: Duration = Duration::from_secs(1);
 /// After a message, the thread naps this long between drains. Longer naps
@@ -80,6 +86,8 @@ pub(crate) struct Worker {
     access: Option<AccessLog>,
     /// When the earliest held record must be written.
     fold_due: Option<Instant>,
+    /// The findings' log lines' allowance (the audit log has them all).
+    finding_lines: crate::pace::Burst,
     /// Spans of the exchanges, when tracing is on.
     tracer: Option<Tracer>,
     /// Where the registry's facts go for the other replicas, when shared.

@@ -393,3 +393,82 @@ async fn the_nofile_line_names_the_limit_and_what_to_set_and_warns_only_when_it_
     assert!(lines[0].contains("LimitNOFILE=2346"), "{log}");
     assert!(lines[0].contains("ulimit -n 2346"), "{log}");
 }
+
+/// A storm of findings (an agent breaking the protocol on every stream)
+/// does not flood the log: at most 50 finding lines a second go to it, and
+/// one line tells how many more there were; the audit log has every one.
+/// The accounting is exact: lines written plus lines told of are the
+/// records.
+#[tokio::test]
+async fn a_storm_of_findings_is_logged_within_its_allowance_and_audited_whole() {
+    let (up, p) = setup("[log]\nformat = \"text\"\n").await;
+    let streams = 150;
+    // Every stream appends to an artifact it never opened and ends with its
+    // task still working: findings on each, whichever request it answers.
+    let events = [
+        task("t-storm", "c", "TASK_STATE_WORKING"),
+        artifact("t-storm", "c", "never-opened", true, false),
+    ];
+    for _ in 0..streams {
+        up.push(Reply::sse(&frames(1, &events)));
+    }
+    let started = std::time::Instant::now();
+    let mut sends = tokio::task::JoinSet::new();
+    for _ in 0..streams {
+        let (listen, body) = (
+            p.listen(),
+            request(json!(1), "SendStreamingMessage", new_message()),
+        );
+        sends.spawn(async move {
+            crate::support::request_to(listen, "POST", "/", V1, &body)
+                .await
+                .0
+        });
+    }
+    while let Some(status) = sends.join_next().await {
+        assert_eq!(status.expect("join"), 200);
+    }
+    let sent_in = started.elapsed();
+    let recs = settle(&up, &p).await;
+    assert!(recs.len() >= streams, "{} records", recs.len());
+    // Settling's own sentinel is a finding too.
+    let findings = recs.len() as u64 + 1;
+    let count = |log: &str| -> (usize, u64) {
+        let lines = log
+            .lines()
+            .filter(|l| l.contains(" kind=") && l.contains("WARN"))
+            .count();
+        let told = log
+            .lines()
+            .filter_map(|l| l.split("not_logged=").nth(1))
+            .map(|n| n.trim().parse::<u64>().expect("a count"))
+            .sum();
+        (lines, told)
+    };
+    // The count of the lines held back is told once their second is over.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let (lines, told) = loop {
+        let (lines, told) = count(&p.stderr());
+        if lines as u64 + told == findings || std::time::Instant::now() > deadline {
+            break (lines, told);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        lines as u64 + told,
+        findings,
+        "{lines} lines and {told} told of, for {findings} records"
+    );
+    let seconds = sent_in.as_secs() as usize + 2;
+    assert!(
+        lines <= 50 * seconds,
+        "{lines} finding lines in about {seconds} s"
+    );
+    if sent_in < std::time::Duration::from_millis(900) {
+        assert!(
+            told > 0,
+            "{} records in {sent_in:?}, all logged",
+            recs.len()
+        );
+    }
+}

@@ -9,7 +9,7 @@ use crate::engine::{Sink, SkipReason};
 use crate::pace::Every;
 use std::time::Instant;
 
-use super::FOLD_WINDOW;
+use super::{FINDING_LINES, FOLD_WINDOW};
 use crate::findings::{Finding, Kind, Severity};
 use crate::judge::{Found, Held};
 use crate::report::audit::{Origin, Record};
@@ -20,6 +20,9 @@ impl Worker {
     /// rules that judge open exchanges against the time
     /// (`stream_not_closed`, `subscriber_not_notified`).
     pub(super) fn tick(&mut self) {
+        if let Some(n) = self.finding_lines.over(self.clock) {
+            findings_not_logged(n);
+        }
         let now = self.now(self.time.now());
         for route in 0..self.route_count() {
             self.enter(route);
@@ -105,20 +108,26 @@ impl Worker {
     }
 
     /// One record everywhere: the log line, the counter, the audit log.
-    fn write(&self, kind: Kind, severity: Severity, record: Record, request_id: Option<u64>) {
-        // Fields of one type in every line: the request id an integer
-        // (absent for a task's finding of no exchange), like the
-        // proxy's other lines.
-        tracing::warn!(
-            upstream = %self.judge.upstream,
-            request_id,
-            kind = record.kind,
-            severity = record.severity,
-            task_id = record.task_id.as_deref(),
-            occurrences = record.occurrences,
-            "{}",
-            log_safe(&record.detail)
-        );
+    fn write(&mut self, kind: Kind, severity: Severity, record: Record, request_id: Option<u64>) {
+        let (admitted, held_back) = self.finding_lines.admit(self.clock);
+        if let Some(n) = held_back {
+            findings_not_logged(n);
+        }
+        if admitted {
+            // Fields of one type in every line: the request id an integer
+            // (absent for a task's finding of no exchange), like the
+            // proxy's other lines.
+            tracing::warn!(
+                upstream = %self.judge.upstream,
+                request_id,
+                kind = record.kind,
+                severity = record.severity,
+                task_id = record.task_id.as_deref(),
+                occurrences = record.occurrences,
+                "{}",
+                log_safe(&record.detail)
+            );
+        }
         self.judge.series.violation(kind, severity).inc();
         self.audit.write(record);
     }
@@ -273,3 +282,12 @@ impl BypassCheck {
 /// passing: often enough to be seen in any log window, rarely enough not
 /// to flood it.
 const BYPASS_WARNING_EVERY: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// The line that stands for the findings a second's allowance held back.
+fn findings_not_logged(n: u64) {
+    tracing::warn!(
+        not_logged = n,
+        "{n} findings were not logged as lines (more than {FINDING_LINES} in a second); the audit \
+         log and a2a_violations_total have every one"
+    );
+}

@@ -8,6 +8,7 @@ use super::live::LiveSet;
 use super::routes::{Parked, RouteJudge};
 use super::tracer::Tracer;
 use super::Worker;
+use super::FINDING_LINES;
 use crate::analysis::clock::Clock;
 use crate::engine::EngineConfig;
 use crate::findings::Policy;
@@ -62,6 +63,10 @@ impl Worker {
             time: Clock::System,
             access: None,
             fold_due: None,
+            finding_lines: crate::pace::Burst::new(
+                std::time::Duration::from_secs(1),
+                FINDING_LINES,
+            ),
             tracer: None,
             publisher: None,
             links: Default::default(),
