@@ -6,13 +6,14 @@
 //! wire types, invalid UTF-8, unknown fields of every wire type, groups
 //! nested to prost's depth limit), encoded by prost from random structs,
 //! joined (a message after another is their merge), cut and edited
-//! byte by byte, or any bytes at all.
+//! byte by byte, or any bytes at all. Bounded, the reader leaves the
+//! messages `repeats::over` finds over the bound, and reads the rest so.
 
 use proptest::prelude::*;
 use prost::Message as _;
 
-use super::{oracle, proto, read};
-use crate::a2a::model::{Operation, Version};
+use super::{oracle, proto, read, repeats};
+use crate::a2a::model::{Decoded, Malformed, Operation, Version};
 
 /// How a declared field is written.
 #[derive(Debug)]
@@ -395,11 +396,55 @@ fn edit(msg: Vec<u8>) -> impl Strategy<Value = Vec<u8>> {
     })
 }
 
-/// The reader and prost agree on `msg`.
+/// The reader and prost agree on `msg`; whether they read it.
 fn agree(version: Version, op: Operation, msg: &[u8]) -> Result<bool, TestCaseError> {
     let new = read::decode_response(version, op, msg);
+    same(&new, version, op, msg)?;
+    Ok(new.is_ok())
+}
+
+/// Bounded at `max`, the reader leaves what the walk of `repeats` finds
+/// over, and reads the rest as prost does.
+fn agree_bounded(
+    version: Version,
+    op: Operation,
+    msg: &[u8],
+    max: usize,
+) -> Result<(), TestCaseError> {
+    let over = repeats::over(op, msg, max);
+    match read::decode_bounded(version, op, msg, max) {
+        None => prop_assert!(
+            over,
+            "left under {}: {:?} {:?} {:02x?}",
+            max,
+            version,
+            op,
+            msg
+        ),
+        Some(new) => {
+            prop_assert!(
+                !over,
+                "read over {}: {:?} {:?} {:02x?}",
+                max,
+                version,
+                op,
+                msg
+            );
+            same(&new, version, op, msg)?;
+        }
+    }
+    Ok(())
+}
+
+/// `new` is what prost gives for `msg`: the same `Decoded`, or an error.
+fn same(
+    new: &Result<Decoded<'_>, Malformed>,
+    version: Version,
+    op: Operation,
+    msg: &[u8],
+) -> Result<(), TestCaseError> {
     let old = oracle::decode_response(version, op, msg);
-    match (&new, &old) {
+    match (new, &old) {
         (Ok(n), Ok(o)) => prop_assert_eq!(n, o, "{:?} {:?} {:02x?}", version, op, msg),
         (Err(n), Err(o)) => {
             // The wire's faults are worded apart; the rest word for word.
@@ -423,7 +468,7 @@ fn agree(version: Version, op: Operation, msg: &[u8]) -> Result<bool, TestCaseEr
             old
         ),
     }
-    Ok(new.is_ok())
+    Ok(())
 }
 
 /// A message written field by field from `op`'s schema, maybe edited.
@@ -454,40 +499,48 @@ proptest! {
 
     #[test]
     fn the_reader_agrees_with_prost_on_messages_written_field_by_field(
-        (v, op, msg) in written()
+        (v, op, msg) in written(),
+        max in 0usize..6,
     ) {
         agree(v, op, &msg)?;
+        agree_bounded(v, op, &msg, max)?;
     }
 
     #[test]
     fn the_reader_agrees_with_prost_on_what_prost_encodes(
-        (v, op, msg) in encoded()
+        (v, op, msg) in encoded(),
+        max in 0usize..6,
     ) {
         agree(v, op, &msg)?;
+        agree_bounded(v, op, &msg, max)?;
     }
 
     #[test]
     fn the_reader_agrees_with_prost_on_any_bytes(
         (v, op) in ops(),
         msg in prop::collection::vec(any::<u8>(), 0..40),
+        max in 0usize..3,
     ) {
         agree(v, op, &msg)?;
+        agree_bounded(v, op, &msg, max)?;
     }
 }
 
 /// The generators are worth their cases: both readers accept many of the
-/// written messages and refuse many.
+/// written messages and refuse many, and some hold more than 2 elements.
 #[test]
 fn written_messages_are_often_read_and_often_refused() {
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;
     let mut runner = TestRunner::deterministic();
-    let (mut ok, n) = (0, 2000);
+    let (mut ok, mut over, n) = (0, 0, 2000);
     for _ in 0..n {
         let (v, op, msg) = written().new_tree(&mut runner).unwrap().current();
         ok += usize::from(agree(v, op, &msg).unwrap());
+        over += usize::from(repeats::over(op, &msg, 2));
     }
     assert!((n / 5..n * 4 / 5).contains(&ok), "{ok} of {n} read");
+    assert!((n / 20..n / 2).contains(&over), "{over} of {n} over 2");
 }
 
 /// Groups nested about prost's limit (100 levels, the messages around

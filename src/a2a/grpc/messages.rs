@@ -5,11 +5,43 @@
 //! message sent twice is one message with the fields of both (later ones
 //! winning); a repeated field gathers every element; a oneof keeps its
 //! last member, merged with an earlier one of the same member.
+//!
+//! The elements of the repeated fields judging keeps are counted as they
+//! are read, as `repeats.rs` counts them on the wire (a Task's artifacts,
+//! a list's tasks; a level's count ends at its first group, where that
+//! walk stops), so a message over the bound is left as soon as it is.
 
 use std::borrow::Cow;
 
-use super::wire::{Reader, Result};
+use super::wire::{Reader, Result, WireError, WireType};
 use crate::a2a::model::Version;
+
+/// The elements of the repeated fields read so far, against the most
+/// judging reads in one message.
+pub(super) struct Tally {
+    n: usize,
+    max: usize,
+}
+
+impl Tally {
+    pub(super) fn new(max: usize) -> Tally {
+        Tally { n: 0, max }
+    }
+
+    /// Whether the message held more than the most.
+    pub(super) fn over(&self) -> bool {
+        self.n > self.max
+    }
+
+    /// One more element: an error past the most, ending the reading.
+    fn add(&mut self) -> Result<()> {
+        self.n += 1;
+        if self.over() {
+            return Err(WireError::over());
+        }
+        Ok(())
+    }
+}
 
 /// `google.protobuf.Timestamp`.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -73,9 +105,16 @@ pub(super) enum Payload<'a> {
     ArtifactUpdate(ArtifactUpdate<'a>),
 }
 
-/// A `StreamResponse` (fields 1 to 4, the oneof) of `version`.
-pub(super) fn stream_response(msg: &[u8], version: Version) -> Result<Option<Payload<'_>>> {
+/// A `StreamResponse` (fields 1 to 4, the oneof) of `version`. A member
+/// other than the one held starts afresh (prost drops the one held); the
+/// same member again is merged into it.
+pub(super) fn stream_response<'a>(
+    msg: &'a [u8],
+    version: Version,
+    tally: &mut Tally,
+) -> Result<Option<Payload<'a>>> {
     let depth = super::wire::DEPTH;
+    let mut counting = true;
     let mut payload = None;
     let mut r = Reader::new(msg);
     while let Some((number, wire)) = r.field()? {
@@ -86,7 +125,7 @@ pub(super) fn stream_response(msg: &[u8], version: Version) -> Result<Option<Pay
                     payload = Some(Payload::Task(Task::default()));
                 }
                 if let Some(Payload::Task(t)) = &mut payload {
-                    task(run, t, depth - 1).map_err(|e| e.at("task"))?;
+                    task(run, t, depth - 1, tally, counting).map_err(|e| e.at("task"))?;
                 }
             }
             2 => {
@@ -118,40 +157,57 @@ pub(super) fn stream_response(msg: &[u8], version: Version) -> Result<Option<Pay
                     artifact_update(run, a, depth - 1).map_err(|e| e.at("artifact_update"))?;
                 }
             }
-            _ => r.skip(number, wire, depth)?,
+            _ => {
+                counting &= wire != WireType::StartGroup;
+                r.skip(number, wire, depth)?;
+            }
         }
     }
     Ok(payload)
 }
 
 /// A `ListTasksResponse`'s tasks (field 1).
-pub(super) fn list_tasks(msg: &[u8]) -> Result<Vec<Task<'_>>> {
+pub(super) fn list_tasks<'a>(msg: &'a [u8], tally: &mut Tally) -> Result<Vec<Task<'a>>> {
     let depth = super::wire::DEPTH;
+    let mut counting = true;
     let mut tasks = Vec::new();
     let mut r = Reader::new(msg);
     while let Some((number, wire)) = r.field()? {
         match number {
             1 => {
                 let run = r.message(wire, depth).map_err(|e| e.at("tasks"))?;
+                if counting {
+                    tally.add()?;
+                }
                 let mut t = Task::default();
-                task(run, &mut t, depth - 1).map_err(|e| e.at("tasks"))?;
+                task(run, &mut t, depth - 1, tally, counting).map_err(|e| e.at("tasks"))?;
                 tasks.push(t);
             }
-            _ => r.skip(number, wire, depth)?,
+            _ => {
+                counting &= wire != WireType::StartGroup;
+                r.skip(number, wire, depth)?;
+            }
         }
     }
     Ok(tasks)
 }
 
 /// A whole message that is a `Task`.
-pub(super) fn whole_task(msg: &[u8]) -> Result<Task<'_>> {
+pub(super) fn whole_task<'a>(msg: &'a [u8], tally: &mut Tally) -> Result<Task<'a>> {
     let mut t = Task::default();
-    task(msg, &mut t, super::wire::DEPTH)?;
+    task(msg, &mut t, super::wire::DEPTH, tally, true)?;
     Ok(t)
 }
 
-/// Merges the `Task` in `run` into `t`, its fields read at `depth`.
-fn task<'a>(run: &'a [u8], t: &mut Task<'a>, depth: u32) -> Result<()> {
+/// Merges the `Task` in `run` into `t`, its fields read at `depth`; its
+/// artifacts are counted in `tally` while `counting`.
+fn task<'a>(
+    run: &'a [u8],
+    t: &mut Task<'a>,
+    depth: u32,
+    tally: &mut Tally,
+    mut counting: bool,
+) -> Result<()> {
     let mut r = Reader::new(run);
     while let Some((number, wire)) = r.field()? {
         match number {
@@ -164,10 +220,16 @@ fn task<'a>(run: &'a [u8], t: &mut Task<'a>, depth: u32) -> Result<()> {
             }
             4 => {
                 let run = r.message(wire, depth).map_err(|e| e.at("Task.artifacts"))?;
+                if counting {
+                    tally.add()?;
+                }
                 let id = artifact(run, "", depth - 1).map_err(|e| e.at("Task.artifacts"))?;
                 t.artifact_ids.push(Cow::Borrowed(id));
             }
-            _ => r.skip(number, wire, depth)?,
+            _ => {
+                counting &= wire != WireType::StartGroup;
+                r.skip(number, wire, depth)?;
+            }
         }
     }
     Ok(())

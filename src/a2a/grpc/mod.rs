@@ -13,7 +13,7 @@ mod status;
 mod wire;
 
 pub(crate) use read::gunzip;
-pub use read::{decode_response, Render};
+pub use read::{decode_bounded, decode_response, Render};
 pub use status::{GrpcStatus, OK};
 
 use std::borrow::Cow;

@@ -6,7 +6,7 @@ use std::io::Read;
 
 use serde_json::{json, Value};
 
-use super::messages;
+use super::messages::{self, Tally};
 use super::wire::WireError;
 use crate::a2a::model::{
     ArtifactUpdate, Decoded, Event, Malformed, MessageEvent, Operation, Payload, StateValue,
@@ -23,6 +23,32 @@ pub fn decode_response(
     op: Operation,
     msg: &[u8],
 ) -> Result<Decoded<'_>, Malformed> {
+    decode(version, op, msg, &mut Tally::new(usize::MAX))
+}
+
+/// `decode_response`, or `None` when the message's repeated fields hold
+/// more than `max` elements (`repeats::over`: counted as the message is
+/// read, and on the wire past where a malformed message stops reading).
+pub fn decode_bounded(
+    version: Version,
+    op: Operation,
+    msg: &[u8],
+    max: usize,
+) -> Option<Result<Decoded<'_>, Malformed>> {
+    let mut tally = Tally::new(max);
+    match decode(version, op, msg, &mut tally) {
+        Err(_) if tally.over() => None,
+        Err(_) if super::repeats::over(op, msg, max) => None,
+        read => Some(read),
+    }
+}
+
+fn decode<'a>(
+    version: Version,
+    op: Operation,
+    msg: &'a [u8],
+    tally: &mut Tally,
+) -> Result<Decoded<'a>, Malformed> {
     let bad = |what: &str, e: WireError| Malformed(format!("not a {what}: {e}"));
     let payload = match op {
         Operation::SendMessage | Operation::SendStreamingMessage | Operation::SubscribeToTask => {
@@ -31,18 +57,18 @@ pub fn decode_response(
             } else {
                 "StreamResponse"
             };
-            let read = messages::stream_response(msg, version).map_err(|e| bad(what, e))?;
+            let read = messages::stream_response(msg, version, tally).map_err(|e| bad(what, e))?;
             let Some(p) = read else {
                 return Err(Malformed(format!("a {what} with no payload")));
             };
             Payload::Event(event(p, version))
         }
         Operation::GetTask | Operation::CancelTask => {
-            let t = messages::whole_task(msg).map_err(|e| bad("Task", e))?;
+            let t = messages::whole_task(msg, tally).map_err(|e| bad("Task", e))?;
             Payload::Event(Event::Task(task(t)))
         }
         Operation::ListTasks => {
-            let list = messages::list_tasks(msg).map_err(|e| bad("ListTasksResponse", e))?;
+            let list = messages::list_tasks(msg, tally).map_err(|e| bad("ListTasksResponse", e))?;
             Payload::TaskList(list.into_iter().map(task).collect())
         }
         _ => return Err(Malformed(format!("{op}'s answer is not judged"))),

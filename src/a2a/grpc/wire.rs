@@ -36,6 +36,11 @@ impl WireError {
         WireError { what, field: None }
     }
 
+    /// More elements in the repeated fields than judging reads.
+    pub(super) fn over() -> WireError {
+        WireError::new("more repeated elements than judging reads")
+    }
+
     /// The error, found in `field` unless a field inside it was named.
     pub(super) fn at(mut self, field: &'static str) -> WireError {
         self.field.get_or_insert(field);
