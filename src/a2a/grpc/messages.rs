@@ -24,6 +24,7 @@ pub(super) struct Tally {
 }
 
 impl Tally {
+    /// None read yet, `max` the most.
     pub(super) fn new(max: usize) -> Tally {
         Tally { n: 0, max }
     }
@@ -227,6 +228,8 @@ fn task<'a>(
                 t.artifact_ids.push(Cow::Borrowed(id));
             }
             _ => {
+                // The walk of `repeats.rs` stops at a group (and counts
+                // nothing after it): so does this count.
                 counting &= wire != WireType::StartGroup;
                 r.skip(number, wire, depth)?;
             }

@@ -67,6 +67,7 @@ pub(super) struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// A reader at the first field of `msg`.
     pub(super) fn new(msg: &'a [u8]) -> Reader<'a> {
         Reader { rest: msg }
     }
