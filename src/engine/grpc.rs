@@ -6,7 +6,7 @@
 
 use super::inflate::{Budget, InflateError};
 use super::{EngineConfig, Sink, SkipReason};
-use crate::a2a::grpc::{decode_response, GrpcStatus, Render};
+use crate::a2a::grpc::{decode_bounded, GrpcStatus, Render};
 use crate::a2a::model::{Decoded, EventKind, Operation, Payload};
 use crate::findings::Finding;
 use crate::lifecycle::{Millis, Reducer, Registry};
@@ -152,14 +152,12 @@ impl Grpc {
             // A push config or an extended card: only its status is judged.
             return;
         }
-        if crate::a2a::grpc::repeats::over(
-            ex.operation,
-            msg,
-            crate::a2a::grpc::repeats::MAX_REPEATED,
-        ) {
+        // A message whose repeated fields hold more than judging reads is
+        // left when the reading finds it so (`repeats`).
+        let max = crate::a2a::grpc::repeats::MAX_REPEATED;
+        let Some(decoded) = decode_bounded(ex.version, ex.operation, msg, max) else {
             return self.unread(i, j, SkipReason::InflatedTooLarge);
-        }
-        let decoded = decode_response(ex.version, ex.operation, msg);
+        };
         j.sink.read();
         j.scratch.clear();
         j.sink.decoded(i, decoded.as_ref());

@@ -5,13 +5,15 @@
 //! an `ErrorInfo` naming the A2A error). Messages decode into the same
 //! vocabulary as the JSON bindings, so every rule applies unchanged.
 
+mod messages;
 pub mod proto;
 mod read;
 pub mod repeats;
 mod status;
+mod wire;
 
 pub(crate) use read::gunzip;
-pub use read::{decode_response, Render};
+pub use read::{decode_bounded, decode_response, Render};
 pub use status::{GrpcStatus, OK};
 
 use std::borrow::Cow;
@@ -169,5 +171,9 @@ fn resource_task(name: &str) -> Option<Cow<'_, str>> {
     (!id.is_empty()).then_some(Cow::Borrowed(id))
 }
 
+#[cfg(test)]
+mod equivalence;
+#[cfg(test)]
+mod oracle;
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,10 @@
 //! (as any proto3 reader skips unknown fields), so a message with more of
 //! them reads the same. Field numbers are the spec's; where 0.3 differs (a
 //! request's fields, `final` in a status update) the message is written
-//! twice.
+//! twice. Requests, the call's status and its details are decoded with
+//! these; response messages are read in place (`messages.rs`, the same
+//! fields), and these are what the tests encode answers with and hold
+//! that reader to.
 
 /// `google.protobuf.Timestamp`.
 #[derive(Clone, PartialEq, prost::Message)]

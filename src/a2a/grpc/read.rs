@@ -4,24 +4,52 @@
 use std::borrow::Cow;
 use std::io::Read;
 
-use prost::Message as _;
 use serde_json::{json, Value};
 
-use super::proto;
+use super::messages::{self, Tally};
+use super::wire::WireError;
 use crate::a2a::model::{
     ArtifactUpdate, Decoded, Event, Malformed, MessageEvent, Operation, Payload, StateValue,
     Status, StatusUpdate, TaskSnapshot, Version,
 };
 
-/// A response message of `op` in `version`, decoded. `Err` when it is not
-/// that message (a field of the wrong wire type, invalid UTF-8 in a
-/// string, a stream message with no payload).
+/// A response message of `op` in `version`, decoded, its text borrowed
+/// from `msg`. `Err` when it is not that message (a field of the wrong
+/// wire type, invalid UTF-8 in a string, a stream message with no
+/// payload): the messages prost refuses (`proto.rs` declares the same
+/// fields; the tests hold the two readers to the same answers).
 pub fn decode_response(
     version: Version,
     op: Operation,
     msg: &[u8],
-) -> Result<Decoded<'static>, Malformed> {
-    let bad = |what: &str, e: prost::DecodeError| Malformed(format!("not a {what}: {e}"));
+) -> Result<Decoded<'_>, Malformed> {
+    decode(version, op, msg, &mut Tally::new(usize::MAX))
+}
+
+/// `decode_response`, or `None` when the message's repeated fields hold
+/// more than `max` elements (`repeats::over`: counted as the message is
+/// read, and on the wire past where a malformed message stops reading).
+pub fn decode_bounded(
+    version: Version,
+    op: Operation,
+    msg: &[u8],
+    max: usize,
+) -> Option<Result<Decoded<'_>, Malformed>> {
+    let mut tally = Tally::new(max);
+    match decode(version, op, msg, &mut tally) {
+        Err(_) if tally.over() => None,
+        Err(_) if super::repeats::over(op, msg, max) => None,
+        read => Some(read),
+    }
+}
+
+fn decode<'a>(
+    version: Version,
+    op: Operation,
+    msg: &'a [u8],
+    tally: &mut Tally,
+) -> Result<Decoded<'a>, Malformed> {
+    let bad = |what: &str, e: WireError| Malformed(format!("not a {what}: {e}"));
     let payload = match op {
         Operation::SendMessage | Operation::SendStreamingMessage | Operation::SubscribeToTask => {
             let what = if op == Operation::SendMessage {
@@ -29,29 +57,19 @@ pub fn decode_response(
             } else {
                 "StreamResponse"
             };
-            let event = match version {
-                Version::V1_0 => proto::StreamResponse::decode(msg)
-                    .map_err(|e| bad(what, e))?
-                    .payload
-                    .map(event),
-                Version::V0_3 => proto::StreamResponse03::decode(msg)
-                    .map_err(|e| bad(what, e))?
-                    .payload
-                    .map(event03),
-            };
-            let Some(event) = event else {
+            let read = messages::stream_response(msg, version, tally).map_err(|e| bad(what, e))?;
+            let Some(p) = read else {
                 return Err(Malformed(format!("a {what} with no payload")));
             };
-            Payload::Event(event)
+            Payload::Event(event(p, version))
         }
         Operation::GetTask | Operation::CancelTask => {
-            let t = proto::Task::decode(msg).map_err(|e| bad("Task", e))?;
+            let t = messages::whole_task(msg, tally).map_err(|e| bad("Task", e))?;
             Payload::Event(Event::Task(task(t)))
         }
         Operation::ListTasks => {
-            let list =
-                proto::ListTasksResponse::decode(msg).map_err(|e| bad("ListTasksResponse", e))?;
-            Payload::TaskList(list.tasks.into_iter().map(task).collect())
+            let list = messages::list_tasks(msg, tally).map_err(|e| bad("ListTasksResponse", e))?;
+            Payload::TaskList(list.into_iter().map(task).collect())
         }
         _ => return Err(Malformed(format!("{op}'s answer is not judged"))),
     };
@@ -62,72 +80,49 @@ pub fn decode_response(
     })
 }
 
-fn text(s: String) -> Option<Cow<'static, str>> {
-    (!s.is_empty()).then_some(Cow::Owned(s))
+/// A string field as the model holds an optional one: absent when empty
+/// (proto3 cannot tell an empty string from none).
+fn text(s: &str) -> Option<Cow<'_, str>> {
+    (!s.is_empty()).then_some(Cow::Borrowed(s))
 }
 
-fn event(p: proto::Payload) -> Event<'static> {
+fn event(p: messages::Payload<'_>, version: Version) -> Event<'_> {
     match p {
-        proto::Payload::Task(t) => Event::Task(task(t)),
-        proto::Payload::Message(m) => Event::Message(message(m)),
-        proto::Payload::StatusUpdate(s) => Event::StatusUpdate(StatusUpdate {
-            task_id: Cow::Owned(s.task_id),
+        messages::Payload::Task(t) => Event::Task(task(t)),
+        messages::Payload::Message(m) => Event::Message(MessageEvent {
+            message_id: text(m.message_id),
+            task_id: text(m.task_id),
+            context_id: text(m.context_id),
+        }),
+        messages::Payload::StatusUpdate(s) => Event::StatusUpdate(StatusUpdate {
+            task_id: Cow::Borrowed(s.task_id),
             context_id: text(s.context_id),
             status: status(s.status),
-            final_flag: None,
+            // 1.0 has no `final`.
+            final_flag: (version == Version::V0_3).then_some(s.r#final),
         }),
-        proto::Payload::ArtifactUpdate(a) => Event::ArtifactUpdate(artifact(a)),
+        messages::Payload::ArtifactUpdate(a) => Event::ArtifactUpdate(ArtifactUpdate {
+            task_id: Cow::Borrowed(a.task_id),
+            context_id: text(a.context_id),
+            artifact_id: Cow::Borrowed(a.artifact_id),
+            append: a.append,
+            last_chunk: a.last_chunk,
+        }),
     }
 }
 
-fn event03(p: proto::Payload03) -> Event<'static> {
-    match p {
-        proto::Payload03::Task(t) => Event::Task(task(t)),
-        proto::Payload03::Message(m) => Event::Message(message(m)),
-        proto::Payload03::StatusUpdate(s) => Event::StatusUpdate(StatusUpdate {
-            task_id: Cow::Owned(s.task_id),
-            context_id: text(s.context_id),
-            status: status(s.status),
-            final_flag: Some(s.r#final),
-        }),
-        proto::Payload03::ArtifactUpdate(a) => Event::ArtifactUpdate(artifact(a)),
-    }
-}
-
-fn task(t: proto::Task) -> TaskSnapshot<'static> {
+fn task(t: messages::Task<'_>) -> TaskSnapshot<'_> {
     TaskSnapshot {
-        id: Cow::Owned(t.id),
+        id: Cow::Borrowed(t.id),
         context_id: text(t.context_id),
         status: status(t.status),
-        artifact_ids: t
-            .artifacts
-            .into_iter()
-            .map(|a| Cow::Owned(a.artifact_id))
-            .collect(),
-    }
-}
-
-fn message(m: proto::Message) -> MessageEvent<'static> {
-    MessageEvent {
-        message_id: text(m.message_id),
-        task_id: text(m.task_id),
-        context_id: text(m.context_id),
-    }
-}
-
-fn artifact(a: proto::ArtifactUpdate) -> ArtifactUpdate<'static> {
-    ArtifactUpdate {
-        task_id: Cow::Owned(a.task_id),
-        context_id: text(a.context_id),
-        artifact_id: Cow::Owned(a.artifact.map(|a| a.artifact_id).unwrap_or_default()),
-        append: a.append,
-        last_chunk: a.last_chunk,
+        artifact_ids: t.artifact_ids,
     }
 }
 
 /// A status; an absent one reads as the unspecified state (proto3: the
 /// default), which is what a gRPC client sees.
-fn status(s: Option<proto::TaskStatus>) -> Status<'static> {
+fn status(s: Option<messages::TaskStatus>) -> Status<'static> {
     let s = s.unwrap_or_default();
     Status {
         state: state(s.state),
@@ -140,7 +135,7 @@ fn status(s: Option<proto::TaskStatus>) -> Status<'static> {
 
 /// The enum's number (the same in 1.0 and 0.3), as the JSON reader takes
 /// a state sent as a number.
-fn state(n: i32) -> StateValue {
+pub(super) fn state(n: i32) -> StateValue {
     match u64::try_from(n) {
         Ok(n) => crate::a2a::spelling::state_from_number(n),
         Err(_) => StateValue::Undefined(n.to_string()),
@@ -149,7 +144,7 @@ fn state(n: i32) -> StateValue {
 
 /// A `google.protobuf.Timestamp` as RFC 3339 (UTC, nanoseconds when set);
 /// `None` outside the years 1 to 9999 the type allows.
-fn rfc3339(seconds: i64, nanos: i32) -> Option<String> {
+pub(super) fn rfc3339(seconds: i64, nanos: i32) -> Option<String> {
     const MIN: i64 = -62_135_596_800; // 0001-01-01T00:00:00Z
     const MAX: i64 = 253_402_300_799; // 9999-12-31T23:59:59Z
     if !(MIN..=MAX).contains(&seconds) || !(0..1_000_000_000).contains(&nanos) {

@@ -1,9 +1,11 @@
 //! How many elements a response message's repeated fields hold, counted on
-//! the wire before decoding: a Task of a million empty artifacts is a few
-//! bytes each on the wire but a decoded element each, so judging reads
-//! only messages whose repeated fields are under a bound. Only the fields
-//! the decoder keeps are counted (a Task's `artifacts`, a task list's
-//! `tasks`); the rest are skipped by prost without allocating.
+//! the wire: a Task of a million empty artifacts is a few bytes each on
+//! the wire but a decoded element each, so judging reads only messages
+//! whose repeated fields are under a bound. Only the fields the decoder
+//! keeps are counted (a Task's `artifacts`, a task list's `tasks`); the
+//! rest are skipped without allocating. The reader counts the same as it
+//! reads (`messages.rs`), so this walk is what decides only for a message
+//! the reader refuses: it counts on past the fault.
 
 use crate::a2a::model::Operation;
 

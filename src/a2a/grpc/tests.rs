@@ -163,12 +163,8 @@ fn responses_decode_into_the_engine_vocabulary() {
             status: status(3, 1_764_583_200),
         })),
     };
-    let d = decode_response(
-        Version::V1_0,
-        Operation::SendStreamingMessage,
-        &update.encode_to_vec(),
-    )
-    .unwrap();
+    let bytes = update.encode_to_vec();
+    let d = decode_response(Version::V1_0, Operation::SendStreamingMessage, &bytes).unwrap();
     let Payload::Event(Event::StatusUpdate(s)) = d.payload else {
         panic!("{d:?}")
     };
@@ -186,12 +182,8 @@ fn responses_decode_into_the_engine_vocabulary() {
             r#final: true,
         })),
     };
-    let d = decode_response(
-        Version::V0_3,
-        Operation::SubscribeToTask,
-        &v03.encode_to_vec(),
-    )
-    .unwrap();
+    let bytes = v03.encode_to_vec();
+    let d = decode_response(Version::V0_3, Operation::SubscribeToTask, &bytes).unwrap();
     let Payload::Event(Event::StatusUpdate(s)) = d.payload else {
         panic!("{d:?}")
     };
@@ -207,12 +199,8 @@ fn responses_decode_into_the_engine_vocabulary() {
             last_chunk: false,
         })),
     };
-    let d = decode_response(
-        Version::V1_0,
-        Operation::SendStreamingMessage,
-        &art.encode_to_vec(),
-    )
-    .unwrap();
+    let bytes = art.encode_to_vec();
+    let d = decode_response(Version::V1_0, Operation::SendStreamingMessage, &bytes).unwrap();
     assert!(
         matches!(d.payload, Payload::Event(Event::ArtifactUpdate(ref a)) if a.append && !a.last_chunk && a.artifact_id == "a")
     );
@@ -222,7 +210,8 @@ fn responses_decode_into_the_engine_vocabulary() {
         status: status(0, 0),
         artifacts: vec![],
     };
-    let d = decode_response(Version::V1_0, Operation::GetTask, &task.encode_to_vec()).unwrap();
+    let bytes = task.encode_to_vec();
+    let d = decode_response(Version::V1_0, Operation::GetTask, &bytes).unwrap();
     let Payload::Event(Event::Task(t)) = d.payload else {
         panic!()
     };
@@ -231,7 +220,8 @@ fn responses_decode_into_the_engine_vocabulary() {
         status: status(42, 0),
         ..task.clone()
     };
-    let d = decode_response(Version::V1_0, Operation::CancelTask, &odd.encode_to_vec()).unwrap();
+    let bytes = odd.encode_to_vec();
+    let d = decode_response(Version::V1_0, Operation::CancelTask, &bytes).unwrap();
     let Payload::Event(Event::Task(t)) = d.payload else {
         panic!()
     };
@@ -239,7 +229,8 @@ fn responses_decode_into_the_engine_vocabulary() {
     let list = proto::ListTasksResponse {
         tasks: vec![task.clone(), task],
     };
-    let d = decode_response(Version::V1_0, Operation::ListTasks, &list.encode_to_vec()).unwrap();
+    let bytes = list.encode_to_vec();
+    let d = decode_response(Version::V1_0, Operation::ListTasks, &bytes).unwrap();
     assert!(matches!(d.payload, Payload::TaskList(ref l) if l.len() == 2));
     // Not the message: an empty stream response, a wrong wire type, bad UTF-8.
     assert!(decode_response(Version::V1_0, Operation::SendStreamingMessage, b"").is_err());
@@ -260,7 +251,8 @@ fn timestamps_are_rfc3339() {
             }),
             artifacts: vec![],
         };
-        let d = decode_response(Version::V1_0, Operation::GetTask, &task.encode_to_vec()).unwrap();
+        let bytes = task.encode_to_vec();
+        let d = decode_response(Version::V1_0, Operation::GetTask, &bytes).unwrap();
         let Payload::Event(Event::Task(t)) = &d.payload else {
             panic!()
         };
