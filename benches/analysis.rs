@@ -2,11 +2,12 @@
 //! judges a second, its task registry full (100,000 tasks), fed through
 //! the observer calls a serving thread makes for each exchange (open, the
 //! request, the response head, the response in one run, the end). The
-//! bench's own thread plays the serving threads; a sample's time runs
-//! until the analysis thread has judged every event it was given, so it is
-//! the slower of the two sides: the analysis thread, whose work per
-//! exchange is about twice the observer's (BENCHMARKS.md, "The analysis
-//! path past one thread").
+//! bench's own thread plays the serving threads. A sample's time is the
+//! analysis thread's own time on a core (`/proc/self/task/TID/schedstat`)
+//! until it has judged every exchange it was given: what an exchange costs
+//! a fully busy analysis thread, whose inverse is the exchanges a second
+//! one analysis thread can judge (BENCHMARKS.md, "The analysis path past
+//! one thread").
 //!
 //! `cargo bench --bench analysis`
 
@@ -64,6 +65,8 @@ struct Bench {
     streams: u64,
     request: Bytes,
     request_head: http::request::Parts,
+    /// The analysis thread's id (`/proc/self/task/ID`).
+    analysis: String,
     sse: Template,
     json: Template,
 }
@@ -113,6 +116,17 @@ impl Bench {
         let (tap, handle) = Tap::start(cfg, metrics.clone(), audit).expect("analysis thread");
         // The thread lives as long as the bench.
         std::mem::forget(handle);
+        let analysis = std::fs::read_dir("/proc/self/task")
+            .expect("/proc/self/task")
+            .filter_map(Result::ok)
+            .find(|t| {
+                std::fs::read_to_string(t.path().join("comm"))
+                    .is_ok_and(|c| c.starts_with("a2a-tap-analysi"))
+            })
+            .expect("the analysis thread")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
         let (request_head, ()) = http::Request::post("/")
             .header("content-type", "application/json")
             .header("a2a-version", "1.0")
@@ -126,6 +140,7 @@ impl Bench {
             streams: 0,
             request: Bytes::from_static(REQUEST.as_bytes()),
             request_head,
+            analysis,
             sse: Template::new(stream("tsk_0000000000000000")),
             json: Template::new(answer("tsk_0000000000000000")),
         }
@@ -160,6 +175,18 @@ impl Bench {
         obs.response_head(&head);
         obs.response_data(body);
         obs.response_end(&[], BodyEnd::Complete);
+    }
+
+    /// The analysis thread's time on a core so far.
+    fn analysis_cpu(&self) -> Duration {
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{}/schedstat", self.analysis))
+            .expect("the analysis thread's schedstat");
+        let ns = stat
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse().ok())
+            .expect("nanoseconds on a core");
+        Duration::from_nanos(ns)
     }
 
     /// Stream events the analysis thread has judged so far.
@@ -207,7 +234,7 @@ fn bench(c: &mut Criterion) {
     ] {
         g.bench_function(name, |bench| {
             bench.iter_custom(|iters| {
-                let start = Instant::now();
+                let start = b.analysis_cpu();
                 for _ in 0..iters {
                     b.exchange(sse);
                 }
@@ -217,7 +244,7 @@ fn bench(c: &mut Criterion) {
                 // One stream more, to know when all are judged: its cost
                 // is spread over the sample's `iters` exchanges.
                 b.settle();
-                start.elapsed()
+                b.analysis_cpu() - start
             })
         });
     }
