@@ -23,44 +23,71 @@ type Script = fn(&str, usize) -> Vec<u8>;
 /// A raw upstream that keeps connections open and answers each request
 /// with `script`; the number of requests each connection carried.
 async fn scripted(script: Script) -> (SocketAddr, Arc<Mutex<Vec<usize>>>) {
+    scripted_over(script, None).await
+}
+
+/// `scripted`, over TLS with `tls` when given.
+async fn scripted_over(
+    script: Script,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+) -> (SocketAddr, Arc<Mutex<Vec<usize>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     let served = Arc::new(Mutex::new(Vec::new()));
     let counts = served.clone();
     let asked = Arc::new(AtomicUsize::new(0));
     tokio::spawn(async move {
-        while let Ok((mut s, _)) = listener.accept().await {
-            let (counts, asked) = (counts.clone(), asked.clone());
+        while let Ok((s, _)) = listener.accept().await {
+            let (counts, asked, tls) = (counts.clone(), asked.clone(), tls.clone());
             tokio::spawn(async move {
                 let conn = {
                     let mut c = counts.lock().expect("lock");
                     c.push(0);
                     c.len() - 1
                 };
-                let (mut seen, mut buf) = (Vec::new(), [0u8; 4096]);
-                loop {
-                    let end = loop {
-                        if let Some(p) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
-                            break p + 4;
-                        }
-                        match s.read(&mut buf).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(k) => seen.extend_from_slice(&buf[..k]),
-                        }
-                    };
-                    let head = String::from_utf8_lossy(&seen[..end]).to_string();
-                    seen.drain(..end);
-                    let method = head.split(' ').next().unwrap_or("").to_string();
+                let answer = |method: &str| {
                     counts.lock().expect("lock")[conn] += 1;
-                    let n = asked.fetch_add(1, Ordering::SeqCst);
-                    if s.write_all(&script(&method, n)).await.is_err() {
-                        return;
+                    script(method, asked.fetch_add(1, Ordering::SeqCst))
+                };
+                match tls {
+                    Some(tls) => {
+                        if let Ok(s) = tls.accept(s).await {
+                            serve(s, answer).await;
+                        }
                     }
+                    None => serve(s, answer).await,
                 }
             });
         }
     });
     (addr, served)
+}
+
+/// Answers each request head read on `s` with what `answer` gives for
+/// its method.
+async fn serve<S>(mut s: S, answer: impl Fn(&str) -> Vec<u8>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let (mut seen, mut buf) = (Vec::new(), [0u8; 4096]);
+    loop {
+        let end = loop {
+            if let Some(p) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+                break p + 4;
+            }
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(k) => seen.extend_from_slice(&buf[..k]),
+            }
+        };
+        let head = String::from_utf8_lossy(&seen[..end]).to_string();
+        seen.drain(..end);
+        let method = head.split(' ').next().unwrap_or("");
+        let wire = answer(method);
+        if s.write_all(&wire).await.is_err() || s.flush().await.is_err() {
+            return;
+        }
+    }
 }
 
 /// `n` SSE events, one chunk each, and their data.
@@ -254,4 +281,36 @@ async fn a_malformed_chunk_size_fails_the_answer_after_the_data_before_it() {
     let (data, ended) = whole_chunks(&got[split..]);
     assert_eq!(data, events(5, 0).1);
     assert!(!ended, "the answer ended cleanly");
+}
+
+/// Above TLS too: the rewriter reads the plaintext, chunked answers on a
+/// kept-alive HTTPS upstream connection arrive whole.
+#[tokio::test]
+async fn chunked_answers_over_tls_arrive_whole() {
+    let c = crate::tls::chain(&["127.0.0.1"]);
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let server = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_no_client_auth()
+        .with_single_cert(vec![c.leaf.clone()], c.leaf_key.clone_key())
+        .expect("server config");
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server));
+    let (up, served) = scripted_over(|_, n| sse_answer(n), Some(acceptor)).await;
+    let dir = tempfile::tempdir().expect("dir");
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, &c.ca_pem).expect("write ca");
+    let mut config = config(up);
+    config.upstream = Some(format!("https://{up}").parse().expect("url"));
+    config.proxy.tls_ca_file = Some(ca);
+    let tap = proxy(config).await;
+    let mut caller = caller(tap.listen_addr()).await;
+    for n in 0..4 {
+        let (status, body) = ask(&mut caller, http::Method::GET).await;
+        assert_eq!(
+            (status, body.to_vec()),
+            (StatusCode::OK, events(20, n * 20).1)
+        );
+    }
+    assert!(served.lock().expect("lock").iter().any(|n| *n >= 3));
 }

@@ -42,27 +42,41 @@ impl<T: Read + Unpin> Read for RechunkIo<T> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        mut buf: ReadBufCursor<'_>,
+        buf: ReadBufCursor<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         if this.rechunk.is_through() {
             return Pin::new(&mut this.inner).poll_read(cx, buf);
         }
         let room = buf.remaining().min(MAX_READ);
-        SCRATCH.with(|scratch| {
-            // Borrowed only here: another connection's read cannot nest
-            // in this one (the inner stream calls nothing of ours).
-            let mut scratch = scratch.borrow_mut();
-            if scratch.len() < room {
-                scratch.resize(room, 0);
-            }
-            let mut read = ReadBuf::new(&mut scratch[..room]);
-            ready!(Pin::new(&mut this.inner).poll_read(cx, read.unfilled()))?;
-            // Never longer than what was read, which fits `buf`.
-            this.rechunk
-                .rewrite(read.filled(), &mut |piece| buf.put_slice(piece));
-            Poll::Ready(Ok(()))
+        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut scratch) => this.read_through(cx, &mut scratch, room, buf),
+            // Not nested in practice (the inner stream calls nothing of
+            // ours); if it ever were, a buffer of its own, not a panic.
+            Err(_) => this.read_through(cx, &mut Vec::new(), room, buf),
         })
+    }
+}
+
+impl<T: Read + Unpin> RechunkIo<T> {
+    /// Reads up to `room` bytes into `scratch`, then puts them rewritten
+    /// into `buf`.
+    fn read_through(
+        &mut self,
+        cx: &mut Context<'_>,
+        scratch: &mut Vec<u8>,
+        room: usize,
+        mut buf: ReadBufCursor<'_>,
+    ) -> Poll<io::Result<()>> {
+        if scratch.len() < room {
+            scratch.resize(room, 0);
+        }
+        let mut read = ReadBuf::new(&mut scratch[..room]);
+        ready!(Pin::new(&mut self.inner).poll_read(cx, read.unfilled()))?;
+        // Never longer than what was read, which fits `buf`.
+        self.rechunk
+            .rewrite(read.filled(), &mut |piece| buf.put_slice(piece));
+        Poll::Ready(Ok(()))
     }
 }
 

@@ -425,3 +425,55 @@ fn lws_and_long_extensions_are_left_to_hyper() {
         assert!(r.is_through());
     }
 }
+
+/// What the rewriter is for, through hyper's own client: the 20 chunks an
+/// upstream wrote together are one data frame for hyper (20 without it).
+#[tokio::test]
+async fn hyper_decodes_chunks_read_together_in_one_frame() {
+    use http_body_util::BodyExt;
+    use hyper_util::rt::TokioIo;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    async fn frames(rewrite: bool) -> usize {
+        let (near, mut far) = tokio::io::duplex(64 * 1024);
+        let (data, body) = events(20);
+        tokio::spawn(async move {
+            let mut buf = [0u8; 1024];
+            let _ = far.read(&mut buf).await;
+            let answer = [SSE_HEAD, &body, b"0\r\n\r\n"].concat();
+            let _ = far.write_all(&answer).await;
+            let _ = far.read(&mut buf).await;
+        });
+        let next = Arc::new(NextRequest::default());
+        let req = http::Request::get("/")
+            .body(http_body_util::Empty::<bytes::Bytes>::new())
+            .expect("request");
+        next.announce(req.method());
+        let resp = if rewrite {
+            let io = super::RechunkIo::new(TokioIo::new(near), next);
+            let (mut send, conn) = hyper::client::conn::http1::handshake(io)
+                .await
+                .expect("handshake");
+            tokio::spawn(conn);
+            send.send_request(req).await.expect("answer")
+        } else {
+            let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(near))
+                .await
+                .expect("handshake");
+            tokio::spawn(conn);
+            send.send_request(req).await.expect("answer")
+        };
+        let mut body = resp.into_body();
+        let (mut count, mut got) = (0, Vec::new());
+        while let Some(frame) = body.frame().await {
+            if let Ok(d) = frame.expect("frame").into_data() {
+                count += usize::from(!d.is_empty());
+                got.extend_from_slice(&d);
+            }
+        }
+        assert_eq!(got, data);
+        count
+    }
+    assert_eq!(frames(false).await, 20);
+    assert_eq!(frames(true).await, 1);
+}
