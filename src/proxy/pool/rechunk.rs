@@ -265,7 +265,8 @@ impl Rechunk {
             }
             Parsed::Partial if kept > 0 && self.head.len() <= MAX_HEAD => input.len(),
             Parsed::Complete(len, framing) if len > kept => {
-                self.head.clear();
+                // Freed, not kept: heads cut by a read are rare.
+                self.head = Vec::new();
                 self.enter(framing);
                 at + (len - kept)
             }
