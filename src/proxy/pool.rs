@@ -19,6 +19,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tower_service::Service;
 
+use self::rechunk::{NextRequest, RechunkIo};
 use super::share::{CallerShare, Slot};
 use super::BoxError;
 use super::UpstreamBody;
@@ -28,7 +29,9 @@ const MAX_IDLE: usize = 1024;
 /// hyper's default HTTP/1.1 read buffer limit.
 const HYPER_MAX_BUF: usize = 8192 + 4096 * 100;
 
-type Io = MaybeHttpsStream<TokioIo<TcpStream>>;
+/// The connection's I/O: plaintext HTTP/1.1 (above TLS) with the chunks
+/// each read brought joined (`rechunk`).
+type Io = RechunkIo<MaybeHttpsStream<TokioIo<TcpStream>>>;
 type Conn = http1::Connection<Io, UpstreamBody>;
 
 /// Why sending on a leased connection failed.
@@ -105,6 +108,9 @@ pub struct Lease {
     /// The slot of a lease in use (its caller connection's share of the
     /// budget, `proxy::share`); an idle connection holds none.
     slot: Option<Slot>,
+    /// Tells the connection's rewriter each request's method (how its
+    /// answer is framed depends on it).
+    next: Arc<NextRequest>,
 }
 
 // === impl Pool ===
@@ -154,6 +160,8 @@ impl Pool {
 
     async fn open(&self, uri: &Uri, slot: Slot) -> Result<Lease, BoxError> {
         let io = self.connector.clone().call(uri.clone()).await?;
+        let next = Arc::new(NextRequest::default());
+        let io = RechunkIo::new(io, next.clone());
         let (sender, conn) = http1::Builder::new()
             .max_buf_size(self.max_buf)
             .handshake(io)
@@ -163,6 +171,7 @@ impl Pool {
             conn: Some(Box::pin(conn)),
             reused: false,
             slot: Some(slot),
+            next,
         })
     }
 
@@ -262,6 +271,9 @@ impl Lease {
         &mut self,
         req: Request<UpstreamBody>,
     ) -> Result<Response<Incoming>, SendFailure> {
+        // Before the request can reach the wire: its answer cannot come
+        // before it.
+        self.next.announce(req.method());
         let fut = self.sender.try_send_request(req);
         tokio::pin!(fut);
         let result = poll_fn(|cx| {
@@ -280,4 +292,5 @@ impl Lease {
 }
 
 mod leased;
+mod rechunk;
 pub use leased::LeasedBody;

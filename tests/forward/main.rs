@@ -12,6 +12,7 @@ mod hostile;
 mod lifecycle;
 mod load;
 mod pool;
+mod rechunk;
 mod routes;
 mod sse;
 mod threads;
