@@ -11,6 +11,8 @@
 //!
 //! `cargo bench --bench analysis`
 
+mod load;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,36 +26,6 @@ use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 const REQUEST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"role":"ROLE_USER","messageId":"m-1","parts":[{"text":"book a flight"}]}}}"#;
-
-/// The load script's task stream (examples/bench_upstream.rs): a Task, a
-/// working status, 17 artifact chunks and the completed status.
-fn stream(task: &str) -> Vec<u8> {
-    let rpc =
-        |result: String| format!("data: {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{result}}}\n\n");
-    let status = |state: &str| {
-        rpc(format!(
-            "{{\"statusUpdate\":{{\"taskId\":\"{task}\",\"contextId\":\"ctx_3\",\"status\":{{\"state\":\"{state}\",\"timestamp\":\"2026-01-01T00:00:00Z\"}}}}}}"
-        ))
-    };
-    let mut out = rpc(format!(
-        "{{\"task\":{{\"id\":\"{task}\",\"contextId\":\"ctx_3\",\"status\":{{\"state\":\"TASK_STATE_SUBMITTED\"}}}}}}"
-    ));
-    out += &status("TASK_STATE_WORKING");
-    for i in 0..17 {
-        out += &rpc(format!(
-            "{{\"artifactUpdate\":{{\"taskId\":\"{task}\",\"contextId\":\"ctx_3\",\"append\":{},\"lastChunk\":{},\"artifact\":{{\"artifactId\":\"art_1\",\"parts\":[{{\"text\":\"chunk {i:02} of the generated itinerary, with enough words to look like model output ...\"}}]}}}}}}",
-            i > 0,
-            i == 16
-        ));
-    }
-    out += &status("TASK_STATE_COMPLETED");
-    out.into_bytes()
-}
-
-/// The load script's small JSON answer.
-fn answer(task: &str) -> Vec<u8> {
-    format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"id":"{task}","contextId":"ctx_3","status":{{"state":"TASK_STATE_COMPLETED"}}}}}}"#).into_bytes()
-}
 
 /// An analysis thread with its registry's default size (100,000 tasks)
 /// and a queue that never sheds (every exchange is judged).
@@ -141,8 +113,8 @@ impl Bench {
             request: Bytes::from_static(REQUEST.as_bytes()),
             request_head,
             analysis,
-            sse: Template::new(stream("tsk_0000000000000000")),
-            json: Template::new(answer("tsk_0000000000000000")),
+            sse: Template::new(load::stream("tsk_0000000000000000", 1)),
+            json: Template::new(load::answer("tsk_0000000000000000", 1)),
         }
     }
 

@@ -8,6 +8,8 @@
 //! and the classification of the load script's request, which the
 //! forwarding thread does for every exchange.
 
+mod load;
+
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 
 use a2a_tap::a2a::classify::classify;
@@ -44,31 +46,9 @@ fn stream(artifacts: usize) -> (Vec<u8>, Vec<Vec<u8>>) {
     (body.into_bytes(), data)
 }
 
-/// The load script's stream (`examples/bench_upstream.rs`) for task `n`,
-/// in one piece, with the exchange's JSON-RPC id (42): snapshot, working, 17 chunks of one artifact (the first
-/// replacing, the last closing it), completed.
+/// The load script's stream for task `n`, with the exchange's JSON-RPC id.
 fn load_stream(n: usize) -> Vec<u8> {
-    let task = format!("tsk_{n:016x}");
-    let rpc =
-        |result: String| format!("data: {{\"jsonrpc\":\"2.0\",\"id\":42,\"result\":{result}}}\n\n");
-    let status = |state: &str| {
-        rpc(format!(
-            "{{\"statusUpdate\":{{\"taskId\":\"{task}\",\"contextId\":\"ctx_3\",\"status\":{{\"state\":\"{state}\",\"timestamp\":\"2026-01-01T00:00:00Z\"}}}}}}"
-        ))
-    };
-    let mut body = rpc(format!(
-        "{{\"task\":{{\"id\":\"{task}\",\"contextId\":\"ctx_3\",\"status\":{{\"state\":\"TASK_STATE_SUBMITTED\"}}}}}}"
-    ));
-    body.push_str(&status("TASK_STATE_WORKING"));
-    for i in 0..17 {
-        body.push_str(&rpc(format!(
-            "{{\"artifactUpdate\":{{\"taskId\":\"{task}\",\"contextId\":\"ctx_3\",\"append\":{},\"lastChunk\":{},\"artifact\":{{\"artifactId\":\"art_1\",\"parts\":[{{\"text\":\"chunk {i:02} of the generated itinerary, with enough words to look like model output ...\"}}]}}}}}}",
-            i > 0,
-            i == 16
-        )));
-    }
-    body.push_str(&status("TASK_STATE_COMPLETED"));
-    body.into_bytes()
+    load::stream(&format!("tsk_{n:016x}"), 42)
 }
 
 /// The load script's gRPC stream for task `n`: the same 20 events as
@@ -112,13 +92,10 @@ fn load_grpc_stream(n: usize) -> Vec<u8> {
     out
 }
 
-/// The load script's JSON answer (`examples/bench_upstream.rs`) about
-/// task `n`, with the exchange's JSON-RPC id (42).
+/// The load script's JSON answer about task `n`, with the exchange's
+/// JSON-RPC id.
 fn load_answer(n: usize) -> Vec<u8> {
-    format!(
-        r#"{{"jsonrpc":"2.0","id":42,"result":{{"id":"tsk_{n:016x}","contextId":"ctx_3","status":{{"state":"TASK_STATE_COMPLETED"}}}}}}"#
-    )
-    .into_bytes()
+    load::answer(&format!("tsk_{n:016x}"), 42)
 }
 
 fn exchange() -> Exchange {

@@ -3,11 +3,9 @@
 //! arrive together go to the caller together (one chunk, not one each),
 //! without ever waiting for a chunk still to come.
 
-use std::time::Duration;
-
 use proptest::prelude::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 
 use crate::support::*;
 
@@ -34,40 +32,14 @@ fn chunked(body: &[u8], sizes: &[usize], trailer: Option<&str>) -> Vec<u8> {
 }
 
 /// A raw upstream answering every request with `wire` (a chunked body)
-/// after a chunked SSE head, written in the given pieces with a pause
-/// after each.
+/// after a chunked SSE head, cut at `cuts` (offsets into `wire`).
 async fn raw_upstream(wire: Vec<u8>, cuts: Vec<usize>) -> std::net::SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
-            let (wire, cuts) = (wire.clone(), cuts.clone());
-            tokio::spawn(async move {
-                let _ = stream.set_nodelay(true);
-                let mut buf = vec![0u8; 4096];
-                let mut seen = Vec::new();
-                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match stream.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => seen.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let mut all = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n".to_vec();
-                let head = all.len();
-                all.extend_from_slice(&wire);
-                let mut at = 0;
-                for cut in cuts.into_iter().map(|c| c + head).chain([all.len()]) {
-                    let cut = cut.clamp(at, all.len());
-                    if stream.write_all(&all[at..cut]).await.is_err() {
-                        return;
-                    }
-                    at = cut;
-                    tokio::time::sleep(Duration::from_micros(200)).await;
-                }
-            });
-        }
-    });
-    addr
+    let mut all =
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+            .to_vec();
+    let head = all.len();
+    all.extend_from_slice(&wire);
+    crate::support::raw_upstream(all, cuts.into_iter().map(|c| c + head).collect()).await
 }
 
 /// The caller's view on the wire: a GET's raw response, its body's chunks

@@ -68,6 +68,41 @@ pub fn channel() -> (http_body_util::channel::Sender<Bytes, BoxError>, Body) {
     (tx, body.boxed_unsync())
 }
 
+/// A raw upstream on 127.0.0.1:0 that answers every request (once its head
+/// is read) with `answer`, head included, written in the pieces `cuts`
+/// marks (offsets into `answer`) with a 200 µs pause after each.
+pub async fn raw_upstream(answer: Vec<u8>, cuts: Vec<usize>) -> SocketAddr {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let (answer, cuts) = (answer.clone(), cuts.clone());
+            tokio::spawn(async move {
+                let _ = stream.set_nodelay(true);
+                let mut buf = vec![0u8; 4096];
+                let mut seen = Vec::new();
+                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => seen.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let mut at = 0;
+                for cut in cuts.into_iter().chain([answer.len()]) {
+                    let cut = cut.clamp(at, answer.len());
+                    if stream.write_all(&answer[at..cut]).await.is_err() {
+                        return;
+                    }
+                    at = cut;
+                    tokio::time::sleep(Duration::from_micros(200)).await;
+                }
+            });
+        }
+    });
+    addr
+}
+
 /// A scripted HTTP upstream (HTTP/1.1 and h2c) on 127.0.0.1:0.
 pub async fn upstream<F, Fut>(handler: F) -> SocketAddr
 where
