@@ -1,6 +1,6 @@
 # Shared by the load scripts (sourced, not run): their scratch directory and
-# background processes, waiting for a listener, and the request every wrk
-# run posts.
+# background processes, waiting for a listener, the request every wrk run
+# posts, and the median of a column and wrk's latencies in ms.
 
 start_work() { # name: makes $WORK and $PIDS, cleared away on exit
   WORK=$(mktemp -d "/tmp/a2a-tap-$1.XXXXXX")
@@ -33,4 +33,10 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "text/event-stream"
 wrk.body = '{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"role":"ROLE_USER","messageId":"m-1","parts":[{"text":"book a flight"}]}}}'
 LUA
+}
+
+median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+
+to_ms() { # wrk latency (us/ms/s) -> ms
+  awk '{v=$1; if (v ~ /us$/) {sub(/us$/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v*=1000}; printf "%.3f\n", v}'
 }

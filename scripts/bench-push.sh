@@ -109,12 +109,11 @@ for round in $(seq 1 "$ROUNDS"); do
     echo "round $round $t: $res"
   done
 done
-median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 for t in direct relayed; do
   rps=$(awk '{print $1}' "$WORK/$t.runs" | median)
-  p50=$(awk '{print $2}' "$WORK/$t.runs" | median)
-  p99=$(awk '{print $3}' "$WORK/$t.runs" | median)
-  echo "$t: $rps deliveries/s (median), p50 $p50, p99 $p99"
+  p50=$(awk '{print $2}' "$WORK/$t.runs" | to_ms | median)
+  p99=$(awk '{print $3}' "$WORK/$t.runs" | to_ms | median)
+  echo "$t: $rps deliveries/s (median), p50 $p50 ms, p99 $p99 ms"
 done
 awk -v clk="$CLK_TCK" '{n += $4; t += $NF} END {printf "a2a-tap CPU per relayed delivery (all threads, all rounds): %.1f us\n", n ? t * 1e6 / clk / n : 0}' "$WORK/relayed.runs"
 sleep 2

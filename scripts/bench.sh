@@ -277,10 +277,6 @@ per_req() { # file
     END {u = n ? 1e6 / clk / n : 0; printf "%.2f %.2f %.2f %.2f\n", (s + a + o) * u, s * u, a * u, o * u}' "$1"
 }
 
-median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
-to_ms() { # wrk latency (us/ms/s) -> ms
-  awk '{v=$1; if (v ~ /us$/) {sub(/us$/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v*=1000}; printf "%.3f\n", v}'
-}
 
 echo
 echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)); load generator, proxy and upstream share them"
