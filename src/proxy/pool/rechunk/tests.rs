@@ -426,6 +426,40 @@ fn lws_and_long_extensions_are_left_to_hyper() {
     }
 }
 
+/// A hostile upstream's sizes: a head past `MAX_HEAD` (in small reads, so
+/// it is held), trailers past `MAX_TRAILERS` and an extension past
+/// `MAX_EXTENSION` make the rewriter give up, every byte passing as read,
+/// and it holds no head bytes after.
+#[test]
+fn heads_trailers_and_extensions_over_their_bounds_give_up() {
+    let big_head = {
+        let mut h = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n".to_vec();
+        while h.len() <= super::MAX_HEAD {
+            h.extend_from_slice(b"x-pad: 0123456789012345678901234567890123456789\r\n");
+        }
+        h.extend_from_slice(b"\r\n");
+        h
+    };
+    let (_, body) = events(2);
+    let trailers = format!("0\r\nx-t: {}\r\n\r\n", "t".repeat(super::MAX_TRAILERS));
+    let extension = format!("5;{}\r\nhello\r\n", "e".repeat(super::MAX_EXTENSION + 1));
+    for wire in [
+        [&big_head[..], &body, b"0\r\n\r\n"].concat(),
+        [SSE_HEAD, &body, trailers.as_bytes()].concat(),
+        [SSE_HEAD, &body, extension.as_bytes(), b"0\r\n\r\n"].concat(),
+    ] {
+        let (mut r, next) = rewriter();
+        next.announce(&http::Method::GET);
+        let cuts: Vec<usize> = (1..wire.len() / 1000).map(|i| i * 1000).collect();
+        let got = feed(&mut r, &wire, &cuts);
+        assert!(r.is_through(), "{} bytes followed", wire.len());
+        assert_eq!(r.head.capacity(), 0, "head bytes held after giving up");
+        // Only whole chunks before the fault may have been joined.
+        let tail = &wire[wire.len() - 1000..];
+        assert!(got.ends_with(tail));
+    }
+}
+
 /// What the rewriter is for, through hyper's own client: the 20 chunks an
 /// upstream wrote together are one data frame for hyper (20 without it).
 #[tokio::test]
