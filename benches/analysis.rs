@@ -9,6 +9,14 @@
 //! one analysis thread can judge (BENCHMARKS.md, "The analysis path past
 //! one thread").
 //!
+//! The second group shards: N routes on N analysis threads (`[analysis]
+//! threads = N`), each route fed by a thread of its own, every exchange a
+//! new task: a sample's time is the wall time until every thread has
+//! judged all it was given, so its throughput is the exchanges a second N
+//! analysis threads judge together (on a host whose cores can run them and
+//! their feeders at once), and a second figure is their CPU a stream
+//! summed over the analysis threads (what sharding adds to a stream).
+//!
 //! `cargo bench --bench analysis`
 
 mod load;
@@ -17,6 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use a2a_tap::analysis::{Tap, TapConfig};
+use a2a_tap::config::Config;
 use a2a_tap::engine::EngineConfig;
 use a2a_tap::lifecycle::RegistryConfig;
 use a2a_tap::proxy::{BodyEnd, Inspector};
@@ -84,6 +93,7 @@ impl Bench {
             access: None,
             share: None,
             push: None,
+            threads: 1,
         };
         let (tap, handle) = Tap::start(cfg, metrics.clone(), audit).expect("analysis thread");
         // The thread lives as long as the bench.
@@ -118,59 +128,28 @@ impl Bench {
         }
     }
 
-    /// One exchange as a serving thread reports it; a new task each (its
-    /// id written into the body's copy in place, so that the bench's side
-    /// costs little beside the analysis thread's).
+    /// One exchange as a serving thread reports it.
     fn exchange(&mut self, sse: bool) {
         self.next += 1;
-        let (media, body) = if sse {
-            ("text/event-stream", &mut self.sse)
-        } else {
-            ("application/json", &mut self.json)
-        };
-        let id = format!("{:016x}", self.next);
-        for &at in &body.ids {
-            body.bytes[at..at + 16].copy_from_slice(id.as_bytes());
-        }
-        let body = &body.bytes;
-        let obs = self
-            .tap
-            .begin(self.next, &self.request_head, true)
-            .expect("an observer");
-        obs.request_data(&self.request);
-        obs.request_end(BodyEnd::Complete);
-        let (head, ()) = http::Response::builder()
-            .header("content-type", media)
-            .body(())
-            .expect("response")
-            .into_parts();
-        obs.response_head(&head);
-        obs.response_data(body);
-        obs.response_end(&[], BodyEnd::Complete);
+        let body = if sse { &mut self.sse } else { &mut self.json };
+        feed(
+            &self.tap,
+            &self.request_head,
+            &self.request,
+            body,
+            self.next,
+            sse,
+        );
     }
 
     /// The analysis thread's time on a core so far.
     fn analysis_cpu(&self) -> Duration {
-        let stat = std::fs::read_to_string(format!("/proc/self/task/{}/schedstat", self.analysis))
-            .expect("the analysis thread's schedstat");
-        let ns = stat
-            .split_whitespace()
-            .next()
-            .and_then(|n| n.parse().ok())
-            .expect("nanoseconds on a core");
-        Duration::from_nanos(ns)
+        thread_cpu(&self.analysis)
     }
 
     /// Stream events the analysis thread has judged so far.
     fn events(&self) -> u64 {
-        self.metrics
-            .registry()
-            .gather()
-            .iter()
-            .filter(|f| f.get_name() == "a2a_stream_events_total")
-            .flat_map(|f| f.get_metric())
-            .map(|m| m.get_counter().get_value() as u64)
-            .sum()
+        events(&self.metrics)
     }
 
     /// Sends one more SSE stream and waits until its 20 events are judged:
@@ -185,6 +164,63 @@ impl Bench {
             std::thread::sleep(Duration::from_micros(100));
         }
     }
+}
+
+/// One exchange `id` as a serving thread reports it to `tap`; a new task
+/// each (its id written into the body's copy in place, so that the
+/// bench's side costs little beside the analysis thread's).
+fn feed(
+    tap: &Tap,
+    request_head: &http::request::Parts,
+    request: &Bytes,
+    body: &mut Template,
+    id: u64,
+    sse: bool,
+) {
+    let media = if sse {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    let task = format!("{id:016x}");
+    for &at in &body.ids {
+        body.bytes[at..at + 16].copy_from_slice(task.as_bytes());
+    }
+    let obs = tap.begin(id, request_head, true).expect("an observer");
+    obs.request_data(request);
+    obs.request_end(BodyEnd::Complete);
+    let (head, ()) = http::Response::builder()
+        .header("content-type", media)
+        .body(())
+        .expect("response")
+        .into_parts();
+    obs.response_head(&head);
+    obs.response_data(&body.bytes);
+    obs.response_end(&[], BodyEnd::Complete);
+}
+
+/// Thread `tid`'s time on a core so far.
+fn thread_cpu(tid: &str) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat"))
+        .expect("the analysis thread's schedstat");
+    let ns = stat
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("nanoseconds on a core");
+    Duration::from_nanos(ns)
+}
+
+/// Stream events judged so far, over every route.
+fn events(metrics: &Metrics) -> u64 {
+    metrics
+        .registry()
+        .gather()
+        .iter()
+        .filter(|f| f.get_name() == "a2a_stream_events_total")
+        .flat_map(|f| f.get_metric())
+        .map(|m| m.get_counter().get_value() as u64)
+        .sum()
 }
 
 fn bench(c: &mut Criterion) {
@@ -223,5 +259,155 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// `n` routes (`r0`..), each on its own analysis thread, and a tap each.
+struct Sharded {
+    taps: Vec<Tap>,
+    metrics: Arc<Metrics>,
+    /// Every analysis thread's id.
+    threads: Vec<String>,
+    request_head: http::request::Parts,
+    /// SSE streams sent so far, over all routes.
+    streams: u64,
+    next: u64,
+}
+
+impl Sharded {
+    fn start(n: usize) -> Sharded {
+        let mut text = format!(
+            "listen = \"127.0.0.1:8080\"\n[analysis]\nthreads = {n}\nqueue_bytes = \"1GiB\"\n"
+        );
+        for i in 0..n {
+            text.push_str(&format!(
+                "[[route]]\nname = \"r{i}\"\nupstream = \"http://127.0.0.1:9999\"\npath_prefix = \"/r{i}\"\n"
+            ));
+        }
+        let config: Config = text.parse().expect("config");
+        let metrics = Arc::new(Metrics::new().expect("metrics"));
+        let (audit, _writer) = AuditLog::start(
+            Target::Memory(MemoryAudit::default()),
+            10_000,
+            metrics.audit_records_dropped_total.clone(),
+        )
+        .expect("audit writer");
+        let before = analysis_threads();
+        let cfg = TapConfig::try_from(&config).expect("tap config");
+        assert_eq!(cfg.threads, n);
+        let (tap, handle) = Tap::start(cfg, metrics.clone(), audit).expect("analysis threads");
+        std::mem::forget(handle);
+        let taps = config
+            .route_specs()
+            .iter()
+            .map(|r| tap.for_route(&config, r, &metrics).expect("route tap"))
+            .collect();
+        // A thread names itself once it runs.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let threads = loop {
+            let threads: Vec<String> = analysis_threads()
+                .into_iter()
+                .filter(|t| !before.contains(t))
+                .collect();
+            if threads.len() == n {
+                break threads;
+            }
+            assert!(Instant::now() < deadline, "one analysis thread a route");
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        let (request_head, ()) = http::Request::post("/")
+            .header("content-type", "application/json")
+            .header("a2a-version", "1.0")
+            .body(())
+            .expect("request")
+            .into_parts();
+        Sharded {
+            taps,
+            metrics,
+            threads,
+            request_head,
+            streams: 0,
+            next: 0,
+        }
+    }
+
+    /// Feeds every route `per_route` SSE streams at once, a thread a
+    /// route, and waits until all are judged.
+    fn run(&mut self, per_route: u64) {
+        let first = self.next;
+        let head = &self.request_head;
+        std::thread::scope(|s| {
+            for (r, tap) in self.taps.iter().enumerate() {
+                s.spawn(move || {
+                    let mut sse = Template::new(load::stream("tsk_0000000000000000", 1));
+                    let request = Bytes::from_static(REQUEST.as_bytes());
+                    for k in 0..per_route {
+                        // Ids unique over routes and samples.
+                        let id = first + k * 64 + r as u64;
+                        feed(tap, head, &request, &mut sse, id, true);
+                    }
+                });
+            }
+        });
+        self.next = first + per_route * 64;
+        self.streams += per_route * self.taps.len() as u64;
+        let want = self.streams * 20;
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while events(&self.metrics) < want {
+            assert!(
+                Instant::now() < deadline,
+                "the analysis threads fell silent"
+            );
+            std::thread::sleep(Duration::from_micros(100));
+        }
+    }
+
+    /// The analysis threads' time on a core so far, summed.
+    fn cpu(&self) -> Duration {
+        self.threads.iter().map(|t| thread_cpu(t)).sum()
+    }
+}
+
+/// The ids of this process's analysis threads.
+fn analysis_threads() -> Vec<String> {
+    std::fs::read_dir("/proc/self/task")
+        .expect("/proc/self/task")
+        .filter_map(Result::ok)
+        .filter(|t| {
+            std::fs::read_to_string(t.path().join("comm"))
+                .is_ok_and(|c| c.starts_with("a2a-tap-analysi") || c.starts_with("a2a-analysis-"))
+        })
+        .map(|t| t.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+fn bench_sharded(c: &mut Criterion) {
+    let mut g = c.benchmark_group("analysis threads");
+    g.sample_size(10);
+    for n in [1, 2] {
+        let mut b = Sharded::start(n);
+        b.run(1_000);
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_function(
+            format!("SSE streams judged, {n} routes on {n} threads (wall)"),
+            |bench| {
+                bench.iter_custom(|iters| {
+                    let start = Instant::now();
+                    b.run(iters);
+                    start.elapsed()
+                })
+            },
+        );
+        g.bench_function(
+            format!("SSE stream, {n} routes on {n} threads (analysis CPU summed)"),
+            |bench| {
+                bench.iter_custom(|iters| {
+                    let start = b.cpu();
+                    b.run(iters);
+                    b.cpu() - start
+                })
+            },
+        );
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_sharded);
 criterion_main!(benches);

@@ -219,6 +219,9 @@ pub struct AnalysisSection {
     /// How long a stream may stay open after its end (its task's terminal
     /// state, its one Message, 0.3 `final:true`) before `stream_not_closed`.
     pub close_wait: HumanDuration,
+    /// Analysis threads, each judging its own routes (0: one per four
+    /// serving threads, no more than the routes at start).
+    pub threads: usize,
 }
 
 /// `[stall]`: per-state limits for `stalled_task`; each may be `"off"`.

@@ -14,6 +14,7 @@ mod observer;
 mod push_notes;
 mod queue;
 mod series;
+mod shards;
 pub mod shared_registry;
 mod worker;
 
@@ -62,6 +63,8 @@ pub struct TapConfig {
     pub share: Option<shared_registry::ShareSettings>,
     /// How push deliveries are judged, when the relay is on.
     pub push: Option<crate::judge::push::PushSettings>,
+    /// Analysis threads, each judging whole routes (at least one).
+    pub threads: usize,
 }
 
 /// How the analysis thread judges one route: sent with each exchange's
@@ -133,7 +136,22 @@ impl TryFrom<&Config> for TapConfig {
             access: None,
             share: share_settings(config),
             push: push_settings(config),
+            threads: analysis_threads(config),
         })
+    }
+}
+
+/// The analysis threads of `config`: `analysis.threads`, or (0) one per
+/// four serving threads (one judges about four serving threads' SSE
+/// traffic: BENCHMARKS.md), no more than the routes at start, since a
+/// thread judges whole routes.
+pub fn analysis_threads(config: &Config) -> usize {
+    match config.analysis.threads {
+        0 => crate::server::serving_threads(config.proxy.threads)
+            .div_ceil(4)
+            .min(config.route_specs().len())
+            .max(1),
+        n => n,
     }
 }
 

@@ -24,6 +24,7 @@ use super::clock::Clock;
 use super::handle::AnalysisHandle;
 use super::msg::Msg;
 use super::queue::{queue, Sender};
+use super::shards::Shards;
 use super::worker::Worker;
 use super::{RouteJudging, TapConfig};
 use crate::trace::context::{OwnSpan, TraceParent};
@@ -46,7 +47,10 @@ pub struct Tap {
 }
 
 struct Shared {
+    /// The queue of the analysis thread that judges this tap's route.
     tx: Sender<Msg>,
+    /// Every analysis thread's queue, and which routes each judges.
+    shards: Arc<Shards>,
     clock: Clock,
     max_request_bytes: usize,
     /// `a2a_streams_active{upstream}`, resolved once.
@@ -62,14 +66,20 @@ struct Shared {
 }
 
 impl Tap {
-    /// Starts the analysis thread.
+    /// Starts the analysis threads (`cfg.threads`, each judging its own
+    /// routes, the first route on the first).
     pub fn start(
         cfg: TapConfig,
         metrics: Arc<Metrics>,
         audit: AuditLog,
     ) -> std::io::Result<(Tap, AnalysisHandle)> {
         let mut cfg = cfg;
-        let (tx, rx) = queue(cfg.queue_bytes);
+        let n = cfg.threads.max(1);
+        // Each thread's queue gets its share of the bound, so what
+        // analysis holds in all stays within `queue_bytes`.
+        let share = (cfg.queue_bytes / n).max(1);
+        let (senders, receivers): (Vec<_>, Vec<_>) = (0..n).map(|_| queue(share)).unzip();
+        let shards = Arc::new(Shards::new(senders, &cfg.upstream));
         let traced = cfg.trace.is_some();
         let propagate = cfg
             .trace
@@ -77,42 +87,71 @@ impl Tap {
             .filter(|t| t.propagate)
             .map(|t| t.sample_ratio);
         let route_registry = cfg.registry.clone();
-        let mut registry = Registry::new(cfg.registry);
+        let mut registry = Registry::new(cfg.registry.clone());
         let (replicas, publisher) = match cfg.share.take() {
             Some(settings) => {
                 registry.share();
                 let (r, p) =
-                    super::shared_registry::Replicas::start(settings, &metrics, tx.clone())?;
+                    super::shared_registry::Replicas::start(settings, &metrics, shards.clone())?;
                 (Some(r), Some(p))
             }
             None => (None, None),
         };
-        let worker = Worker::new(
-            registry,
-            cfg.engine,
-            cfg.policy,
-            cfg.upstream.clone(),
-            metrics.clone(),
-            audit,
-            cfg.queue_bytes,
-        )
-        .with_base_path(&cfg.upstream_base_path)
-        .with_route_registry(route_registry)
-        .with_clock(cfg.clock.clone())
-        .with_access(cfg.access.clone())
-        .with_bypass_check(cfg.card.is_none(), cfg.public_authority.clone())
-        .with_tracer(cfg.trace.take().map(|t| {
-            super::worker::tracer::Tracer::new(t.spans, t.sample_ratio, t.server_address)
+        let finding_lines = super::worker::finding_lines();
+        // Each thread gathers its spans apart; the exporter ends when all
+        // of them have ended.
+        let trace = cfg.trace.take();
+        let mut threads = Vec::with_capacity(n);
+        for (i, rx) in receivers.into_iter().enumerate() {
+            let first = i == 0;
+            // The first route is judged on the first thread; on the others
+            // its slot is an empty stand-in that nothing is sent to.
+            let registry = if first {
+                std::mem::replace(&mut registry, Registry::new(route_registry.clone()))
+            } else {
+                Registry::new(route_registry.clone())
+            };
+            let tracer = trace.as_ref().map(|t| {
+                super::worker::tracer::Tracer::new(
+                    t.spans.sibling(),
+                    t.sample_ratio,
+                    t.server_address.clone(),
+                )
                 .with_max_id(cfg.engine.max_id_bytes)
-        }))
-        .with_publisher(publisher)
-        .with_push(cfg.push);
-        let thread = std::thread::Builder::new()
-            .name("a2a-tap-analysis".into())
-            .spawn(move || worker.run(rx))?;
-        let handle_tx = tx.clone();
+            });
+            let worker = Worker::new(
+                registry,
+                cfg.engine,
+                cfg.policy.clone(),
+                cfg.upstream.clone(),
+                metrics.clone(),
+                audit.clone(),
+                share,
+            )
+            .with_base_path(&cfg.upstream_base_path)
+            .with_route_registry(route_registry.clone())
+            .with_clock(cfg.clock.clone())
+            .with_access(cfg.access.clone())
+            .with_bypass_check(cfg.card.is_none(), cfg.public_authority.clone())
+            .with_tracer(tracer)
+            .with_publisher(publisher.clone())
+            .with_finding_lines(finding_lines.clone())
+            .with_first_route(first)
+            .with_push(if first { cfg.push.take() } else { None });
+            let name = if first {
+                "a2a-tap-analysis".to_owned()
+            } else {
+                format!("a2a-analysis-{i}")
+            };
+            threads.push(
+                std::thread::Builder::new()
+                    .name(name)
+                    .spawn(move || worker.run(rx))?,
+            );
+        }
         let shared = Arc::new(Shared {
-            tx,
+            tx: shards.first().clone(),
+            shards: shards.clone(),
             clock: cfg.clock.clone(),
             max_request_bytes: cfg.max_request_bytes,
             streams_active: metrics.streams_active.with(&cfg.upstream),
@@ -126,8 +165,8 @@ impl Tap {
         Ok((
             Tap { shared },
             AnalysisHandle {
-                thread: Some(thread),
-                tx: handle_tx,
+                threads,
+                shards,
                 replicas,
             },
         ))
@@ -135,10 +174,10 @@ impl Tap {
 }
 
 impl Tap {
-    /// The push relay's side of the analysis queue.
+    /// The push relay's side of the analysis queues.
     pub fn push_notes(&self) -> super::PushNotes {
         super::PushNotes {
-            tx: self.shared.tx.clone(),
+            shards: self.shared.shards.clone(),
             clock: self.shared.clock.clone(),
         }
     }

@@ -1,13 +1,13 @@
-//! What the push relay tells the analysis thread, through the one queue
-//! (so registrations, deletes and deliveries take their place in the
-//! causal order): the registrations it made for an exchange, the deletes
+//! What the push relay tells the analysis thread of a route, through its
+//! queue (so registrations, deletes and deliveries take their place in
+//! the route's causal order): the registrations it made for an exchange, the deletes
 //! an exchange asks for, and each delivery as it passed.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::msg::Msg;
-use super::queue::Sender;
+use super::shards::Shards;
 use super::Clock;
 use crate::judge::push::{Delivery, Registration};
 use crate::lifecycle::Seq;
@@ -15,7 +15,7 @@ use crate::lifecycle::Seq;
 /// The relay's side of the analysis queue. Cheap to clone.
 #[derive(Clone)]
 pub struct PushNotes {
-    pub(super) tx: Sender<Msg>,
+    pub(super) shards: Arc<Shards>,
     pub(super) clock: Clock,
 }
 
@@ -24,7 +24,9 @@ impl PushNotes {
     /// first). Sent before its request goes upstream, so before the
     /// exchange is opened (that waits for the answer's head).
     pub fn registered(&self, id: u64, regs: Vec<Registration>, route: Option<Arc<str>>) {
-        self.tx.send(Msg::PushRegistered { id, regs, route });
+        self.shards
+            .of(route.as_deref())
+            .send(Msg::PushRegistered { id, regs, route });
     }
 
     /// Exchange `id` on `route` deletes push config `config` of `task`.
@@ -34,7 +36,7 @@ impl PushNotes {
         (task, config): (Option<String>, Option<String>),
         route: Option<Arc<str>>,
     ) {
-        self.tx.send(Msg::PushDeleting {
+        self.shards.of(route.as_deref()).send(Msg::PushDeleting {
             id,
             task,
             config,
@@ -42,9 +44,10 @@ impl PushNotes {
         });
     }
 
-    /// The causal stamp of a delivery arriving now.
-    pub fn seq(&self) -> Seq {
-        Seq::after_messages(self.tx.sent())
+    /// The causal stamp of a delivery to a config of `route` (its name)
+    /// arriving now.
+    pub fn seq(&self, route: &str) -> Seq {
+        Seq::after_messages(self.shards.of(Some(route)).sent())
     }
 
     /// Delivery `id` passed; false when its body did not fit the analysis
@@ -66,13 +69,14 @@ impl PushNotes {
             traceparent,
             route: route.clone(),
         };
-        let sent = self.tx.send_with(bytes, |batch| {
+        let tx = self.shards.of(route.as_deref());
+        let sent = tx.send_with(bytes, |batch| {
             batch.items.extend(held.take().map(msg));
         });
         match held {
             Some((mut delivery, traceparent)) if !sent => {
                 delivery.body = None;
-                self.tx.send(msg((delivery, traceparent)));
+                tx.send(msg((delivery, traceparent)));
                 false
             }
             _ => true,
@@ -90,7 +94,7 @@ impl PushNotes {
 pub(crate) fn for_tests() -> (PushNotes, super::queue::Receiver<Msg>) {
     let (tx, rx) = super::queue::queue(1 << 20);
     let notes = PushNotes {
-        tx,
+        shards: Arc::new(Shards::new(vec![tx], "")),
         clock: Clock::System,
     };
     (notes, rx)

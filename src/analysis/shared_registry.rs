@@ -25,8 +25,7 @@ use std::time::{Duration, Instant};
 
 use prometheus::{IntCounter, IntGauge};
 
-use super::msg::Msg;
-use super::queue::Sender;
+use super::shards::Shards;
 use crate::lifecycle::registry::Fact;
 use crate::pace::{Backoff, Every};
 use crate::report::metrics::{Metrics, RegistryErrors};
@@ -99,7 +98,9 @@ impl Waiting {
     }
 }
 
-/// The analysis thread's side: offers the facts its registry recorded.
+/// An analysis thread's side: offers the facts its registries recorded
+/// (each thread has a clone; they share one backlog).
+#[derive(Clone)]
 pub(crate) struct Publisher {
     waiting: Arc<Waiting>,
     dropped: IntCounter,
@@ -147,11 +148,11 @@ pub struct Replicas {
 
 impl Replicas {
     /// Starts publishing to and reading from `settings.stream`; what is
-    /// heard goes to the analysis thread through `queue`.
+    /// heard goes to the analysis thread of its route, through `shards`.
     pub(crate) fn start(
         settings: ShareSettings,
         metrics: &Metrics,
-        queue: Sender<Msg>,
+        shards: Arc<Shards>,
     ) -> std::io::Result<(Replicas, Publisher)> {
         let replica = replica_name();
         tracing::info!(
@@ -174,7 +175,7 @@ impl Replicas {
         let received = metrics.registry_facts_total.with("received");
         let p =
             publish::Publishing::new(settings.clone(), replica.clone(), health.clone(), published);
-        let c = consume::Consuming::new(settings, replica, health, received, queue);
+        let c = consume::Consuming::new(settings, replica, health, received, shards);
         let threads = vec![
             spawn("a2a-tap-registry-publish", {
                 let stop = stop.clone();

@@ -38,6 +38,17 @@ pub(super) const FOLD_WINDOW: Duration = Duration::from_millis(500);
 /// formatted line and a wake-up of the log's thread for each.
 const FINDING_LINES: u32 = 50;
 
+/// The findings' log lines' allowance, shared by the analysis threads.
+pub(crate) type FindingLines = Arc<std::sync::Mutex<crate::pace::Burst>>;
+
+/// A new allowance of `FINDING_LINES` a second.
+pub(crate) fn finding_lines() -> FindingLines {
+    Arc::new(std::sync::Mutex::new(crate::pace::Burst::new(
+        Duration::from_secs(1),
+        FINDING_LINES,
+    )))
+}
+
 /// How often the registry is ticked (stalls, TTL, gauges).
 const TICK: Duration = Duration::from_secs(1);
 /// After a message, the thread naps this long between drains. Longer naps
@@ -86,8 +97,12 @@ pub(crate) struct Worker {
     access: Option<AccessLog>,
     /// When the earliest held record must be written.
     fold_due: Option<Instant>,
-    /// The findings' log lines' allowance (the audit log has them all).
-    finding_lines: crate::pace::Burst,
+    /// The findings' log lines' allowance (the audit log has them all),
+    /// shared by every analysis thread.
+    finding_lines: FindingLines,
+    /// Whether this thread judges the first route (the one built with the
+    /// worker); on the others its slot is an empty stand-in.
+    first_route: bool,
     /// Spans of the exchanges, when tracing is on.
     tracer: Option<Tracer>,
     /// Where the registry's facts go for the other replicas, when shared.

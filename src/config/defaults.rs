@@ -65,6 +65,7 @@ impl Default for AnalysisSection {
             max_inflated_bytes: 64 * MIB,
             max_inflate_ratio: 100,
             close_wait: HumanDuration::secs(5),
+            threads: 0,
         }
     }
 }

@@ -172,3 +172,12 @@ fn close_wait_defaults_to_five_seconds_and_is_never_zero() {
     let c: Config = ok.parse().expect("parses");
     c.validate().expect("valid");
 }
+
+#[test]
+fn analysis_threads_are_bounded_and_named_when_over() {
+    let text = format!("{}[analysis]\nthreads = 65\n", minimal());
+    let err = err_text(&text);
+    assert!(err.contains("analysis.threads"), "{err}");
+    let ok = format!("{}[analysis]\nthreads = 64\n", minimal());
+    assert!(ok.parse::<Config>().and_then(|c| c.validate()).is_ok());
+}

@@ -7,6 +7,8 @@ use super::{Config, ConfigError, HumanDuration, StallLimit};
 /// ordinary answers fail; and a ceiling that keeps a head's memory sane.
 const MIN_HEADER_LIST: usize = 16 * 1024;
 const MAX_HEADER_LIST: usize = 16 * 1024 * 1024;
+/// Most analysis threads (`analysis.threads`).
+const MAX_ANALYSIS_THREADS: usize = 64;
 
 impl Config {
     /// Checks what the types alone cannot: required keys, ranges, cross-key
@@ -129,6 +131,14 @@ impl Config {
             invalid(
                 "analysis.close_wait",
                 "must be greater than zero (a stream cannot close in no time)",
+            );
+        }
+        if self.analysis.threads > MAX_ANALYSIS_THREADS {
+            invalid(
+                "analysis.threads",
+                &format!(
+                    "at most {MAX_ANALYSIS_THREADS} (each judges whole routes; 0 chooses by the serving threads)"
+                ),
             );
         }
         if nanos(&self.registry.ttl) == 0 {

@@ -159,7 +159,7 @@ async fn deliver(relay: &Arc<Relay>, req: Request<Incoming>) -> Response<ProxyBo
     };
     let token: Box<str> = token.into();
     let id = relay.ids.fetch_add(1, Ordering::Relaxed);
-    let seq = relay.notes.seq();
+    let seq = relay.notes.seq(&entry.upstream);
     let (mut parts, body) = req.into_parts();
     let caller_version = parts.version;
     let header_text = |name: &str, max: usize| {

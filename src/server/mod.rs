@@ -331,7 +331,7 @@ pub async fn start_with(
 /// `threads`, or (0) one per CPU the process may use: `available_parallelism`
 /// reads the cgroup's CPU quota, so a sidecar limited to one CPU serves on
 /// one thread, not on every core of the node.
-fn serving_threads(threads: usize) -> usize {
+pub(crate) fn serving_threads(threads: usize) -> usize {
     match threads {
         0 => std::thread::available_parallelism().map_or(1, usize::from),
         n => n,

@@ -69,6 +69,22 @@ pub struct Batch {
 }
 
 impl Spans {
+    /// Another gatherer for the same exporter and bounds (one for each
+    /// analysis thread), with a batch of its own.
+    pub fn sibling(&self) -> Spans {
+        Spans {
+            tx: self.tx.clone(),
+            queued: self.queued.clone(),
+            queue_bytes: self.queue_bytes,
+            dropped: self.dropped.clone(),
+            pending: Batch::default(),
+            scratch: Vec::new(),
+            batch: self.batch,
+            delay: self.delay,
+            since: Instant::now(),
+        }
+    }
+
     /// Encodes the finished `span` into the batch; a full batch is handed over.
     pub fn push(&mut self, span: &OpenSpan, ended: &Ended<'_>) {
         if self.pending.spans == 0 {

@@ -322,11 +322,22 @@ async fn an_exchange_in_flight_keeps_its_route_across_a_reload() {
 /// id on two routes is two tasks there too.
 #[tokio::test]
 async fn push_deliveries_are_judged_on_the_route_that_registered_them() {
+    push_deliveries_judged_per_route("").await;
+}
+
+/// The same with each route on its own analysis thread: a delivery is
+/// stamped and judged on its route's thread.
+#[tokio::test]
+async fn push_deliveries_are_judged_on_their_routes_analysis_thread() {
+    push_deliveries_judged_per_route("[analysis]\nthreads = 2\n").await;
+}
+
+async fn push_deliveries_judged_per_route(analysis: &str) {
     use crate::push::{deliver_to, Hook};
     let hook = Hook::start().await;
     let port = crate::support::ports::port_named_in_advance();
     let (a, b, p) = two_routes(&format!(
-        "[push]\nrelay = true\nlisten = \"127.0.0.1:{port}\"\npublic_url = \"http://127.0.0.1:{port}\"\n"
+        "{analysis}[push]\nrelay = true\nlisten = \"127.0.0.1:{port}\"\npublic_url = \"http://127.0.0.1:{port}\"\n"
     ))
     .await;
     let relay = p.app.push_addr().expect("the relay");
@@ -378,6 +389,7 @@ async fn push_deliveries_are_judged_on_the_route_that_registered_them() {
         &stamped("TASK_STATE_WORKING", "2026-01-01T00:00:21Z"),
     )
     .await;
+    settle_on(&b, &p, "/agents/alpha/beta/").await;
     let recs = settle_on(&a, &p, "/agents/alpha").await;
     let got: Vec<(&str, &str)> = recs
         .iter()
@@ -403,4 +415,142 @@ async fn push_deliveries_are_judged_on_the_route_that_registered_them() {
         );
     }
     p.stop().await;
+}
+
+/// Three agents on two analysis threads (`[analysis] threads = 2`): alpha
+/// and gamma on the first, beta on the second.
+async fn three_routes_on_two_threads() -> (Vec<(Upstream, &'static str)>, Proxy) {
+    let mut ups = Vec::new();
+    let mut text = String::from("[analysis]\nthreads = 2\n\n");
+    for name in ["alpha", "beta", "gamma"] {
+        let up = Upstream::start().await;
+        text.push_str(&format!(
+            "[[route]]\nname = \"{name}\"\nupstream = \"http://{}\"\npath_prefix = \"/agents/{name}\"\n\n",
+            up.addr
+        ));
+        ups.push((up, name));
+    }
+    let proxy = Proxy::start_config(&text, None).await;
+    (ups, proxy)
+}
+
+/// On each route of `ups`, the states `states` of task `shared`, one
+/// GetTask answer each, in turn.
+async fn walk(ups: &[(Upstream, &str)], p: &Proxy, states: &[(&str, &[&str])]) {
+    for (route, states) in states {
+        let (up, _) = ups.iter().find(|(_, n)| n == route).expect("a route");
+        for (i, state) in states.iter().enumerate() {
+            let id = json!(i);
+            up.push(Reply::json(
+                200,
+                &rpc(id.clone(), bare_task("shared", "c", state, None)),
+            ));
+            let get = request(id, "GetTask", json!({"id": "shared"}));
+            p.send("POST", &format!("/agents/{route}"), V1, &get).await;
+        }
+    }
+}
+
+fn by_route(records: &[Value]) -> Vec<(String, String)> {
+    let mut got: Vec<(String, String)> = records
+        .iter()
+        .filter(|r| r["evidence"] != "route-sentinel-not-json")
+        .map(|r| {
+            (
+                r["upstream"].as_str().unwrap_or("").to_owned(),
+                r["kind"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    got.sort();
+    got
+}
+
+/// Routes judged on two threads find exactly what one thread finds: a
+/// task leaving its terminal state on alpha (first thread) and on beta
+/// (second), and nothing on gamma, where the same task id is another
+/// agent's task. The first route's task gauges are its thread's alone: the
+/// second thread never sets them (it holds no tasks of alpha's).
+#[tokio::test]
+async fn routes_on_two_analysis_threads_are_judged_as_on_one() {
+    let (ups, p) = three_routes_on_two_threads().await;
+    let done_then_working: &[&str] = &["TASK_STATE_COMPLETED", "TASK_STATE_WORKING"];
+    walk(
+        &ups,
+        &p,
+        &[
+            ("alpha", done_then_working),
+            ("beta", done_then_working),
+            ("gamma", &["TASK_STATE_WORKING"]),
+        ],
+    )
+    .await;
+    let mut records = Vec::new();
+    for (up, name) in &ups {
+        records = settle_on(up, &p, &format!("/agents/{name}")).await;
+    }
+    assert_eq!(
+        by_route(&records),
+        [
+            ("alpha".to_owned(), "terminal_exit".to_owned()),
+            ("beta".to_owned(), "terminal_exit".to_owned())
+        ],
+        "{records:#?}"
+    );
+    let threads: Vec<String> = std::fs::read_dir("/proc/self/task")
+        .expect("/proc/self/task")
+        .filter_map(Result::ok)
+        .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+        .collect();
+    assert!(
+        threads.iter().any(|c| c.trim() == "a2a-analysis-1"),
+        "a second analysis thread: {threads:?}"
+    );
+    // Each thread sets its routes' gauges every second: alpha's task is
+    // seen from the first sync on, and never unseen after.
+    let tracked = |m: &str, route: &str| -> f64 {
+        m.lines()
+            .filter(|l| {
+                l.starts_with("a2a_tasks_tracked{") && l.contains(&format!("upstream=\"{route}\""))
+            })
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    };
+    let start = std::time::Instant::now();
+    let mut seen = false;
+    while start.elapsed() < std::time::Duration::from_millis(3500) {
+        let m = scrape(&p).await;
+        let alpha = tracked(&m, "alpha");
+        if seen {
+            assert_eq!(alpha, 1.0, "alpha's task gauge set back: {m}");
+        }
+        seen |= alpha == 1.0;
+        tokio::time::sleep(std::time::Duration::from_millis(40)).await;
+    }
+    assert!(seen, "alpha's task counted in a2a_tasks_tracked");
+    p.stop().await;
+}
+
+/// At shutdown every analysis thread judges what it was sent: findings of
+/// both threads' routes are in the audit log when the proxy has stopped,
+/// with nothing settled before.
+#[tokio::test]
+async fn every_analysis_thread_judges_what_it_was_sent_before_shutdown() {
+    let (ups, p) = three_routes_on_two_threads().await;
+    let done_then_working: &[&str] = &["TASK_STATE_COMPLETED", "TASK_STATE_WORKING"];
+    walk(
+        &ups,
+        &p,
+        &[("beta", done_then_working), ("alpha", done_then_working)],
+    )
+    .await;
+    let records = p.stop().await;
+    assert_eq!(
+        by_route(&records),
+        [
+            ("alpha".to_owned(), "terminal_exit".to_owned()),
+            ("beta".to_owned(), "terminal_exit".to_owned())
+        ],
+        "{records:#?}"
+    );
 }

@@ -543,10 +543,21 @@ async fn a_collector_answering_without_end_is_read_to_a_bound() {
 /// host (`server.address`).
 #[tokio::test]
 async fn each_routes_spans_name_its_upstream_host() {
+    routes_spans("").await;
+}
+
+/// The same with each route on its own analysis thread: both threads'
+/// spans reach the one exporter.
+#[tokio::test]
+async fn each_analysis_threads_spans_are_exported() {
+    routes_spans("[analysis]\nthreads = 2\n").await;
+}
+
+async fn routes_spans(analysis: &str) {
     let collector = Collector::start().await;
     let (a, b) = (Upstream::start().await, Upstream::start().await);
     let config = format!(
-        "{}\n[[route]]\nname = \"a\"\nupstream = \"http://127.0.0.1:{}\"\npath_prefix = \"/a\"\n\
+        "{analysis}{}\n[[route]]\nname = \"a\"\nupstream = \"http://127.0.0.1:{}\"\npath_prefix = \"/a\"\n\
          [[route]]\nname = \"b\"\nupstream = \"http://localhost:{}\"\npath_prefix = \"/b\"\n",
         collector.config(),
         a.addr.port(),

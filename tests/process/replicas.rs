@@ -690,12 +690,24 @@ async fn a_slow_redis_loses_no_fact_while_the_backlog_has_room() {
 #[tokio::test]
 #[ignore = "needs redis-server (scripts/setup-redis.sh): run scripts/test.sh"]
 async fn facts_count_for_their_own_route_only() {
+    facts_for_their_own_route("").await;
+}
+
+/// The same with each route on its own analysis thread: what is heard
+/// goes to the thread of its route (`one`, here on the second).
+#[tokio::test]
+#[ignore = "needs redis-server (scripts/setup-redis.sh): run scripts/test.sh"]
+async fn facts_count_for_their_own_route_on_its_analysis_thread() {
+    facts_for_their_own_route("[analysis]\nthreads = 2\n").await;
+}
+
+async fn facts_for_their_own_route(analysis: &str) {
     let redis = RedisServer::start();
     let (one, two) = (Upstream::start().await, Upstream::start().await);
     // Route two first: the first route is where entries without a route
     // go, so facts that lost their route would accuse two, not one.
     let config = format!(
-        "{}[[route]]\nname = \"two\"\nupstream = \"http://{}\"\npath_prefix = \"/two\"\n\
+        "{analysis}{}[[route]]\nname = \"two\"\nupstream = \"http://{}\"\npath_prefix = \"/two\"\n\
          [[route]]\nname = \"one\"\nupstream = \"http://{}\"\npath_prefix = \"/one\"\n",
         shared(&redis.url()),
         two.addr,

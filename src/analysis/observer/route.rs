@@ -33,14 +33,17 @@ impl Tap {
         ));
         let judging = Arc::new(judging);
         let base = &self.shared;
-        // The analysis thread makes the route's session now, so that the
-        // other replicas' facts about its tasks are kept before its first
-        // exchange. (Should the table then fail to build, the route's
-        // next exchange brings the settings of the table in use again.)
-        base.tx.send(Msg::Route(judging.clone()));
+        // The route's analysis thread (given one now if it has none)
+        // makes its session now, so that the other replicas' facts about
+        // its tasks are kept before its first exchange. (Should the table
+        // then fail to build, the route's next exchange brings the
+        // settings of the table in use again.)
+        let tx = base.shards.assign(&judging.name);
+        tx.send(Msg::Route(judging.clone()));
         Ok(Tap {
             shared: Arc::new(Shared {
-                tx: base.tx.clone(),
+                tx: tx.clone(),
+                shards: base.shards.clone(),
                 clock: base.clock.clone(),
                 max_request_bytes: base.max_request_bytes,
                 streams_active: metrics.streams_active.with(&route.name),

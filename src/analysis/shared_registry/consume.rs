@@ -11,6 +11,7 @@
 //! any size; the price is a poll instead of a blocking read.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use prometheus::IntCounter;
@@ -20,6 +21,7 @@ use super::entry::{self, Skip};
 use super::{connect, nap, reconnects, Health, ShareSettings, COMMAND_TIMEOUT, SKEW};
 use crate::analysis::msg::{HeardFacts, Msg};
 use crate::analysis::queue::Sender;
+use crate::analysis::shards::Shards;
 use crate::lifecycle::registry::Fact;
 use crate::lifecycle::timestamp;
 
@@ -72,7 +74,8 @@ pub(super) struct Consuming {
     replica: String,
     health: Health,
     received: IntCounter,
-    queue: Sender<Msg>,
+    /// The analysis threads' queues: each entry goes to its route's.
+    shards: Arc<Shards>,
     /// The id of the last entry read (`0`: from the stream's start).
     last_id: String,
 }
@@ -83,14 +86,14 @@ impl Consuming {
         replica: String,
         health: Health,
         received: IntCounter,
-        queue: Sender<Msg>,
+        shards: Arc<Shards>,
     ) -> Consuming {
         Consuming {
             settings,
             replica,
             health,
             received,
-            queue,
+            shards,
             last_id: "0".to_string(),
         }
     }
@@ -206,10 +209,29 @@ impl Consuming {
         heard
     }
 
-    /// Queues what was heard for the analysis thread, within the analysis
-    /// queue's byte budget: while the budget is spent, waits (Redis keeps
-    /// the entries meanwhile; nothing is dropped). False once stopped.
+    /// Queues what was heard for the analysis threads (each entry for its
+    /// route's), within each queue's byte budget: while a budget is spent,
+    /// waits (Redis keeps the entries meanwhile; nothing is dropped). False
+    /// once stopped.
     fn hand_over(&self, heard: Vec<entry::Read>, stop: &AtomicBool) -> bool {
+        let mut by_thread: Vec<Vec<entry::Read>> = std::iter::repeat_with(Vec::new)
+            .take(self.shards.all().len())
+            .collect();
+        for read in heard {
+            let i = self.shards.index_of(read.1.as_deref());
+            by_thread[i].push(read);
+        }
+        for (tx, heard) in self.shards.all().iter().zip(by_thread) {
+            if !heard.is_empty() && !self.queue_facts(tx, heard, stop) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Queues `heard` for one analysis thread, waiting while its budget
+    /// is spent; false once stopped.
+    fn queue_facts(&self, tx: &Sender<Msg>, heard: Vec<entry::Read>, stop: &AtomicBool) -> bool {
         let n: usize = heard.iter().map(|(_, _, f)| f.len()).sum();
         let bytes: usize = heard
             .iter()
@@ -224,7 +246,7 @@ impl Consuming {
             bytes,
         }));
         loop {
-            let sent = self.queue.send_with(bytes, |b| {
+            let sent = tx.send_with(bytes, |b| {
                 if let Some(m) = msg.take() {
                     b.items.push(m);
                 }

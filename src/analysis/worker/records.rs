@@ -20,7 +20,12 @@ impl Worker {
     /// rules that judge open exchanges against the time
     /// (`stream_not_closed`, `subscriber_not_notified`).
     pub(super) fn tick(&mut self) {
-        if let Some(n) = self.finding_lines.over(self.clock) {
+        let over = self
+            .finding_lines
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .over(self.clock);
+        if let Some(n) = over {
             findings_not_logged(n);
         }
         let now = self.now(self.time.now());
@@ -109,7 +114,11 @@ impl Worker {
 
     /// One record everywhere: the log line, the counter, the audit log.
     fn write(&mut self, kind: Kind, severity: Severity, record: Record, request_id: Option<u64>) {
-        let (admitted, held_back) = self.finding_lines.admit(self.clock);
+        let (admitted, held_back) = self
+            .finding_lines
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .admit(self.clock);
         if let Some(n) = held_back {
             findings_not_logged(n);
         }
@@ -156,7 +165,9 @@ impl Worker {
     /// Registry gauges and transition counts, once a tick (they are
     /// scraped, not alerted on to the millisecond).
     pub(super) fn sync_registry_metrics(&mut self) {
-        for route in 0..self.route_count() {
+        // The first route's gauges are set by the thread that judges it.
+        let from = usize::from(!self.first_route);
+        for route in from..self.route_count() {
             self.enter(route);
             self.sync_route_metrics();
         }

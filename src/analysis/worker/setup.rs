@@ -8,7 +8,6 @@ use super::live::LiveSet;
 use super::routes::{Parked, RouteJudge};
 use super::tracer::Tracer;
 use super::Worker;
-use super::FINDING_LINES;
 use crate::analysis::clock::Clock;
 use crate::engine::EngineConfig;
 use crate::findings::Policy;
@@ -63,14 +62,26 @@ impl Worker {
             time: Clock::System,
             access: None,
             fold_due: None,
-            finding_lines: crate::pace::Burst::new(
-                std::time::Duration::from_secs(1),
-                FINDING_LINES,
-            ),
+            finding_lines: super::finding_lines(),
+            first_route: true,
             tracer: None,
             publisher: None,
             links: Default::default(),
         }
+    }
+
+    /// Shares `lines`, the findings' log lines' allowance, with the
+    /// other analysis threads.
+    pub(crate) fn with_finding_lines(mut self, lines: super::FindingLines) -> Worker {
+        self.finding_lines = lines;
+        self
+    }
+
+    /// Whether this thread judges the first route; when not, its slot is
+    /// a stand-in whose metrics are not this thread's to set.
+    pub(crate) fn with_first_route(mut self, on: bool) -> Worker {
+        self.first_route = on;
+        self
     }
 
     /// Makes the registries of the routes after the first with `cfg`.
