@@ -71,13 +71,7 @@ impl Template {
 
 impl Bench {
     fn start() -> Bench {
-        let metrics = Arc::new(Metrics::new().expect("metrics"));
-        let (audit, _writer) = AuditLog::start(
-            Target::Memory(MemoryAudit::default()),
-            10_000,
-            metrics.audit_records_dropped_total.clone(),
-        )
-        .expect("audit writer");
+        let (metrics, audit) = outputs();
         let cfg = TapConfig {
             upstream: "bench".into(),
             max_request_bytes: 64 * 1024,
@@ -95,26 +89,12 @@ impl Bench {
             push: None,
             threads: 1,
         };
+        let before = analysis_threads();
         let (tap, handle) = Tap::start(cfg, metrics.clone(), audit).expect("analysis thread");
         // The thread lives as long as the bench.
         std::mem::forget(handle);
-        let analysis = std::fs::read_dir("/proc/self/task")
-            .expect("/proc/self/task")
-            .filter_map(Result::ok)
-            .find(|t| {
-                std::fs::read_to_string(t.path().join("comm"))
-                    .is_ok_and(|c| c.starts_with("a2a-tap-analysi"))
-            })
-            .expect("the analysis thread")
-            .file_name()
-            .to_string_lossy()
-            .into_owned();
-        let (request_head, ()) = http::Request::post("/")
-            .header("content-type", "application/json")
-            .header("a2a-version", "1.0")
-            .body(())
-            .expect("request")
-            .into_parts();
+        let analysis = started_threads(&before, 1).remove(0);
+        let request_head = request_head();
         Bench {
             tap,
             metrics,
@@ -282,13 +262,7 @@ impl Sharded {
             ));
         }
         let config: Config = text.parse().expect("config");
-        let metrics = Arc::new(Metrics::new().expect("metrics"));
-        let (audit, _writer) = AuditLog::start(
-            Target::Memory(MemoryAudit::default()),
-            10_000,
-            metrics.audit_records_dropped_total.clone(),
-        )
-        .expect("audit writer");
+        let (metrics, audit) = outputs();
         let before = analysis_threads();
         let cfg = TapConfig::try_from(&config).expect("tap config");
         assert_eq!(cfg.threads, n);
@@ -299,25 +273,8 @@ impl Sharded {
             .iter()
             .map(|r| tap.for_route(&config, r, &metrics).expect("route tap"))
             .collect();
-        // A thread names itself once it runs.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let threads = loop {
-            let threads: Vec<String> = analysis_threads()
-                .into_iter()
-                .filter(|t| !before.contains(t))
-                .collect();
-            if threads.len() == n {
-                break threads;
-            }
-            assert!(Instant::now() < deadline, "one analysis thread a route");
-            std::thread::sleep(Duration::from_millis(1));
-        };
-        let (request_head, ()) = http::Request::post("/")
-            .header("content-type", "application/json")
-            .header("a2a-version", "1.0")
-            .body(())
-            .expect("request")
-            .into_parts();
+        let threads = started_threads(&before, n);
+        let request_head = request_head();
         Sharded {
             taps,
             metrics,
@@ -362,6 +319,46 @@ impl Sharded {
     /// The analysis threads' time on a core so far, summed.
     fn cpu(&self) -> Duration {
         self.threads.iter().map(|t| thread_cpu(t)).sum()
+    }
+}
+
+/// Where the benches' outputs go: metrics, and an audit log in memory.
+fn outputs() -> (Arc<Metrics>, AuditLog) {
+    let metrics = Arc::new(Metrics::new().expect("metrics"));
+    let (audit, _writer) = AuditLog::start(
+        Target::Memory(MemoryAudit::default()),
+        10_000,
+        metrics.audit_records_dropped_total.clone(),
+    )
+    .expect("audit writer");
+    (metrics, audit)
+}
+
+/// The head of the exchanges' request.
+fn request_head() -> http::request::Parts {
+    http::Request::post("/")
+        .header("content-type", "application/json")
+        .header("a2a-version", "1.0")
+        .body(())
+        .expect("request")
+        .into_parts()
+        .0
+}
+
+/// The `n` analysis threads started since `before` was listed (a thread
+/// names itself once it runs: waited for).
+fn started_threads(before: &[String], n: usize) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let threads: Vec<String> = analysis_threads()
+            .into_iter()
+            .filter(|t| !before.contains(t))
+            .collect();
+        if threads.len() == n {
+            return threads;
+        }
+        assert!(Instant::now() < deadline, "{n} new analysis threads");
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
 

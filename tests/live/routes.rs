@@ -451,6 +451,14 @@ async fn walk(ups: &[(Upstream, &str)], p: &Proxy, states: &[(&str, &[&str])]) {
     }
 }
 
+/// A task's states that leave its terminal state: `terminal_exit`.
+const DONE_THEN_WORKING: &[&str] = &["TASK_STATE_COMPLETED", "TASK_STATE_WORKING"];
+
+/// The findings alpha and beta make with `DONE_THEN_WORKING`.
+fn alpha_and_beta_exits() -> [(String, String); 2] {
+    ["alpha", "beta"].map(|r| (r.to_owned(), "terminal_exit".to_owned()))
+}
+
 fn by_route(records: &[Value]) -> Vec<(String, String)> {
     let mut got: Vec<(String, String)> = records
         .iter()
@@ -474,13 +482,12 @@ fn by_route(records: &[Value]) -> Vec<(String, String)> {
 #[tokio::test]
 async fn routes_on_two_analysis_threads_are_judged_as_on_one() {
     let (ups, p) = three_routes_on_two_threads().await;
-    let done_then_working: &[&str] = &["TASK_STATE_COMPLETED", "TASK_STATE_WORKING"];
     walk(
         &ups,
         &p,
         &[
-            ("alpha", done_then_working),
-            ("beta", done_then_working),
+            ("alpha", DONE_THEN_WORKING),
+            ("beta", DONE_THEN_WORKING),
             ("gamma", &["TASK_STATE_WORKING"]),
         ],
     )
@@ -489,14 +496,7 @@ async fn routes_on_two_analysis_threads_are_judged_as_on_one() {
     for (up, name) in &ups {
         records = settle_on(up, &p, &format!("/agents/{name}")).await;
     }
-    assert_eq!(
-        by_route(&records),
-        [
-            ("alpha".to_owned(), "terminal_exit".to_owned()),
-            ("beta".to_owned(), "terminal_exit".to_owned())
-        ],
-        "{records:#?}"
-    );
+    assert_eq!(by_route(&records), alpha_and_beta_exits(), "{records:#?}");
     let threads: Vec<String> = std::fs::read_dir("/proc/self/task")
         .expect("/proc/self/task")
         .filter_map(Result::ok)
@@ -537,20 +537,12 @@ async fn routes_on_two_analysis_threads_are_judged_as_on_one() {
 #[tokio::test]
 async fn every_analysis_thread_judges_what_it_was_sent_before_shutdown() {
     let (ups, p) = three_routes_on_two_threads().await;
-    let done_then_working: &[&str] = &["TASK_STATE_COMPLETED", "TASK_STATE_WORKING"];
     walk(
         &ups,
         &p,
-        &[("beta", done_then_working), ("alpha", done_then_working)],
+        &[("beta", DONE_THEN_WORKING), ("alpha", DONE_THEN_WORKING)],
     )
     .await;
     let records = p.stop().await;
-    assert_eq!(
-        by_route(&records),
-        [
-            ("alpha".to_owned(), "terminal_exit".to_owned()),
-            ("beta".to_owned(), "terminal_exit".to_owned())
-        ],
-        "{records:#?}"
-    );
+    assert_eq!(by_route(&records), alpha_and_beta_exits(), "{records:#?}");
 }
