@@ -234,6 +234,12 @@ impl Pushes {
         }
     }
 
+    /// Whether an exchange's answer may take or refuse registrations or
+    /// do a delete (`answered` has something to do).
+    pub(crate) fn awaits_answers(&self) -> bool {
+        !self.pending.is_empty() || !self.deletes.is_empty()
+    }
+
     /// Exchange `exchange` asks to delete `config_id` of `task_id`.
     pub(crate) fn deleting(
         &mut self,
