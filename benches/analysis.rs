@@ -88,17 +88,25 @@ impl Bench {
         let (tap, handle) = Tap::start(cfg, metrics.clone(), audit).expect("analysis thread");
         // The thread lives as long as the bench.
         std::mem::forget(handle);
-        let analysis = std::fs::read_dir("/proc/self/task")
-            .expect("/proc/self/task")
-            .filter_map(Result::ok)
-            .find(|t| {
-                std::fs::read_to_string(t.path().join("comm"))
-                    .is_ok_and(|c| c.starts_with("a2a-tap-analysi"))
-            })
-            .expect("the analysis thread")
-            .file_name()
-            .to_string_lossy()
-            .into_owned();
+        // The thread names itself once it runs, which on a busy host may
+        // be after `start` returned: looked for until it has (bounded).
+        let find = || {
+            std::fs::read_dir("/proc/self/task")
+                .expect("/proc/self/task")
+                .filter_map(Result::ok)
+                .find(|t| {
+                    std::fs::read_to_string(t.path().join("comm"))
+                        .is_ok_and(|c| c.starts_with("a2a-tap-analysi"))
+                })
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let analysis = loop {
+            match find() {
+                Some(t) => break t.file_name().to_string_lossy().into_owned(),
+                None if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
+                None => panic!("the analysis thread"),
+            }
+        };
         let (request_head, ()) = http::Request::post("/")
             .header("content-type", "application/json")
             .header("a2a-version", "1.0")
