@@ -15,8 +15,11 @@ pub(super) struct Stream {
     pub(super) last: LastFrame,
 }
 
-/// Judges one SSE frame.
+/// Judges one SSE frame. Inlined into the framer's callback, its one
+/// caller: called instead, each frame paid the call and the drain of an
+/// empty `scratch` (callgrind: ~+500 instructions a 20-event stream).
 #[allow(clippy::too_many_arguments)]
+#[inline]
 pub(super) fn on_frame(
     reducer: &mut Reducer,
     last: &mut LastFrame,

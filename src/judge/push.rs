@@ -22,6 +22,16 @@ pub use crate::a2a::push::PushAuth;
 use crate::findings::{Finding, Kind};
 use crate::lifecycle::{Millis, Registry, Seq};
 
+/// `map`'s entry for exchange `exchange`, removed. Every exchange's end
+/// asks, and most carry no push config: an empty map is not asked (a
+/// lookup hashes the key, even in an empty map).
+fn take<V>(map: &mut HashMap<u64, V>, exchange: u64) -> Option<V> {
+    if map.is_empty() {
+        return None;
+    }
+    map.remove(&exchange)
+}
+
 /// A push config the relay registered: the token of its relay URL, the
 /// version it was registered over, and what it asks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -224,6 +234,12 @@ impl Pushes {
         }
     }
 
+    /// Whether an exchange's answer may take or refuse registrations or
+    /// do a delete (`answered` has something to do).
+    pub(crate) fn awaits_answers(&self) -> bool {
+        !self.pending.is_empty() || !self.deletes.is_empty()
+    }
+
     /// Exchange `exchange` asks to delete `config_id` of `task_id`.
     pub(crate) fn deleting(
         &mut self,
@@ -244,7 +260,7 @@ impl Pushes {
         (task_id, seq): (Option<&str>, Seq),
         registry: &Registry,
     ) {
-        for token in self.pending.remove(&exchange).unwrap_or_default() {
+        for token in take(&mut self.pending, exchange).unwrap_or_default() {
             let Some(reg) = self.regs.get_mut(&token) else {
                 continue;
             };
@@ -257,7 +273,7 @@ impl Pushes {
                 reg.standing = Standing::Refused;
             }
         }
-        let Some((task, config)) = self.deletes.remove(&exchange) else {
+        let Some((task, config)) = take(&mut self.deletes, exchange) else {
             return;
         };
         if !took {
@@ -280,8 +296,8 @@ impl Pushes {
     /// An exchange that never got its answer judged (lost, over a limit):
     /// its registrations stay pending, so no promise is ever judged.
     pub(crate) fn forgotten(&mut self, exchange: u64) {
-        self.deletes.remove(&exchange);
-        for token in self.pending.remove(&exchange).unwrap_or_default() {
+        take(&mut self.deletes, exchange);
+        for token in take(&mut self.pending, exchange).unwrap_or_default() {
             if let Some(reg) = self.regs.get_mut(&token) {
                 reg.uncertain = true;
             }

@@ -265,6 +265,18 @@ impl Registry {
         ctx_was: &mut Option<ShortStr>,
     ) -> Verdict {
         let stamp = o.timestamp.and_then(timestamp::parse);
+        self.observe_stamped(o, stamp, now, ctx_was)
+    }
+
+    /// `observe_noting_context` of an observation whose `timestamp` the
+    /// caller parsed already (`stamp`: `timestamp::parse` of it).
+    pub(crate) fn observe_stamped(
+        &mut self,
+        o: &Observation<'_>,
+        stamp: Option<Stamp>,
+        now: Millis,
+        ctx_was: &mut Option<ShortStr>,
+    ) -> Verdict {
         let Registry {
             cfg,
             tasks,

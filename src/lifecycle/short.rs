@@ -111,6 +111,20 @@ impl ShortStr {
         }
     }
 
+    /// Whether this is the id `s`, when it is kept in place: a quick test
+    /// (false, looking no further, for an id kept boxed or as its digest).
+    /// The last bytes are compared first, where ids that differ mostly do
+    /// (counters, random ids).
+    pub(crate) fn is_in_place(&self, s: &str) -> bool {
+        match self {
+            ShortStr::Inline { len, bytes } => {
+                let kept = &bytes[..usize::from(*len)];
+                kept.last() == s.as_bytes().last() && kept == s.as_bytes()
+            }
+            _ => false,
+        }
+    }
+
     /// Whether this is the id `s` (exactly, at any length).
     pub(crate) fn is(&self, s: &str) -> bool {
         match self {
@@ -201,6 +215,26 @@ mod tests {
         // At the limit an id is kept whole.
         let edge = "a".repeat(256);
         assert!(!ShortStr::bounded(&edge, 256).is_long());
+    }
+
+    #[test]
+    fn in_place_ids_are_compared_whole() {
+        let id = ShortStr::new("tsk_00000000000000a1");
+        assert!(id.is_in_place("tsk_00000000000000a1"));
+        for other in [
+            "tsk_00000000000000b1",
+            "tsk_00000000000000a",
+            "",
+            "1",
+            "tsk_00000000000000a11",
+        ] {
+            assert!(!id.is_in_place(other), "{other}");
+        }
+        assert!(ShortStr::new("").is_in_place(""));
+        // Boxed and digested ids are not compared here (`is` does).
+        let boxed = "b".repeat(INLINE + 1);
+        assert!(!ShortStr::new(&boxed).is_in_place(&boxed));
+        assert!(!ShortStr::bounded(&boxed, 8).is_in_place(&boxed));
     }
 
     #[test]

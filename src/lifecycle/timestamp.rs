@@ -99,7 +99,13 @@ pub enum Fault {
 /// "ISO 8601 datetime string" and no rule on the zone: there only a string
 /// that is no date and time at all is a fault.
 pub fn fault(s: &str, v1: bool) -> Option<Fault> {
-    if parse(s).is_none() {
+    fault_parsed(s, parse(s).as_ref(), v1)
+}
+
+/// `fault` of `s`, whose `parse` is `parsed` (a caller that needs the
+/// instant too parses once).
+pub fn fault_parsed(s: &str, parsed: Option<&Stamp>, v1: bool) -> Option<Fault> {
+    if parsed.is_none() {
         return Some(Fault::Unreadable);
     }
     let b = s.as_bytes();

@@ -121,6 +121,9 @@ impl Session {
     /// Exchange `id`'s answer ended: its registrations taken or refused,
     /// its delete done.
     pub(super) fn answered_pushes(&mut self, id: u64, engine: &ExchangeEngine) {
+        if !self.pushes.awaits_answers() {
+            return;
+        }
         let r = engine.reducer();
         let took = r.answered_success() && !r.answered_error();
         let task = engine.task_id().or(engine.exchange().task_id.as_deref());

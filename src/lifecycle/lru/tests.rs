@@ -93,3 +93,30 @@ fn slots_are_reused() {
     assert_eq!(all, vec![("b".into(), 20), ("c".into(), 3)]);
     assert_eq!(order(&mut l), vec![("c".into(), 3), ("b".into(), 20)]);
 }
+
+#[test]
+fn the_last_touched_is_found_by_its_key_alone() {
+    let mut l = Lru::with_max_key(8);
+    put(&mut l, "a", 1);
+    put(&mut l, "ab", 2);
+    // The tail, a prefix of it, an extension of it: only itself is it.
+    assert_eq!(l.get("ab"), Some(&2));
+    assert!(l.get("a\u{0}").is_none() && l.get("abc").is_none());
+    assert_eq!(l.touch("a").map(|v| *v).ok(), Some(1));
+    assert_eq!(l.get("a"), Some(&1));
+    assert_eq!(l.get("ab"), Some(&2));
+    // A key over `max_key` at the tail, kept as its digest: found by hash.
+    let long = "y".repeat(20);
+    put(&mut l, &long, 3);
+    assert_eq!(l.get(&long), Some(&3));
+    assert!(l.get(&"y".repeat(21)).is_none());
+    assert_eq!(l.touch(&long).map(|v| *v).ok(), Some(3));
+    assert_eq!(
+        order(&mut l),
+        [
+            ("ab".into(), 2),
+            ("a".into(), 1),
+            (crate::lifecycle::short::cut(&long, 8).into_owned(), 3)
+        ]
+    );
+}

@@ -33,7 +33,9 @@ impl Reducer {
     ) -> Option<TaskState> {
         // For findings only: the stream's context is read on demand.
         let known_ctx = || ctx.or(self.context_id());
-        if let Some(detail) = self.timestamp_fault(task_id, status) {
+        // Parsed once: for its form here, for its instant in the registry.
+        let stamp = status.timestamp.as_deref().and_then(timestamp::parse);
+        if let Some(detail) = self.timestamp_fault(task_id, status, stamp.as_ref()) {
             out.push(make(
                 Kind::InvalidTimestamp,
                 Some(task_id),
@@ -76,7 +78,7 @@ impl Reducer {
         };
         // The task's context before this observation, from the same lookup.
         let mut ctx_was = None;
-        let verdict = reg.observe_noting_context(&obs, now, &mut ctx_was);
+        let verdict = reg.observe_stamped(&obs, stamp, now, &mut ctx_was);
         match (check_ctx, ctx, ctx_was) {
             (true, Some(c), Some(known)) => {
                 out.push(context_mismatch(task_id, known.as_str(), c, ix))
@@ -113,13 +115,18 @@ impl Reducer {
     /// `invalid_timestamp`: a JSON status timestamp out of its version's
     /// form (`timestamp::fault`). gRPC carries a google.protobuf.Timestamp,
     /// which the engine renders itself: nothing there to judge.
-    fn timestamp_fault(&self, task_id: &str, status: &Status) -> Option<String> {
+    fn timestamp_fault(
+        &self,
+        task_id: &str,
+        status: &Status,
+        parsed: Option<&timestamp::Stamp>,
+    ) -> Option<String> {
         let ts = status.timestamp.as_deref()?;
         if self.exchange.binding == Binding::Grpc {
             return None;
         }
         let v1 = self.exchange.version == Version::V1_0;
-        let want = match timestamp::fault(ts, v1)? {
+        let want = match timestamp::fault_parsed(ts, parsed, v1)? {
             Fault::NotUtcZ => "an ISO 8601 time in UTC ending in Z (1.0 §5.6.1)",
             Fault::Unreadable if v1 => "an ISO 8601 time in UTC ending in Z (1.0 §5.6.1)",
             Fault::Unreadable => "an ISO 8601 date and time",
