@@ -229,6 +229,13 @@ impl BodyObserver for RequestTap {
 pub struct ResponseTap {
     exchange: Arc<InFlight>,
     status: StatusCode,
+    /// The one chunk seen since the last hand-over, held rather than
+    /// copied: what one upstream read brought comes as one chunk
+    /// (`UpstreamResponseBody` gathers it), handed over as it is at the
+    /// pause or the end, in the same poll; its bytes are then copied once,
+    /// into the queue. Held on this thread only. `None` while `run` holds
+    /// bytes.
+    held: Option<Bytes>,
     /// The bytes of the chunks seen since the last hand-over, copied (this
     /// side owns them: no lock per chunk, and no reference to the read
     /// buffer a chunk shares, whose count two threads would touch). Empty
@@ -278,13 +285,19 @@ impl ResponseTap {
         ResponseTap {
             exchange,
             status,
+            held: None,
             run: Vec::new(),
             bytes: 0,
         }
     }
 
     fn hand_over(&mut self) {
-        if let (Some(o), false) = (&self.exchange.observer, self.run.is_empty()) {
+        let Some(o) = &self.exchange.observer else {
+            return;
+        };
+        if let Some(chunk) = self.held.take() {
+            o.response_data(&chunk);
+        } else if !self.run.is_empty() {
             o.response_data(&self.run);
             self.run.clear();
         }
@@ -305,6 +318,17 @@ impl BodyObserver for ResponseTap {
         }
         if self.exchange.observer.is_none() {
             return;
+        }
+        if self.held.is_none() && self.run.is_empty() && chunk.len() < RUN_BYTES {
+            self.held = Some(chunk.clone());
+            return;
+        }
+        if let Some(held) = self.held.take() {
+            // A second chunk before a pause: both are gathered.
+            if self.run.capacity() == 0 {
+                self.run = spare_run();
+            }
+            self.run.extend_from_slice(&held);
         }
         if self.run.len() + chunk.len() > RUN_BYTES {
             self.hand_over();
@@ -361,8 +385,13 @@ impl BodyObserver for ResponseTap {
         ex.count(status_class(self.status));
         if let Some(o) = &ex.observer {
             // The last run goes with the end, in one hand-over.
-            o.response_end(&self.run, end);
-            self.run.clear();
+            match self.held.take() {
+                Some(chunk) => o.response_end(&chunk, end),
+                None => {
+                    o.response_end(&self.run, end);
+                    self.run.clear();
+                }
+            }
         }
     }
 }

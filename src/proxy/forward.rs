@@ -229,7 +229,8 @@ impl Forwarder {
                 if let (Some(req), Some(_)) = (unsent, &exchange.observer) {
                     // The request never left: its body is read (bounded)
                     // so that the refusal is counted under its A2A method.
-                    self.read_for_labels(req.into_body()).await;
+                    // Boxed: a rare path, kept out of every exchange's future.
+                    Box::pin(self.read_for_labels(req.into_body())).await;
                 }
                 Err(error)
             }

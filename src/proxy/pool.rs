@@ -148,14 +148,17 @@ impl Pool {
                 return Ok(lease);
             }
         }
-        self.open(uri, slot).await
+        // Boxed: a new connection is the rare case, and its future (the
+        // connector's, the handshake's) would make every exchange's future,
+        // which is moved as it is built, that much larger.
+        Box::pin(self.open(uri, slot)).await
     }
 
     /// A new connection to `uri`'s authority, on `stale`'s slot (a pooled
     /// connection that turned out closed).
     pub async fn replace(&self, uri: &Uri, stale: Lease) -> Result<Lease, BoxError> {
         let slot = stale.slot.ok_or("a lease in use holds a slot")?;
-        self.open(uri, slot).await
+        Box::pin(self.open(uri, slot)).await
     }
 
     async fn open(&self, uri: &Uri, slot: Slot) -> Result<Lease, BoxError> {

@@ -4,7 +4,8 @@
 //! drain up to the grace period, then close).
 //!
 //! The files: `accept` (the accept loop and the drain), `serving` (the
-//! serving threads and each caller connection's deadlines), `admin`
+//! serving threads and each caller connection's deadlines, watched through
+//! `woken`), `admin`
 //! (`/metrics`, `/healthz`, `/readyz`, the upstream probe), `signals`.
 
 mod accept;
@@ -13,6 +14,7 @@ mod backoff;
 mod routing;
 mod serving;
 mod signals;
+mod woken;
 
 pub use signals::shutdown_signal;
 

@@ -21,6 +21,7 @@ use crate::proxy::share::{Budget, CallerShare};
 use crate::proxy::Forwarder;
 use crate::report::Metrics;
 
+use super::woken::Woken;
 use super::{raised, CLOSE_WAIT, H2_PING_INTERVAL, H2_PING_TIMEOUT, REAP_EVERY};
 
 /// A thread with its own single-threaded runtime that serves the
@@ -157,41 +158,53 @@ impl Conn {
         tokio::pin!(conn);
         let mut wait = Duration::ZERO;
         let result = loop {
-            tokio::select! {
-                r = conn.as_mut() => break r,
-                _ = raised(&mut drain) => {
-                    conn.as_mut().graceful_shutdown();
-                    break tokio::select! {
-                        r = conn.as_mut() => r,
-                        _ = raised(&mut kill) => {
-                            self.metrics
-                                .connections_closed_total
-                                .with(Closed::Grace.as_str())
-                                .inc();
-                            Ok(())
-                        }
-                    };
+            // The watchers are polled only when one of them woke the task,
+            // not at each of the connection's wakes (`Woken`).
+            let drain = &mut drain;
+            let watch = Woken::new(async move {
+                tokio::select! {
+                    _ = raised(drain) => Watch::Drain,
+                    _ = tokio::time::sleep(wait) => Watch::Look,
                 }
-                _ = tokio::time::sleep(wait) => {
-                    match activity.verdict(Instant::now(), &self.deadlines) {
-                        Verdict::Wait(next) => wait = next,
-                        Verdict::Close(why) => {
-                            tracing::debug!(%peer, reason = why.as_str(), "closing a caller connection");
-                            self.metrics
-                                .connections_closed_total
-                                .with(why.as_str())
-                                .inc();
-                            if why == Closed::WriteTimeout {
-                                // The caller does not read: no goodbye reaches it.
-                                break Ok(());
+            });
+            tokio::select! {
+                biased;
+                r = conn.as_mut() => break r,
+                w = watch => match w {
+                    Watch::Drain => {
+                        conn.as_mut().graceful_shutdown();
+                        break tokio::select! {
+                            r = conn.as_mut() => r,
+                            _ = raised(&mut kill) => {
+                                self.metrics
+                                    .connections_closed_total
+                                    .with(Closed::Grace.as_str())
+                                    .inc();
+                                Ok(())
                             }
-                            conn.as_mut().graceful_shutdown();
-                            break tokio::time::timeout(CLOSE_WAIT, conn.as_mut())
-                                .await
-                                .unwrap_or(Ok(()));
+                        };
+                    }
+                    Watch::Look => {
+                        match activity.verdict(Instant::now(), &self.deadlines) {
+                            Verdict::Wait(next) => wait = next,
+                            Verdict::Close(why) => {
+                                tracing::debug!(%peer, reason = why.as_str(), "closing a caller connection");
+                                self.metrics
+                                    .connections_closed_total
+                                    .with(why.as_str())
+                                    .inc();
+                                if why == Closed::WriteTimeout {
+                                    // The caller does not read: no goodbye reaches it.
+                                    break Ok(());
+                                }
+                                conn.as_mut().graceful_shutdown();
+                                break tokio::time::timeout(CLOSE_WAIT, conn.as_mut())
+                                    .await
+                                    .unwrap_or(Ok(()));
+                            }
                         }
                     }
-                }
+                },
             }
         };
         if let Err(e) = result {
@@ -237,6 +250,14 @@ impl Conn {
             tracing::debug!(%peer, error = %err, "caller connection ended with an error");
         }
     }
+}
+
+/// What a connection's watchers saw.
+enum Watch {
+    /// The drain began.
+    Drain,
+    /// The deadline to look at the connection's activity came.
+    Look,
 }
 
 /// An accepted caller connection on its way to a serving thread.

@@ -162,12 +162,13 @@ impl Rechunk {
         // Bytes from `verbatim` up to `at` pass as read; put out in one go.
         let mut verbatim = 0;
         let mut at = 0;
+        let mut spans = Spans::default();
         while at < input.len() {
             if self.state == State::Chunked(Chunk::Size(SizeLine::default())) {
-                if let Some(run) = Run::scan(input, at) {
+                if let Some(end) = spans.scan(input, at) {
                     out(&input[verbatim..at]);
-                    run.put(input, at, out);
-                    at = run.end;
+                    spans.put(input, out);
+                    at = end;
                     verbatim = at;
                     continue;
                 }
@@ -335,39 +336,76 @@ impl SizeLine {
 }
 
 fn hex(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
+    let v = HEX[usize::from(b)];
+    (v < 16).then_some(v)
+}
+
+/// Each byte's value as a hex digit, 0xff for a byte that is not one (a
+/// table: size lines are read a digit at a time on every chunk).
+static HEX: [u8; 256] = {
+    let mut table = [0xff; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = match b as u8 {
+            d @ b'0'..=b'9' => d - b'0',
+            d @ b'a'..=b'f' => d - b'a' + 10,
+            d @ b'A'..=b'F' => d - b'A' + 10,
+            _ => 0xff,
+        };
+        b += 1;
+    }
+    table
+};
+
+// === impl Spans ===
+
+/// Most chunks of a run whose places one scan keeps (a longer run is
+/// joined up to there; the next run starts where it stopped).
+const MAX_SPANS: usize = 64;
+
+/// The data of two or more consecutive data chunks wholly inside one read,
+/// each with a plain size line (hex digits, CRLF) and its CRLF after the
+/// data: found in one scan, put out as one chunk.
+struct Spans {
+    /// Each chunk's data: where it starts in the read, and its length.
+    data: [(usize, usize); MAX_SPANS],
+    count: usize,
+    /// Their data, in all.
+    total: u64,
+}
+
+impl Default for Spans {
+    fn default() -> Self {
+        Spans {
+            data: [(0, 0); MAX_SPANS],
+            count: 0,
+            total: 0,
+        }
     }
 }
 
-// === impl Run ===
-
-/// Two or more consecutive data chunks wholly inside one read, each with a
-/// plain size line (hex digits, CRLF) and its CRLF after the data.
-struct Run {
-    /// Their data, in all.
-    total: u64,
-    /// Where the run ends in the read.
-    end: usize,
-}
-
-impl Run {
-    /// The run starting at `at`, if there are two chunks or more.
-    fn scan(input: &[u8], at: usize) -> Option<Run> {
-        let (mut count, mut total, mut end) = (0u32, 0u64, at);
-        while let Some((data, len)) = plain_chunk(input, end) {
+impl Spans {
+    /// Scans the run starting at `at`; where it ends, if there are two
+    /// chunks or more.
+    fn scan(&mut self, input: &[u8], at: usize) -> Option<usize> {
+        let (mut count, mut total, mut end) = (0, 0u64, at);
+        while count < MAX_SPANS {
+            let Some((data, len)) = plain_chunk(input, end) else {
+                break;
+            };
+            self.data[count] = (data, len);
             count += 1;
             total += len as u64;
             end = data + len + 2;
         }
-        (count >= 2).then_some(Run { total, end })
+        self.count = count;
+        self.total = total;
+        (count >= 2).then_some(end)
     }
 
-    /// Puts out the run as one chunk: one size line, the data, CRLF.
-    fn put(&self, input: &[u8], at: usize, out: &mut impl FnMut(&[u8])) {
+    /// Puts out the run scanned last as one chunk: one size line, the
+    /// data, CRLF.
+    fn put(&self, input: &[u8], out: &mut impl FnMut(&[u8])) {
         let mut line = [0u8; 18];
         let digits = (64 - self.total.leading_zeros()).div_ceil(4).max(1) as usize;
         for (i, slot) in line[..digits].iter_mut().enumerate() {
@@ -376,33 +414,29 @@ impl Run {
         }
         line[digits..digits + 2].copy_from_slice(b"\r\n");
         out(&line[..digits + 2]);
-        let mut from = at;
-        while from < self.end {
-            let Some((data, len)) = plain_chunk(input, from) else {
-                break;
-            };
+        for &(data, len) in &self.data[..self.count] {
             out(&input[data..data + len]);
-            from = data + len + 2;
         }
         out(b"\r\n");
     }
 }
 
 /// The chunk at `at` when it is a data chunk wholly in `input` with a plain
-/// size line: where its data starts, and its length.
+/// size line: where its data starts, and its length. One pass over the
+/// size line's digits.
 fn plain_chunk(input: &[u8], at: usize) -> Option<(usize, usize)> {
     let rest = input.get(at..)?;
-    let digits = rest
-        .iter()
-        .take(usize::from(MAX_DIGITS) + 1)
-        .take_while(|b| hex(**b).is_some())
-        .count();
-    if digits == 0 || digits > usize::from(MAX_DIGITS) || rest.get(digits..digits + 2)? != b"\r\n" {
+    let (mut size, mut digits) = (0u64, 0usize);
+    while let Some(v) = rest.get(digits).and_then(|b| hex(*b)) {
+        if digits == usize::from(MAX_DIGITS) {
+            return None;
+        }
+        size = (size << 4) | u64::from(v);
+        digits += 1;
+    }
+    if digits == 0 || rest.get(digits..digits + 2)? != b"\r\n" {
         return None;
     }
-    let size = rest[..digits]
-        .iter()
-        .fold(0u64, |n, b| (n << 4) | u64::from(hex(*b).unwrap_or(0)));
     let after = rest.len() - digits - 2;
     // The data and its CRLF must be in this read.
     if size == 0 || size > after.saturating_sub(2) as u64 {

@@ -42,9 +42,16 @@ pub enum Parsed {
 
 /// The head at the start of `bytes`, an answer to a `method` request.
 pub fn parse(bytes: &[u8], method: Sent) -> Parsed {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut response = httparse::Response::new(&mut headers);
-    let len = match response.parse(bytes) {
+    // Uninitialised slots (as hyper's own client parses): 100 headers
+    // cleared on every head would cost more than reading a short head.
+    let mut headers = [const { std::mem::MaybeUninit::uninit() }; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut []);
+    let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
+        &mut response,
+        bytes,
+        &mut headers,
+    );
+    let len = match parsed {
         Ok(httparse::Status::Complete(len)) => len,
         Ok(httparse::Status::Partial) => return Parsed::Partial,
         Err(_) => return Parsed::Bad,
