@@ -366,7 +366,12 @@ impl Worker {
                 .judge(card, host.as_deref(), &self.judge.upstream, at);
         }
         self.report_found(found, Some(ended.engine.exchange()));
-        let task_id = ended.engine.task_id().map(str::to_owned);
+        // For the access line alone (read only when it is written: a UTF-8
+        // check and an allocation an exchange otherwise).
+        let task_id = self
+            .access
+            .as_ref()
+            .and_then(|_| ended.engine.task_id().map(str::to_owned));
         let found = self.live.get_mut(id).map_or(0, |l| l.findings) + self.flush_folds(id);
         let server = self
             .judge
