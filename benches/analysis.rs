@@ -193,15 +193,31 @@ fn thread_cpu(tid: &str) -> Duration {
 
 /// Stream events judged so far, over every route.
 fn events(metrics: &Metrics) -> u64 {
+    events_of(metrics, None)
+}
+
+/// Stream events judged so far on route `route` (`None`: every route).
+fn events_of(metrics: &Metrics, route: Option<&str>) -> u64 {
     metrics
         .registry()
         .gather()
         .iter()
         .filter(|f| f.get_name() == "a2a_stream_events_total")
         .flat_map(|f| f.get_metric())
+        .filter(|m| {
+            route.is_none_or(|r| {
+                m.get_label()
+                    .iter()
+                    .any(|l| l.get_name() == "upstream" && l.get_value() == r)
+            })
+        })
         .map(|m| m.get_counter().get_value() as u64)
         .sum()
 }
+
+/// Streams a feeder may be ahead of its route's analysis thread (about
+/// 100 MB queued, within each thread's share of the 1 GiB budget).
+const BACKLOG: u64 = 20_000;
 
 fn bench(c: &mut Criterion) {
     let mut b = Bench::start();
@@ -290,12 +306,26 @@ impl Sharded {
     fn run(&mut self, per_route: u64) {
         let first = self.next;
         let head = &self.request_head;
+        let metrics = &self.metrics;
         std::thread::scope(|s| {
             for (r, tap) in self.taps.iter().enumerate() {
                 s.spawn(move || {
                     let mut sse = Template::new(load::stream("tsk_0000000000000000", 1));
                     let request = Bytes::from_static(REQUEST.as_bytes());
+                    let route = format!("r{r}");
+                    let judged_before = events_of(metrics, Some(&route)) / 20;
                     for k in 0..per_route {
+                        // Never more than a backlog's worth ahead of the
+                        // route's thread (past its queue's budget,
+                        // streams would go unjudged).
+                        if k % 1024 == 0 {
+                            while k.saturating_sub(
+                                events_of(metrics, Some(&route)) / 20 - judged_before,
+                            ) > BACKLOG
+                            {
+                                std::thread::sleep(Duration::from_micros(200));
+                            }
+                        }
                         // Ids unique over routes and samples.
                         let id = first + k * 64 + r as u64;
                         feed(tap, head, &request, &mut sse, id, true);
