@@ -11,7 +11,7 @@
 #   WORKLOAD=/json DURATION=10 scripts/bench-instructions.sh
 #
 # Prints, per request: the serving threads' instructions in each mode, the
-# difference, and the analysis thread's. Loopback only; stops by itself.
+# difference, and the analysis threads'. Loopback only; stops by itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/bench-lib.sh
@@ -77,7 +77,7 @@ measure() { # mode (validating|plain): prints "serving analysis" per request
   # The dump after zeroing holds the measured interval: its files (one per
   # thread) are told apart by the code each thread ran.
   local files=("$dir"/cg.out.1-*)
-  echo "$n $(sum_threads "$n" 'ServingThread' "${files[@]}") $(sum_threads "$n" 'Worker::run' "${files[@]}")"
+  echo "$n $(sum_threads "$n" 'ServingThread' "${files[@]}") $(sum_threads "$n" 'analysis::worker::' "${files[@]}")"
 }
 
 read -r n_plain plain _ < <(measure plain)
