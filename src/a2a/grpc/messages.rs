@@ -121,41 +121,41 @@ pub(super) fn stream_response<'a>(
     while let Some((number, wire)) = r.field()? {
         match number {
             1 => {
-                let run = r.message(wire, depth).map_err(|e| e.at("task"))?;
                 if !matches!(payload, Some(Payload::Task(_))) {
                     payload = Some(Payload::Task(Task::default()));
                 }
                 if let Some(Payload::Task(t)) = &mut payload {
-                    task(run, t, depth - 1, tally, counting).map_err(|e| e.at("task"))?;
+                    r.nested(wire, depth, "task", |run, d| {
+                        task(run, t, d, tally, counting)
+                    })?;
                 }
             }
             2 => {
-                let run = r.message(wire, depth).map_err(|e| e.at("message"))?;
                 if !matches!(payload, Some(Payload::Message(_))) {
                     payload = Some(Payload::Message(Message::default()));
                 }
                 if let Some(Payload::Message(m)) = &mut payload {
-                    message(run, m, depth - 1).map_err(|e| e.at("message"))?;
+                    r.nested(wire, depth, "message", |run, d| message(run, m, d))?;
                 }
             }
             3 => {
-                let run = r.message(wire, depth).map_err(|e| e.at("status_update"))?;
                 if !matches!(payload, Some(Payload::StatusUpdate(_))) {
                     payload = Some(Payload::StatusUpdate(StatusUpdate::default()));
                 }
                 if let Some(Payload::StatusUpdate(s)) = &mut payload {
-                    status_update(run, s, version, depth - 1).map_err(|e| e.at("status_update"))?;
+                    r.nested(wire, depth, "status_update", |run, d| {
+                        status_update(run, s, version, d)
+                    })?;
                 }
             }
             4 => {
-                let run = r
-                    .message(wire, depth)
-                    .map_err(|e| e.at("artifact_update"))?;
                 if !matches!(payload, Some(Payload::ArtifactUpdate(_))) {
                     payload = Some(Payload::ArtifactUpdate(ArtifactUpdate::default()));
                 }
                 if let Some(Payload::ArtifactUpdate(a)) = &mut payload {
-                    artifact_update(run, a, depth - 1).map_err(|e| e.at("artifact_update"))?;
+                    r.nested(wire, depth, "artifact_update", |run, d| {
+                        artifact_update(run, a, d)
+                    })?;
                 }
             }
             _ => {
@@ -215,9 +215,8 @@ fn task<'a>(
             1 => t.id = r.string(wire).map_err(|e| e.at("Task.id"))?,
             2 => t.context_id = r.string(wire).map_err(|e| e.at("Task.context_id"))?,
             3 => {
-                let run = r.message(wire, depth).map_err(|e| e.at("Task.status"))?;
                 let s = t.status.get_or_insert_with(TaskStatus::default);
-                status(run, s, depth - 1).map_err(|e| e.at("Task.status"))?;
+                r.nested(wire, depth, "Task.status", |run, d| status(run, s, d))?;
             }
             4 => {
                 let run = r.message(wire, depth).map_err(|e| e.at("Task.artifacts"))?;
@@ -245,11 +244,10 @@ fn status(run: &[u8], s: &mut TaskStatus, depth: u32) -> Result<()> {
         match number {
             1 => s.state = r.int32(wire).map_err(|e| e.at("TaskStatus.state"))?,
             3 => {
-                let run = r
-                    .message(wire, depth)
-                    .map_err(|e| e.at("TaskStatus.timestamp"))?;
                 let t = s.timestamp.get_or_insert_with(Timestamp::default);
-                timestamp(run, t, depth - 1).map_err(|e| e.at("TaskStatus.timestamp"))?;
+                r.nested(wire, depth, "TaskStatus.timestamp", |run, d| {
+                    timestamp(run, t, d)
+                })?;
             }
             _ => r.skip(number, wire, depth)?,
         }
@@ -313,11 +311,10 @@ fn status_update<'a>(
                     .map_err(|e| e.at("StatusUpdate.context_id"))?
             }
             3 => {
-                let run = r
-                    .message(wire, depth)
-                    .map_err(|e| e.at("StatusUpdate.status"))?;
                 let st = s.status.get_or_insert_with(TaskStatus::default);
-                status(run, st, depth - 1).map_err(|e| e.at("StatusUpdate.status"))?;
+                r.nested(wire, depth, "StatusUpdate.status", |run, d| {
+                    status(run, st, d)
+                })?;
             }
             4 if version == Version::V0_3 => {
                 s.r#final = r.bool(wire).map_err(|e| e.at("StatusUpdate.final"))?;
@@ -340,11 +337,10 @@ fn artifact_update<'a>(run: &'a [u8], a: &mut ArtifactUpdate<'a>, depth: u32) ->
                     .map_err(|e| e.at("ArtifactUpdate.context_id"))?
             }
             3 => {
-                let run = r
-                    .message(wire, depth)
-                    .map_err(|e| e.at("ArtifactUpdate.artifact"))?;
-                a.artifact_id = artifact(run, a.artifact_id, depth - 1)
-                    .map_err(|e| e.at("ArtifactUpdate.artifact"))?;
+                let merged = a.artifact_id;
+                a.artifact_id = r.nested(wire, depth, "ArtifactUpdate.artifact", |run, d| {
+                    artifact(run, merged, d)
+                })?;
             }
             4 => a.append = r.bool(wire).map_err(|e| e.at("ArtifactUpdate.append"))?,
             5 => {

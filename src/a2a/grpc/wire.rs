@@ -153,6 +153,22 @@ impl<'a> Reader<'a> {
         std::str::from_utf8(run).map_err(|_| WireError::new("invalid string value: not UTF-8"))
     }
 
+    /// The embedded message of field `field`, read at `depth` (what
+    /// nesting is left where the field is) by `read`, which is given its
+    /// run and the depth its own fields are read at; an error is put at
+    /// `field` unless it already names a field inside.
+    pub(super) fn nested<T>(
+        &mut self,
+        wire: WireType,
+        depth: u32,
+        field: &'static str,
+        read: impl FnOnce(&'a [u8], u32) -> Result<T>,
+    ) -> Result<T> {
+        self.message(wire, depth)
+            .and_then(|run| read(run, depth - 1))
+            .map_err(|e| e.at(field))
+    }
+
     /// An embedded message's run, read at `depth` (what nesting is left
     /// where its field is): its fields are read at `depth - 1`.
     pub(super) fn message(&mut self, wire: WireType, depth: u32) -> Result<&'a [u8]> {
