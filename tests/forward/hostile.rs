@@ -22,13 +22,8 @@ async fn raw_upstream(raw: &'static [u8]) -> SocketAddr {
                 return;
             };
             tokio::spawn(async move {
-                let mut buf = vec![0u8; 8192];
-                let mut got = Vec::new();
-                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match s.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => got.extend_from_slice(&buf[..n]),
-                    }
+                if read_head(&mut s).await.is_none() {
+                    return;
                 }
                 let _ = s.write_all(raw).await;
                 let _ = s.shutdown().await;

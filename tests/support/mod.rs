@@ -68,11 +68,27 @@ pub fn channel() -> (http_body_util::channel::Sender<Bytes, BoxError>, Body) {
     (tx, body.boxed_unsync())
 }
 
+/// What `stream` sends up to the end of a request head (`\r\n\r\n`,
+/// and what came with it in the same reads); `None` when it closes or
+/// fails first.
+pub async fn read_head(stream: &mut tokio::net::TcpStream) -> Option<Vec<u8>> {
+    use tokio::io::AsyncReadExt;
+    let mut buf = vec![0u8; 4096];
+    let mut seen = Vec::new();
+    while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => seen.extend_from_slice(&buf[..n]),
+        }
+    }
+    Some(seen)
+}
+
 /// A raw upstream on 127.0.0.1:0 that answers every request (once its head
 /// is read) with `answer`, head included, written in the pieces `cuts`
 /// marks (offsets into `answer`) with a 200 µs pause after each.
 pub async fn raw_upstream(answer: Vec<u8>, cuts: Vec<usize>) -> SocketAddr {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(async move {
@@ -80,13 +96,8 @@ pub async fn raw_upstream(answer: Vec<u8>, cuts: Vec<usize>) -> SocketAddr {
             let (answer, cuts) = (answer.clone(), cuts.clone());
             tokio::spawn(async move {
                 let _ = stream.set_nodelay(true);
-                let mut buf = vec![0u8; 4096];
-                let mut seen = Vec::new();
-                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match stream.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => seen.extend_from_slice(&buf[..n]),
-                    }
+                if read_head(&mut stream).await.is_none() {
+                    return;
                 }
                 let mut at = 0;
                 for cut in cuts.into_iter().chain([answer.len()]) {
