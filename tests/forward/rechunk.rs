@@ -152,6 +152,25 @@ async fn ask(
     (status, body)
 }
 
+/// `times` GETs on one caller connection each get the scripted stream
+/// whole, and the upstream served them on one connection (its count of
+/// answers on a connection reached `times`).
+async fn whole_streams_on_one_connection(
+    tap: SocketAddr,
+    served: &Mutex<Vec<usize>>,
+    times: usize,
+) {
+    let mut caller = caller(tap).await;
+    for n in 0..times {
+        let (status, body) = ask(&mut caller, http::Method::GET).await;
+        assert_eq!(
+            (status, body.to_vec()),
+            (StatusCode::OK, events(20, n * 20).1)
+        );
+    }
+    assert!(served.lock().expect("lock").iter().any(|n| *n + 1 >= times));
+}
+
 #[tokio::test]
 async fn chunked_answers_follow_each_other_on_a_kept_alive_upstream_connection() {
     // Chunked answers (some with trailers) and a content-length one between.
@@ -184,15 +203,7 @@ async fn a_100_continue_before_a_chunked_answer() {
     let (up, served) =
         scripted(|_, n| [b"HTTP/1.1 100 Continue\r\n\r\n".to_vec(), sse_answer(n)].concat()).await;
     let tap = proxy(config(up)).await;
-    let mut caller = caller(tap.listen_addr()).await;
-    for n in 0..3 {
-        let (status, body) = ask(&mut caller, http::Method::GET).await;
-        assert_eq!(
-            (status, body.to_vec()),
-            (StatusCode::OK, events(20, n * 20).1)
-        );
-    }
-    assert!(served.lock().expect("lock").iter().any(|n| *n >= 2));
+    whole_streams_on_one_connection(tap.listen_addr(), &served, 3).await;
 }
 
 #[tokio::test]
@@ -304,13 +315,5 @@ async fn chunked_answers_over_tls_arrive_whole() {
     config.upstream = Some(format!("https://{up}").parse().expect("url"));
     config.proxy.tls_ca_file = Some(ca);
     let tap = proxy(config).await;
-    let mut caller = caller(tap.listen_addr()).await;
-    for n in 0..4 {
-        let (status, body) = ask(&mut caller, http::Method::GET).await;
-        assert_eq!(
-            (status, body.to_vec()),
-            (StatusCode::OK, events(20, n * 20).1)
-        );
-    }
-    assert!(served.lock().expect("lock").iter().any(|n| *n >= 3));
+    whole_streams_on_one_connection(tap.listen_addr(), &served, 4).await;
 }
