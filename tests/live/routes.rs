@@ -546,3 +546,40 @@ async fn every_analysis_thread_judges_what_it_was_sent_before_shutdown() {
     let records = p.stop().await;
     assert_eq!(by_route(&records), alpha_and_beta_exits(), "{records:#?}");
 }
+
+/// Each analysis thread holds at most its share of `analysis.queue_bytes`:
+/// a stream of about 2.4 KB on beta fits the whole 3,000 bytes, not the
+/// second thread's 1,500 when there are two threads (unjudged, counted
+/// under beta's name, no finding); with one thread it is judged.
+#[tokio::test]
+async fn each_analysis_thread_holds_its_share_of_the_queue_bytes() {
+    for (threads, overload) in [(1, 0.0), (2, 1.0)] {
+        let (_, b, p) = two_routes(&format!(
+            "[analysis]\nthreads = {threads}\nqueue_bytes = 3000\n"
+        ))
+        .await;
+        let mut big = artifact("t-1", "c", "a1", false, false);
+        big["artifactUpdate"]["artifact"]["parts"] = json!([{"text": "x".repeat(2000)}]);
+        let evs = [task("t-1", "c", "TASK_STATE_WORKING"), big];
+        b.push(Reply::sse(&frames(1, &evs)));
+        let req = request(json!(1), "SendStreamingMessage", new_message());
+        p.send("POST", "/agents/alpha/beta/", V1, &req).await;
+        let recs = settle_on(&b, &p, "/agents/alpha/beta/").await;
+        let labels = [("upstream", "beta"), ("reason", "overload")];
+        let m = scrape(&p).await;
+        assert_eq!(
+            metric(&m, "a2a_analysis_skipped_total", &labels).unwrap_or(0.0),
+            overload,
+            "{threads} threads"
+        );
+        // Judged whole, the stream ending on a working task is a finding;
+        // unjudged, none.
+        let want: &[&str] = if overload == 0.0 {
+            &["stream_truncated"]
+        } else {
+            &[]
+        };
+        assert_eq!(kinds(&recs), want, "{threads} threads: {recs:#?}");
+        p.stop().await;
+    }
+}
