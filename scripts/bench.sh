@@ -11,6 +11,11 @@
 #   LIGHT_CONNS=0 scripts/bench.sh   # only the saturating workloads
 #   TRACED=0 REDIS=0 GRPC=0 ROUTES=0 scripts/bench.sh  # without the tracing, shared-registry, gRPC or routes rows
 #
+# FLOOR=1 (the default) adds the floor row: examples/bench_floor.rs, the
+# least an HTTP/1.1 reverse proxy must do (parse both heads, follow both
+# bodies' framing, relay each read) on tokio and httparse, nothing else.
+# Its CPU a request is the same run's bottom line for a2a-tap and nginx.
+#
 # ROUTES=1 (the default) adds two a2a-tap rows behind [[route]] tables, the
 # same workload under the prefix /agents/zz: tap-1route (that route alone)
 # and tap-50routes (49 other routes of the same prefix length before it, so
@@ -47,6 +52,8 @@ ROUTE1_PORT=${ROUTE1_PORT:-18913}
 ROUTE1_ADMIN=${ROUTE1_ADMIN:-18914}
 ROUTE50_PORT=${ROUTE50_PORT:-18915}
 ROUTE50_ADMIN=${ROUTE50_ADMIN:-18916}
+FLOOR_PORT=${FLOOR_PORT:-18917}
+FLOOR=${FLOOR:-1}
 ROUTES=${ROUTES:-1}
 TRACED=${TRACED:-1}
 REDIS=${REDIS:-1}
@@ -67,10 +74,11 @@ fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 ((REDIS)) && ./scripts/setup-redis.sh >/dev/null
 
-cargo build --release --bin a2a-tap --example bench_upstream 2>&1 | tail -1
+cargo build --release --bin a2a-tap --example bench_upstream --example bench_floor 2>&1 | tail -1
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
 TAP_BIN=${TAP_BIN:-$TARGET_DIR/release/a2a-tap} # TAP_BIN=path: another build
 UP_BIN=$TARGET_DIR/release/examples/bench_upstream
+FLOOR_BIN=$TARGET_DIR/release/examples/bench_floor
 
 # --- targets: each start_* prints the base URL to load -----------------------
 start_upstream() {
@@ -104,6 +112,16 @@ CONF
   wait_port "127.0.0.1:$NGINX_PORT"
   # The workers do the proxying; their CPU is measured as a2a-tap's is.
   NGINX_PIDS=$(pgrep -P "$(cat "$WORK/nginx.pid")" | xargs)
+}
+
+# The floor: a bare HTTP/1.1 relay (examples/bench_floor.rs), one thread
+# a core as a2a-tap's serving threads.
+FLOOR_PID=""
+start_floor() {
+  "$FLOOR_BIN" "127.0.0.1:$FLOOR_PORT" "127.0.0.1:$UP_PORT" 2>"$WORK/floor.log" &
+  FLOOR_PID=$!
+  PIDS+=("$FLOOR_PID")
+  wait_port "127.0.0.1:$FLOOR_PORT"
 }
 
 TAP_PID=""
@@ -188,6 +206,7 @@ TARGETS=(
   "a2a-tap|http://127.0.0.1:$TAP_PORT"
   "tap-plain|http://127.0.0.1:$PLAIN_PORT"
 )
+((FLOOR)) && TARGETS+=("floor|http://127.0.0.1:$FLOOR_PORT")
 TRACED_ROWS=()
 if ((TRACED)); then
   TRACED_ROWS=(tap-traced tap-trace-0.1)
@@ -221,6 +240,7 @@ start_upstream
 start_nginx
 start_tap
 start_tap_plain
+((FLOOR)) && start_floor
 if ((TRACED)); then
   start_tap_traced tap-traced 1.0 "$TRACED_PORT" "$TRACED_ADMIN"
   start_tap_traced tap-trace-0.1 0.1 "$TRACED01_PORT" "$TRACED01_ADMIN"
@@ -316,6 +336,7 @@ for w in "${WORKLOADS[@]}"; do
         tap-1route) pid=${ROUTE_PIDS[0]} ;;
         tap-50routes) pid=${ROUTE_PIDS[1]} ;;
         nginx) pid=$NGINX_PIDS ;;
+        floor) pid=$FLOOR_PID ;;
         *) pid="" ;;
       esac
       # shellcheck disable=SC2086 # nginx: a list of worker pids
@@ -395,6 +416,10 @@ for w in "${WORKLOADS[@]}"; do
   # a2a-tap against nginx: they run one after the other in each round.
   read -r ng_all _ _ _ < <(per_req "$WORK/nginx.cpu")
   CPU+=("  nginx $ng_all µs (its workers)")
+  if ((FLOOR)); then
+    read -r fl_all _ _ _ < <(per_req "$WORK/floor.cpu")
+    CPU+=("  floor $fl_all µs (a bare HTTP/1.1 relay: a2a-tap $(awk -v a="$tap_all" -v b="$fl_all" 'BEGIN {printf "%.2f", b ? a / b : 0}') x, tap-plain $(awk -v a="$plain_all" -v b="$fl_all" 'BEGIN {printf "%.2f", b ? a / b : 0}') x, nginx $(awk -v a="$ng_all" -v b="$fl_all" 'BEGIN {printf "%.2f", b ? a / b : 0}') x its CPU)")
+  fi
   ratios=$(paste -d' ' <(awk '{print $1}' "$WORK/a2a-tap.runs") <(awk '{print $1}' "$WORK/nginx.runs") |
     awk '{printf "%.3f\n", $1 / $2}')
   if ((wconns == CONNS)); then
