@@ -167,12 +167,6 @@ impl Pool {
         let io = RechunkIo::new(io, next.clone());
         let (sender, conn) = http1::Builder::new()
             .max_buf_size(self.max_buf)
-            // A request's head and its (gathered, small) body copied into
-            // one buffer and written with one `sendto`, rather than a
-            // `writev` of hyper's queue of buffers: fewer instructions and
-            // less kernel time a request (BENCHMARKS.md). The buffer is
-            // bounded by `max_buf` as the queue is.
-            .writev(false)
             .handshake(io)
             .await?;
         Ok(Lease {
