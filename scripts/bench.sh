@@ -289,6 +289,9 @@ cpu_delta() { # before after
 machine_ticks() { awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print $5 + $6, $9, t}' /proc/stat; }
 CLK_TCK=$(getconf CLK_TCK)
 percent() { awk -v part="$1" -v whole="$2" 'BEGIN {printf "%.1f", 100 * part / whole}'; }
+times() { # a b [decimals]: a / b (0 when b is 0)
+  awk -v a="$1" -v b="$2" -v d="${3:-2}" 'BEGIN {printf "%." d "f", b ? a / b : 0}'
+}
 
 # CPU per request from a target's .cpu file (lines "requests serving
 # analysis other"): "total serving analysis other" in µs.
@@ -418,12 +421,12 @@ for w in "${WORKLOADS[@]}"; do
   CPU+=("  nginx $ng_all µs (its workers)")
   if ((FLOOR)); then
     read -r fl_all _ _ _ < <(per_req "$WORK/floor.cpu")
-    CPU+=("  floor $fl_all µs (a bare HTTP/1.1 relay: a2a-tap $(awk -v a="$tap_all" -v b="$fl_all" 'BEGIN {printf "%.2f", b ? a / b : 0}') x, tap-plain $(awk -v a="$plain_all" -v b="$fl_all" 'BEGIN {printf "%.2f", b ? a / b : 0}') x, nginx $(awk -v a="$ng_all" -v b="$fl_all" 'BEGIN {printf "%.2f", b ? a / b : 0}') x its CPU)")
+    CPU+=("  floor $fl_all µs (a bare HTTP/1.1 relay: a2a-tap $(times "$tap_all" "$fl_all") x, tap-plain $(times "$plain_all" "$fl_all") x, nginx $(times "$ng_all" "$fl_all") x its CPU)")
   fi
   ratios=$(paste -d' ' <(awk '{print $1}' "$WORK/a2a-tap.runs") <(awk '{print $1}' "$WORK/nginx.runs") |
     awk '{printf "%.3f\n", $1 / $2}')
   if ((wconns == CONNS)); then
-    AGAINST_NGINX+=("$wname: requests/s $(xargs <<<"$ratios" | sed 's/ /, /g') x nginx's (median $(median <<<"$ratios")); p99 ${P99[a2a-tap]} against ${P99[nginx]} ms; CPU a request $tap_all against $ng_all µs ($(awk -v a="$tap_all" -v b="$ng_all" 'BEGIN {printf "%.3f", b ? a / b : 0}') x)")
+    AGAINST_NGINX+=("$wname: requests/s $(xargs <<<"$ratios" | sed 's/ /, /g') x nginx's (median $(median <<<"$ratios")); p99 ${P99[a2a-tap]} against ${P99[nginx]} ms; CPU a request $tap_all against $ng_all µs ($(times "$tap_all" "$ng_all" 3) x)")
   else
     AGAINST_NGINX+=("$wname: added over direct, p50 $(awk -v a="${P50[a2a-tap]}" -v b="${P50[nginx]}" -v d="${P50[direct]}" 'BEGIN {printf "%.3f against %.3f", a - d, b - d}') ms, p99 $(awk -v a="${P99[a2a-tap]}" -v b="${P99[nginx]}" -v d="${P99[direct]}" 'BEGIN {printf "%.3f against %.3f", a - d, b - d}') ms (a2a-tap against nginx)")
   fi
