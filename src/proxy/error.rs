@@ -201,6 +201,11 @@ fn classify(err: &(dyn StdError + 'static), connecting: bool) -> UpstreamReason 
                 return UpstreamReason::Protocol;
             }
         }
+        if let Some(h) = e.downcast_ref::<super::pool::h1::Error>() {
+            if h.is_incomplete() {
+                found = found.or(Some(UpstreamReason::Reset));
+            }
+        }
         if let Some(h) = e.downcast_ref::<hyper::Error>() {
             if h.is_incomplete_message() || h.is_canceled() || h.is_closed() {
                 found = found.or(Some(UpstreamReason::Reset));

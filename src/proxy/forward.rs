@@ -325,7 +325,7 @@ impl Forwarder {
             Err(f) => return Err(Failed::sent(wire_failed(f))),
         };
         let pool = pool.clone();
-        Ok(resp.map(|body| UpstreamResponseBody::leased(LeasedBody::new(body, lease, pool))))
+        Ok(resp.map(|()| UpstreamResponseBody::leased(LeasedBody::new(lease, pool))))
     }
 
     /// Reads up to `label_bytes` of a request body that never went upstream

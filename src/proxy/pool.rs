@@ -1,50 +1,46 @@
 //! A keep-alive pool of HTTP/1.1 upstream connections that are driven in
 //! the caller's own task: the connection's I/O is polled by the exchange
-//! that leases it, so a response flows to the caller without a hop between
-//! tasks, and the frames already read are passed on together.
+//! that leases it (`h1`), so a response flows to the caller without a hop
+//! between tasks, and the data a read brought is passed on together.
 
-use std::future::{poll_fn, Future};
-use std::pin::Pin;
+use std::future::poll_fn;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
+
 use std::time::{Duration, Instant};
 
 use http::{Request, Response, Uri};
-use hyper::body::Incoming;
-use hyper::client::conn::http1;
 use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tower_service::Service;
 
-use self::rechunk::{NextRequest, RechunkIo};
+use self::h1::Conn;
 use super::share::{CallerShare, Slot};
 use super::BoxError;
 use super::UpstreamBody;
 
 /// Most idle connections one serving thread's pools keep in all.
 const MAX_IDLE: usize = 1024;
-/// hyper's default HTTP/1.1 read buffer limit.
+/// hyper's default HTTP/1.1 read buffer limit: the least head length read.
 const HYPER_MAX_BUF: usize = 8192 + 4096 * 100;
 
-/// The connection's I/O: plaintext HTTP/1.1 (above TLS) with the chunks
-/// each read brought joined (`rechunk`).
-type Io = RechunkIo<MaybeHttpsStream<TokioIo<TcpStream>>>;
-type Conn = http1::Connection<Io, UpstreamBody>;
+/// The connection's I/O: TCP, or TLS above it.
+type Io = TokioIo<MaybeHttpsStream<TokioIo<TcpStream>>>;
 
 /// Why sending on a leased connection failed.
 pub enum SendFailure {
     /// The request was not written; it may be sent on another connection.
-    Unsent(Box<Request<UpstreamBody>>, hyper::Error),
+    Unsent(Box<Request<UpstreamBody>>, h1::Error),
     /// The exchange failed on the wire.
-    Failed(hyper::Error),
+    Failed(h1::Error),
 }
 
 impl SendFailure {
     /// The underlying error.
-    pub fn into_error(self) -> hyper::Error {
+    pub fn into_error(self) -> h1::Error {
         match self {
             SendFailure::Unsent(_, e) | SendFailure::Failed(e) => e,
         }
@@ -100,17 +96,13 @@ pub struct Pool {
 
 /// One connection, leased to one exchange at a time.
 pub struct Lease {
-    sender: http1::SendRequest<UpstreamBody>,
-    /// `None` once the connection finished (closed or failed).
-    conn: Option<Pin<Box<Conn>>>,
+    /// Boxed: it holds the TLS state, and a lease is moved as it is used.
+    conn: Box<Conn<Io>>,
     /// Whether it came from the pool (a stale one may be retried).
     pub reused: bool,
     /// The slot of a lease in use (its caller connection's share of the
     /// budget, `proxy::share`); an idle connection holds none.
     slot: Option<Slot>,
-    /// Tells the connection's rewriter each request's method (how its
-    /// answer is framed depends on it).
-    next: Arc<NextRequest>,
 }
 
 // === impl Pool ===
@@ -163,18 +155,10 @@ impl Pool {
 
     async fn open(&self, uri: &Uri, slot: Slot) -> Result<Lease, BoxError> {
         let io = self.connector.clone().call(uri.clone()).await?;
-        let next = Arc::new(NextRequest::default());
-        let io = RechunkIo::new(io, next.clone());
-        let (sender, conn) = http1::Builder::new()
-            .max_buf_size(self.max_buf)
-            .handshake(io)
-            .await?;
         Ok(Lease {
-            sender,
-            conn: Some(Box::pin(conn)),
+            conn: Box::new(Conn::new(TokioIo::new(io), self.max_buf)),
             reused: false,
             slot: Some(slot),
-            next,
         })
     }
 
@@ -182,9 +166,10 @@ impl Pool {
     /// back at once).
     pub fn checkin(&self, mut lease: Lease) {
         lease.slot = None;
-        if lease.conn.is_none() || lease.sender.is_closed() {
+        if !lease.conn.reusable() {
             return;
         }
+        lease.conn.idle();
         lease.reused = true;
         let now = Instant::now();
         let Ok(mut idle) = self.idle.lock() else {
@@ -244,56 +229,24 @@ impl Drop for Pool {
 // === impl Lease ===
 
 impl Lease {
-    /// Lets the connection do its I/O (write the request, read the response).
-    pub fn drive(&mut self, cx: &mut Context<'_>) {
-        if let Some(conn) = self.conn.as_mut() {
-            if let Poll::Ready(result) = conn.as_mut().poll(cx) {
-                if let Err(e) = result {
-                    tracing::debug!(error = %e, "upstream connection failed");
-                }
-                // Dropping the connection fails whatever still waits on it.
-                self.conn = None;
-            }
-        }
-    }
-
     /// Whether an idle connection is still open and ready for a request.
     async fn usable(&mut self) -> bool {
-        poll_fn(|cx| {
-            self.drive(cx);
-            if self.conn.is_none() {
-                return Poll::Ready(false);
-            }
-            Poll::Ready(matches!(self.sender.poll_ready(cx), Poll::Ready(Ok(()))))
-        })
-        .await
+        poll_fn(|cx| self.conn.poll_usable(cx)).await
     }
 
-    /// Sends `req` and waits for the response head, driving the connection.
-    pub async fn send(
-        &mut self,
-        req: Request<UpstreamBody>,
-    ) -> Result<Response<Incoming>, SendFailure> {
-        // Before the request can reach the wire: its answer cannot come
-        // before it.
-        self.next.announce(req.method());
-        let fut = self.sender.try_send_request(req);
-        tokio::pin!(fut);
-        let result = poll_fn(|cx| {
-            if let Poll::Ready(r) = fut.as_mut().poll(cx) {
-                return Poll::Ready(r);
-            }
-            self.drive(cx);
-            fut.as_mut().poll(cx)
-        })
-        .await;
-        result.map_err(|mut e| match e.take_message() {
-            Some(req) => SendFailure::Unsent(Box::new(req), e.into_error()),
-            None => SendFailure::Failed(e.into_error()),
-        })
+    /// Sends `req` and waits for the response head; the body is read
+    /// through [`LeasedBody`].
+    pub async fn send(&mut self, req: Request<UpstreamBody>) -> Result<Response<()>, SendFailure> {
+        self.conn.start(req);
+        poll_fn(|cx| self.conn.poll_send(cx))
+            .await
+            .map_err(|(e, unsent)| match unsent {
+                Some(req) => SendFailure::Unsent(Box::new(req), e),
+                None => SendFailure::Failed(e),
+            })
     }
 }
 
+pub mod h1;
 mod leased;
-mod rechunk;
 pub use leased::LeasedBody;

@@ -9,17 +9,19 @@ use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 
 use super::pool::LeasedBody;
+use super::BoxError;
 
 /// Most bytes of data already read that are passed on as one frame.
 const MAX_RUN: usize = 32 * 1024;
 
-type Polled = Option<Result<Frame<Bytes>, hyper::Error>>;
+type Polled = Option<Result<Frame<Bytes>, BoxError>>;
 
 /// A response body from an HTTP/1.1 lease or the HTTP/2 client.
 ///
 /// An upstream writes an SSE stream as one HTTP/1.1 chunk (or HTTP/2 DATA
-/// frame) per event, and one socket read often brings many of them. hyper
-/// yields them one by one; passed on as they are, each would cost the
+/// frame) per event, and one socket read often brings many of them. A
+/// lease already gives all a read brought as one piece; hyper's HTTP/2
+/// client yields them one by one; passed on as they are, each would cost the
 /// caller's connection a chunk of its own (a header and a CRLF, three
 /// buffers in the write) and the tee a call. Here the data frames hyper has
 /// already read are gathered into one, never waiting for another: the
@@ -93,18 +95,22 @@ impl UpstreamResponseBody {
 
 impl Body for UpstreamResponseBody {
     type Data = Bytes;
-    type Error = hyper::Error;
+    type Error = BoxError;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = self.get_mut();
         if let Some(held) = this.held.take() {
             return Poll::Ready(held);
         }
         match this.source.poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
+                // A lease's data is already all its read brought.
+                Ok(data) if matches!(this.source, Source::Leased(_)) => {
+                    Poll::Ready(Some(Ok(Frame::data(data))))
+                }
                 Ok(data) => Poll::Ready(Some(Ok(Frame::data(this.gather(data, cx))))),
                 Err(frame) => Poll::Ready(Some(Ok(frame))),
             },
@@ -132,8 +138,8 @@ impl Body for UpstreamResponseBody {
 impl Source {
     fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Polled> {
         match self {
-            Source::Leased(b) => Pin::new(b).poll_frame(cx),
-            Source::Plain(b) => Pin::new(b).poll_frame(cx),
+            Source::Leased(b) => Pin::new(b).poll_frame(cx).map_err(BoxError::from),
+            Source::Plain(b) => Pin::new(b).poll_frame(cx).map_err(BoxError::from),
         }
     }
 

@@ -1,7 +1,7 @@
-//! The upstream connection's rewriter (`proxy/pool/rechunk`) end to end:
-//! chunked answers on a kept-alive upstream connection, after a 100
-//! Continue, answering a HEAD, and a malformed chunk size, each through the
-//! proxy with the caller getting what it got before the rewriter.
+//! Chunked answers on the HTTP/1.1 upstream leg (`proxy/pool/h1`) end to
+//! end: on a kept-alive upstream connection, after a 100 Continue,
+//! answering a HEAD, a malformed chunk size, and over TLS, each through
+//! the proxy with the caller getting what hyper's client gave it.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};

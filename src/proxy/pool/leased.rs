@@ -7,23 +7,21 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
-use hyper::body::Incoming;
 
-use super::{Lease, Pool};
+use super::{h1, Lease, Pool};
 
 /// A response body read from a leased connection; drives the connection
 /// while it is read and returns it to the pool at a clean end.
 pub struct LeasedBody {
-    incoming: Incoming,
+    /// `None` once the body ended or failed.
     lease: Option<Lease>,
     pool: Arc<Pool>,
 }
 
 impl LeasedBody {
-    /// The body of a response received on `lease`.
-    pub fn new(incoming: Incoming, lease: Lease, pool: Arc<Pool>) -> Self {
+    /// The body of the response whose head `lease` read.
+    pub fn new(lease: Lease, pool: Arc<Pool>) -> Self {
         LeasedBody {
-            incoming,
             lease: Some(lease),
             pool,
         }
@@ -32,17 +30,17 @@ impl LeasedBody {
 
 impl Body for LeasedBody {
     type Data = Bytes;
-    type Error = hyper::Error;
+    type Error = h1::Error;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, h1::Error>>> {
         let this = self.get_mut();
-        if let Some(lease) = this.lease.as_mut() {
-            lease.drive(cx);
-        }
-        let polled = Pin::new(&mut this.incoming).poll_frame(cx);
+        let Some(lease) = this.lease.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let polled = lease.conn.poll_body(cx);
         match &polled {
             Poll::Ready(None) => {
                 if let Some(lease) = this.lease.take() {
@@ -56,19 +54,21 @@ impl Body for LeasedBody {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.incoming.is_end_stream()
+        self.lease.as_ref().is_none_or(|l| l.conn.is_end_stream())
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.incoming.size_hint()
+        self.lease
+            .as_ref()
+            .map_or_else(|| SizeHint::with_exact(0), |l| l.conn.size_hint())
     }
 }
 
 impl Drop for LeasedBody {
     fn drop(&mut self) {
         // A body read to its declared end may be dropped without a last poll.
-        if self.incoming.is_end_stream() {
-            if let Some(lease) = self.lease.take() {
+        if let Some(lease) = self.lease.take() {
+            if lease.conn.is_end_stream() {
                 self.pool.checkin(lease);
             }
         }

@@ -1,0 +1,590 @@
+//! One upstream connection, polled by the exchange that holds it: the
+//! request written (its body streamed as the caller sends it, while the
+//! answer is already being read), then the answer's head and body read.
+
+use std::future::Future;
+use std::io::{self, IoSlice};
+use std::pin::{pin, Pin};
+use std::task::{ready, Context, Poll};
+
+use bytes::{Buf, Bytes, BytesMut};
+use http::{Request, Response};
+use http_body::{Body, Frame, SizeHint};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+
+use super::chunked::Chunked;
+use super::head::{self, Framing};
+use super::request::{self, Encoding};
+use super::Error;
+use crate::proxy::{BoxError, ProxyBody, UpstreamBody};
+
+/// Room made for a read, at least (hyper's first read buffer).
+const MIN_READ: usize = 8 * 1024;
+/// Room made for a read, at most, once reads keep filling it.
+const MAX_READ: usize = 64 * 1024;
+/// A read buffer larger than this is let go when the connection idles.
+const MAX_IDLE_BUFFER: usize = 64 * 1024;
+
+/// One HTTP/1.1 connection to an upstream.
+pub struct Conn<T> {
+    io: T,
+    /// Bytes read and not used yet.
+    buf: BytesMut,
+    /// The room made for the next read.
+    next_read: usize,
+    /// A response head longer than this fails.
+    max_head: usize,
+    /// The request, while it is not written whole.
+    writing: Option<Writing>,
+    /// The buffer request heads are written in, kept between requests.
+    spare: Vec<u8>,
+    reading: Reading,
+    /// The request was a `HEAD` (its answer has no body).
+    head_request: bool,
+    /// The answer lets the connection carry another request.
+    keep_alive: bool,
+    /// A failure found after data that was handed on first.
+    failed: Option<Error>,
+    /// The connection can carry no other request.
+    spent: bool,
+}
+
+enum Reading {
+    Head,
+    Body(Decoder),
+    Done,
+}
+
+enum Decoder {
+    Empty,
+    Length(u64),
+    Chunked(Chunked),
+    Close,
+}
+
+/// A request being written.
+struct Writing {
+    /// The request's head, until its first byte is written (a request
+    /// none of whose bytes left can be sent again elsewhere).
+    parts: Option<http::request::Parts>,
+    /// `None` once the body's end is framed.
+    body: Option<UpstreamBody>,
+    encoding: Encoding,
+    /// Bytes of a `Content-Length` body still to come.
+    left: u64,
+    out: Out,
+    /// Whether the body was asked for its first piece.
+    primed: bool,
+}
+
+/// Bytes to write: a head or chunk line, data, and a closing piece.
+struct Out {
+    head: Vec<u8>,
+    at: usize,
+    data: Bytes,
+    tail: &'static [u8],
+}
+
+/// A send that failed, with the request when none of it was written.
+pub type Unsent = (Error, Option<Request<UpstreamBody>>);
+
+// === impl Conn ===
+
+impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
+    /// A connection over `io` reading response heads of up to `max_head`
+    /// bytes.
+    pub fn new(io: T, max_head: usize) -> Conn<T> {
+        Conn {
+            io,
+            buf: BytesMut::new(),
+            next_read: MIN_READ,
+            max_head,
+            writing: None,
+            spare: Vec::new(),
+            reading: Reading::Done,
+            head_request: false,
+            keep_alive: false,
+            failed: None,
+            spent: false,
+        }
+    }
+
+    /// Starts `req`: its head is framed now, written by `poll_send`.
+    pub fn start(&mut self, req: Request<UpstreamBody>) {
+        let (mut parts, body) = req.into_parts();
+        let mut out = std::mem::take(&mut self.spare);
+        out.clear();
+        let ended = body.is_end_stream();
+        let exact = body.size_hint().exact();
+        let encoding = request::encode(&mut parts, ended, exact, &mut out);
+        self.head_request = parts.method == http::Method::HEAD;
+        let left = match encoding {
+            Encoding::Length(n) => n,
+            _ => 0,
+        };
+        self.writing = Some(Writing {
+            parts: Some(parts),
+            // A body the framing sends none of is not read.
+            body: (encoding != Encoding::Empty).then_some(body),
+            encoding,
+            left,
+            primed: false,
+            out: Out {
+                head: out,
+                at: 0,
+                data: Bytes::new(),
+                tail: b"",
+            },
+        });
+        self.reading = Reading::Head;
+        self.keep_alive = false;
+    }
+
+    /// Writes the request and reads the answer's head. On failure, the
+    /// request comes back when none of it was written.
+    pub fn poll_send(&mut self, cx: &mut Context<'_>) -> Poll<Result<Response<()>, Unsent>> {
+        if let Err(e) = self.poll_writing(cx) {
+            // Only a write that failed leaves the request whole.
+            let unsent = match e {
+                Error::Write(_) => self.writing.take().and_then(Writing::unsent),
+                _ => None,
+            };
+            return Poll::Ready(Err((e, unsent)));
+        }
+        self.poll_head(cx).map_err(|e| (e, None))
+    }
+
+    /// The answer's next frame: data (all a read brought), trailers, the
+    /// end, or a failure.
+    pub fn poll_body(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        if let Some(e) = self.failed.take() {
+            return Poll::Ready(Some(Err(e)));
+        }
+        if let Err(e) = self.poll_writing(cx) {
+            self.reading = Reading::Done;
+            return Poll::Ready(Some(Err(e)));
+        }
+        loop {
+            if let Some(polled) = self.decode() {
+                return Poll::Ready(polled);
+            }
+            match ready!(self.poll_read(cx)) {
+                Ok(0) => return Poll::Ready(self.at_eof()),
+                Ok(_) => {}
+                Err(e) => return Poll::Ready(Some(Err(self.fail(Error::Read(e))))),
+            }
+        }
+    }
+
+    /// Whether the answer's body has no more to give.
+    pub fn is_end_stream(&self) -> bool {
+        matches!(
+            self.reading,
+            Reading::Done | Reading::Body(Decoder::Empty | Decoder::Length(0))
+        ) && self.failed.is_none()
+    }
+
+    /// What is known of the rest of the answer's body.
+    pub fn size_hint(&self) -> SizeHint {
+        match self.reading {
+            Reading::Body(Decoder::Length(n)) => SizeHint::with_exact(n),
+            Reading::Body(Decoder::Empty) | Reading::Done => SizeHint::with_exact(0),
+            _ => SizeHint::default(),
+        }
+    }
+
+    /// Whether the exchange ended in a way that lets another follow.
+    pub fn reusable(&self) -> bool {
+        !self.spent
+            && self.keep_alive
+            && self.writing.is_none()
+            && self.buf.is_empty()
+            && self.failed.is_none()
+            && self.is_end_stream()
+    }
+
+    /// Readies a reusable connection for its idle time: a large read
+    /// buffer is let go.
+    pub fn idle(&mut self) {
+        self.reading = Reading::Done;
+        if self.buf.capacity() > MAX_IDLE_BUFFER {
+            self.buf = BytesMut::new();
+            self.next_read = MIN_READ;
+        }
+        if self.spare.capacity() > MAX_IDLE_BUFFER {
+            self.spare = Vec::new();
+        }
+    }
+
+    /// Whether an idle connection is still open and silent (an upstream
+    /// that closed it, or sent what nobody asked for, makes it unusable).
+    pub fn poll_usable(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
+        if self.spent {
+            return Poll::Ready(false);
+        }
+        match self.poll_read(cx) {
+            Poll::Pending => Poll::Ready(true),
+            Poll::Ready(_) => {
+                self.spent = true;
+                Poll::Ready(false)
+            }
+        }
+    }
+
+    /// Writes what it can of the request; `Ok` while it is pending too.
+    fn poll_writing(&mut self, cx: &mut Context<'_>) -> Result<(), Error> {
+        let Some(writing) = self.writing.as_mut() else {
+            return Ok(());
+        };
+        match writing.poll(&mut self.io, cx) {
+            Poll::Pending => Ok(()),
+            Poll::Ready(Ok(())) => {
+                if let Some(done) = self.writing.take() {
+                    self.spare = done.out.head;
+                }
+                Ok(())
+            }
+            Poll::Ready(Err(e)) => Err(self.fail(e)),
+        }
+    }
+
+    fn poll_head(&mut self, cx: &mut Context<'_>) -> Poll<Result<Response<()>, Error>> {
+        loop {
+            match head::parse(&mut self.buf, self.head_request) {
+                Ok(Some(head)) => {
+                    self.keep_alive = head.keep_alive;
+                    self.reading = Reading::Body(match head.framing {
+                        Framing::Empty | Framing::Length(0) => Decoder::Empty,
+                        Framing::Length(n) => Decoder::Length(n),
+                        Framing::Chunked => Decoder::Chunked(Chunked::new()),
+                        Framing::Close => Decoder::Close,
+                    });
+                    return Poll::Ready(Ok(head.response));
+                }
+                Ok(None) if self.buf.len() >= self.max_head => {
+                    return Poll::Ready(Err(self.fail(Error::HeadTooLarge(self.max_head))))
+                }
+                Ok(None) => {}
+                Err(e) => return Poll::Ready(Err(self.fail(e))),
+            }
+            match ready!(self.poll_read(cx)) {
+                Ok(0) => return Poll::Ready(Err(self.fail(Error::Incomplete))),
+                Ok(_) => {}
+                Err(e) => return Poll::Ready(Err(self.fail(Error::Read(e)))),
+            }
+        }
+    }
+
+    /// The next frame the bytes already read give, if they give one.
+    fn decode(&mut self) -> Option<Option<Result<Frame<Bytes>, Error>>> {
+        let Reading::Body(decoder) = &mut self.reading else {
+            return Some(None);
+        };
+        match decoder {
+            Decoder::Empty | Decoder::Length(0) => {
+                self.reading = Reading::Done;
+                Some(None)
+            }
+            Decoder::Length(left) => {
+                if self.buf.is_empty() {
+                    return None;
+                }
+                let take = (*left).min(self.buf.len() as u64);
+                *left -= take;
+                let data = self.buf.split_to(take as usize).freeze();
+                Some(Some(Ok(Frame::data(data))))
+            }
+            Decoder::Close => {
+                if self.buf.is_empty() {
+                    return None;
+                }
+                Some(Some(Ok(Frame::data(self.buf.split().freeze()))))
+            }
+            Decoder::Chunked(chunked) if chunked.is_done() => match chunked.take_trailers() {
+                Ok(Some(trailers)) => Some(Some(Ok(Frame::trailers(trailers)))),
+                Ok(None) => {
+                    self.reading = Reading::Done;
+                    Some(None)
+                }
+                Err(e) => Some(Some(Err(self.fail(Error::Read(e))))),
+            },
+            Decoder::Chunked(chunked) => {
+                if self.buf.is_empty() {
+                    return None;
+                }
+                let (data, error) = take_chunks(chunked, &mut self.buf);
+                match (data, error) {
+                    (Some(data), None) => Some(Some(Ok(Frame::data(data)))),
+                    (Some(data), Some(e)) => {
+                        self.failed = Some(Error::Read(e));
+                        self.spent = true;
+                        Some(Some(Ok(Frame::data(data))))
+                    }
+                    (None, Some(e)) => Some(Some(Err(self.fail(Error::Read(e))))),
+                    // Framing bytes only: the end, or more to read.
+                    (None, None) if chunked.is_done() => self.decode(),
+                    (None, None) => None,
+                }
+            }
+        }
+    }
+
+    /// The end of the connection while a body is read.
+    fn at_eof(&mut self) -> Option<Result<Frame<Bytes>, Error>> {
+        self.spent = true;
+        let error = match &self.reading {
+            Reading::Body(Decoder::Close) => {
+                self.reading = Reading::Done;
+                return None;
+            }
+            Reading::Body(Decoder::Chunked(chunked)) => chunked.eof_error(),
+            _ => io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "end of file before message length reached",
+            ),
+        };
+        Some(Err(Error::Read(error)))
+    }
+
+    /// Marks the connection spent by `e`, and gives `e` back.
+    fn fail(&mut self, e: Error) -> Error {
+        self.spent = true;
+        e
+    }
+
+    /// Reads what the connection has into the buffer.
+    fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+        let room = self.buf.capacity() - self.buf.len();
+        if room < self.next_read {
+            self.buf.reserve(self.next_read);
+        }
+        let room = self.buf.capacity() - self.buf.len();
+        let n = ready!(pin!(self.io.read_buf(&mut self.buf)).poll(cx))?;
+        if n == room {
+            self.next_read = (self.next_read * 2).min(MAX_READ);
+        }
+        Poll::Ready(Ok(n))
+    }
+}
+
+/// Decodes the chunks in `buf`: their data together (one piece as a view
+/// of the buffer, more as one copy), and a fault that stopped it.
+fn take_chunks(chunked: &mut Chunked, buf: &mut BytesMut) -> (Option<Bytes>, Option<io::Error>) {
+    let mut first = None;
+    let mut joined: Option<BytesMut> = None;
+    let decoded = chunked.decode(buf, &mut |range| match (&first, &mut joined) {
+        (None, _) => first = Some(range),
+        (Some(one), None) => {
+            let mut all = BytesMut::with_capacity(buf.len());
+            all.extend_from_slice(&buf[one.clone()]);
+            all.extend_from_slice(&buf[range]);
+            joined = Some(all);
+        }
+        (Some(_), Some(all)) => all.extend_from_slice(&buf[range]),
+    });
+    let data = match (first, joined) {
+        (_, Some(all)) => {
+            buf.advance(decoded.used);
+            Some(all.freeze())
+        }
+        (Some(one), None) => Some(buf.split_to(decoded.used).freeze().slice(one)),
+        (None, None) => {
+            buf.advance(decoded.used);
+            None
+        }
+    };
+    (data, decoded.error)
+}
+
+// === impl Writing ===
+
+impl Writing {
+    /// Writes until the request is whole, the body has nothing ready, or
+    /// the socket is full.
+    fn poll<T: AsyncWrite + Unpin>(
+        &mut self,
+        io: &mut T,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), Error>> {
+        if !self.primed {
+            // The body's first piece, if it is there, goes with the head.
+            self.primed = true;
+            if let Some(body) = self.body.as_mut() {
+                match Pin::new(body).poll_frame(cx) {
+                    Poll::Ready(Some(Ok(frame))) => {
+                        if let Ok(data) = frame.into_data() {
+                            self.put(data)?;
+                        }
+                    }
+                    Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(Error::RequestBody(e))),
+                    Poll::Ready(None) => self.end()?,
+                    Poll::Pending => {}
+                }
+            }
+        }
+        loop {
+            while !self.out.is_empty() {
+                let n = ready!(self.out.poll_write(io, cx)).map_err(Error::Write)?;
+                if n == 0 {
+                    return Poll::Ready(Err(Error::Write(io::ErrorKind::WriteZero.into())));
+                }
+                self.parts = None;
+                self.out.advance(n);
+            }
+            let Some(body) = self.body.as_mut() else {
+                return Pin::new(io).poll_flush(cx).map_err(Error::Write);
+            };
+            match Pin::new(body).poll_frame(cx) {
+                Poll::Pending => {
+                    // What was written may wait in a TLS layer.
+                    if let Poll::Ready(Err(e)) = Pin::new(io).poll_flush(cx) {
+                        return Poll::Ready(Err(Error::Write(e)));
+                    }
+                    return Poll::Pending;
+                }
+                Poll::Ready(Some(Ok(frame))) => {
+                    // Trailers are not sent: the proxy strips `Trailer`,
+                    // without which an HTTP/1.1 peer may refuse them.
+                    if let Ok(data) = frame.into_data() {
+                        self.put(data)?;
+                    }
+                }
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(Error::RequestBody(e))),
+                Poll::Ready(None) => self.end()?,
+            }
+        }
+    }
+
+    /// Frames a piece of the body; its end too when the body says so.
+    fn put(&mut self, data: Bytes) -> Result<(), Error> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        match self.encoding {
+            Encoding::Length(_) => {
+                self.left = self
+                    .left
+                    .checked_sub(data.len() as u64)
+                    .ok_or(Error::RequestLength)?;
+            }
+            _ => {
+                if self.out.at == self.out.head.len() {
+                    self.out.head.clear();
+                    self.out.at = 0;
+                }
+                request::chunk_line(data.len(), &mut self.out.head);
+                self.out.tail = b"\r\n";
+            }
+        }
+        self.out.data = data;
+        if self.body.as_ref().is_some_and(Body::is_end_stream) {
+            self.end()?;
+        }
+        Ok(())
+    }
+
+    /// Frames the body's end.
+    fn end(&mut self) -> Result<(), Error> {
+        self.body = None;
+        match self.encoding {
+            Encoding::Length(_) if self.left > 0 => Err(Error::RequestLength),
+            Encoding::Chunked if self.out.tail.is_empty() => {
+                self.out.tail = b"0\r\n\r\n";
+                Ok(())
+            }
+            Encoding::Chunked => {
+                self.out.tail = b"\r\n0\r\n\r\n";
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The request again, when none of it was written: its head, and its
+    /// body with the piece already taken from it put back in front.
+    fn unsent(self) -> Option<Request<UpstreamBody>> {
+        let parts = self.parts?;
+        let taken = self.out.data;
+        let body = match (self.body, taken.is_empty()) {
+            (Some(body), true) => body,
+            (rest, _) => http_body_util::Either::Right(ProxyBody::new(Prepend {
+                first: (!taken.is_empty()).then_some(taken),
+                rest,
+            })),
+        };
+        Some(Request::from_parts(parts, body))
+    }
+}
+
+// === impl Out ===
+
+impl Out {
+    fn is_empty(&self) -> bool {
+        self.at == self.head.len() && self.data.is_empty() && self.tail.is_empty()
+    }
+
+    fn poll_write<T: AsyncWrite + Unpin>(
+        &self,
+        io: &mut T,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<usize>> {
+        let slices = [
+            IoSlice::new(&self.head[self.at..]),
+            IoSlice::new(&self.data),
+            IoSlice::new(self.tail),
+        ];
+        Pin::new(io).poll_write_vectored(cx, &slices)
+    }
+
+    fn advance(&mut self, mut n: usize) {
+        let head = (self.head.len() - self.at).min(n);
+        self.at += head;
+        n -= head;
+        let data = self.data.len().min(n);
+        self.data.advance(data);
+        n -= data;
+        self.tail = &self.tail[n.min(self.tail.len())..];
+    }
+}
+
+/// A body with a piece put back in front of the rest.
+struct Prepend {
+    first: Option<Bytes>,
+    rest: Option<UpstreamBody>,
+}
+
+impl Body for Prepend {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        if let Some(first) = self.first.take() {
+            return Poll::Ready(Some(Ok(Frame::data(first))));
+        }
+        match self.rest.as_mut() {
+            Some(rest) => Pin::new(rest).poll_frame(cx),
+            None => Poll::Ready(None),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.first.is_none() && self.rest.as_ref().is_none_or(Body::is_end_stream)
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        let first = self.first.as_ref().map_or(0, |b| b.len() as u64);
+        let rest = self
+            .rest
+            .as_ref()
+            .map_or(SizeHint::with_exact(0), Body::size_hint);
+        let mut hint = SizeHint::new();
+        hint.set_lower(rest.lower() + first);
+        if let Some(upper) = rest.upper() {
+            hint.set_upper(upper + first);
+        }
+        hint
+    }
+}

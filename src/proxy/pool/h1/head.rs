@@ -1,0 +1,204 @@
+//! A response head read as hyper's HTTP/1.1 client reads it: httparse with
+//! its default configuration and 100 headers, interim (1xx) heads skipped,
+//! the body framed by RFC 9112 §6.3 in hyper's order, and a reason phrase
+//! other than the status's own kept for the caller.
+
+use bytes::{Bytes, BytesMut};
+use http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode, Version};
+use std::mem::MaybeUninit;
+
+use super::Error;
+
+/// Most headers of a response head (hyper's default).
+const MAX_HEADERS: usize = 100;
+/// The longest body length hyper's client takes.
+const MAX_LENGTH: u64 = u64::MAX - 2;
+
+/// How a response's body is framed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    /// No body (204, 304, 101, an answer to `HEAD`).
+    Empty,
+    /// `Content-Length`.
+    Length(u64),
+    /// `Transfer-Encoding` ending in `chunked`.
+    Chunked,
+    /// Up to the connection's end.
+    Close,
+}
+
+/// A final response head.
+#[derive(Debug)]
+pub struct Head {
+    pub response: Response<()>,
+    pub framing: Framing,
+    /// Whether the connection may carry another request after it.
+    pub keep_alive: bool,
+}
+
+/// Reads the final head at the start of `buf`, skipping interim heads, and
+/// takes what it read out of `buf`. `None`: it goes on past `buf`.
+pub fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, Error> {
+    loop {
+        if buf.is_empty() {
+            return Ok(None);
+        }
+        let Some((len, status, reason, version, spans)) = read(buf)? else {
+            return Ok(None);
+        };
+        let head = buf.split_to(len).freeze();
+        if matches!(status.as_u16(), 100 | 102..=199) {
+            continue;
+        }
+        let mut headers = HeaderMap::with_capacity(spans.len());
+        let mut keep_alive = version == Version::HTTP_11;
+        for (name, value) in spans {
+            let name = HeaderName::from_bytes(&head[name])
+                .map_err(|_| Error::Parse("invalid HTTP header name"))?;
+            let value = HeaderValue::from_maybe_shared(head.slice(value))
+                .map_err(|_| Error::Parse("invalid HTTP header value"))?;
+            // An HTTP/1.0 connection is never kept (its keep-alive is
+            // opt-in, and rarely meant): only HTTP/1.1's `close` counts.
+            if name == http::header::CONNECTION && has_token(&value, "close") {
+                keep_alive = false;
+            }
+            headers.append(name, value);
+        }
+        let (framing, upgrade) = framing(status, version, &headers, head_request)?;
+        let mut response = Response::new(());
+        *response.status_mut() = status;
+        *response.version_mut() = version;
+        *response.headers_mut() = headers;
+        if let Some(reason) = reason {
+            if let Ok(reason) = hyper::ext::ReasonPhrase::try_from(reason) {
+                response.extensions_mut().insert(reason);
+            }
+        }
+        return Ok(Some(Head {
+            response,
+            framing,
+            keep_alive: keep_alive && !upgrade && framing != Framing::Close,
+        }));
+    }
+}
+
+type Spans = Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>;
+
+/// httparse's reading of the head at the start of `buf`: its length, and
+/// where its parts are.
+#[allow(clippy::type_complexity)]
+fn read(buf: &[u8]) -> Result<Option<(usize, StatusCode, Option<Bytes>, Version, Spans)>, Error> {
+    let mut slots = [const { MaybeUninit::uninit() }; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut []);
+    let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
+        &mut response,
+        buf,
+        &mut slots,
+    ) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(e) => return Err(Error::Head(e)),
+    };
+    let code = response.code.unwrap_or_default();
+    let status =
+        StatusCode::from_u16(code).map_err(|_| Error::Parse("invalid HTTP status-code parsed"))?;
+    let reason = response
+        .reason
+        .filter(|r| Some(*r) != status.canonical_reason())
+        .map(|r| Bytes::copy_from_slice(r.as_bytes()));
+    let version = if response.version == Some(1) {
+        Version::HTTP_11
+    } else {
+        Version::HTTP_10
+    };
+    let base = buf.as_ptr() as usize;
+    let at = |s: &[u8]| {
+        let from = s.as_ptr() as usize - base;
+        from..from + s.len()
+    };
+    let spans = response
+        .headers
+        .iter()
+        .map(|h| (at(h.name.as_bytes()), at(h.value)))
+        .collect();
+    Ok(Some((len, status, reason, version, spans)))
+}
+
+/// How the body after a final head is framed, and whether the connection
+/// turns into something else (a 101).
+fn framing(
+    status: StatusCode,
+    version: Version,
+    headers: &HeaderMap,
+    head_request: bool,
+) -> Result<(Framing, bool), Error> {
+    match status.as_u16() {
+        101 => return Ok((Framing::Empty, true)),
+        204 | 304 => return Ok((Framing::Empty, false)),
+        _ if head_request => return Ok((Framing::Empty, false)),
+        _ => {}
+    }
+    if headers.contains_key(http::header::TRANSFER_ENCODING) {
+        if version == Version::HTTP_10 {
+            return Err(Error::Parse(
+                "invalid HTTP response: Transfer-Encoding in HTTP/1.0",
+            ));
+        }
+        let chunked = headers
+            .get_all(http::header::TRANSFER_ENCODING)
+            .iter()
+            .next_back()
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.rsplit(',').next())
+            .is_some_and(|last| last.trim().eq_ignore_ascii_case("chunked"));
+        return Ok((
+            if chunked {
+                Framing::Chunked
+            } else {
+                Framing::Close
+            },
+            false,
+        ));
+    }
+    if !headers.contains_key(http::header::CONTENT_LENGTH) {
+        return Ok((Framing::Close, false));
+    }
+    match content_length(headers) {
+        Some(n) if n <= MAX_LENGTH => Ok((Framing::Length(n), false)),
+        Some(_) => Err(Error::Parse(
+            "invalid HTTP response: content-length too large",
+        )),
+        None => Err(Error::Parse("invalid HTTP response: bad content-length")),
+    }
+}
+
+/// Every `Content-Length` value and list item, when they all agree.
+pub fn content_length(headers: &HeaderMap) -> Option<u64> {
+    let mut length = None;
+    for value in headers.get_all(http::header::CONTENT_LENGTH) {
+        for item in value.to_str().ok()?.split(',') {
+            let n = digits(item.trim().as_bytes())?;
+            if *length.get_or_insert(n) != n {
+                return None;
+            }
+        }
+    }
+    length
+}
+
+fn digits(bytes: &[u8]) -> Option<u64> {
+    if bytes.is_empty() {
+        return None;
+    }
+    bytes.iter().try_fold(0u64, |n, b| {
+        let d = b.checked_sub(b'0').filter(|d| *d < 10)?;
+        n.checked_mul(10)?.checked_add(u64::from(d))
+    })
+}
+
+/// Whether a `Connection` value lists `token`.
+fn has_token(value: &HeaderValue, token: &str) -> bool {
+    value
+        .to_str()
+        .is_ok_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
+}
