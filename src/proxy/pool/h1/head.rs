@@ -39,37 +39,48 @@ pub struct Head {
 /// Reads the final head at the start of `buf`, skipping interim heads, and
 /// takes what it read out of `buf`. `None`: it goes on past `buf`.
 pub fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, Error> {
+    if buf.is_empty() {
+        return Ok(None);
+    }
+    let mut spans = [[0u32; 4]; MAX_HEADERS];
     loop {
         if buf.is_empty() {
             return Ok(None);
         }
-        let Some((len, status, reason, version, spans)) = read(buf)? else {
+        let Some(read) = read(buf, &mut spans)? else {
             return Ok(None);
         };
-        let head = buf.split_to(len).freeze();
+        let head = buf.split_to(read.len).freeze();
+        let status = read.status;
         if matches!(status.as_u16(), 100 | 102..=199) {
             continue;
         }
-        let mut headers = HeaderMap::with_capacity(spans.len());
-        let mut keep_alive = version == Version::HTTP_11;
-        for (name, value) in spans {
-            let name = HeaderName::from_bytes(&head[name])
+        let mut headers = HeaderMap::with_capacity(read.count);
+        let mut keep_alive = read.version == Version::HTTP_11;
+        let mut framing_headers = FramingHeaders::default();
+        for [name_at, name_end, value_at, value_end] in spans[..read.count].iter().copied() {
+            let name = HeaderName::from_bytes(&head[name_at as usize..name_end as usize])
                 .map_err(|_| Error::Parse("invalid HTTP header name"))?;
-            let value = HeaderValue::from_maybe_shared(head.slice(value))
-                .map_err(|_| Error::Parse("invalid HTTP header value"))?;
-            // An HTTP/1.0 connection is never kept (its keep-alive is
-            // opt-in, and rarely meant): only HTTP/1.1's `close` counts.
-            if name == http::header::CONNECTION && has_token(&value, "close") {
+            let value =
+                HeaderValue::from_maybe_shared(head.slice(value_at as usize..value_end as usize))
+                    .map_err(|_| Error::Parse("invalid HTTP header value"))?;
+            if name == http::header::TRANSFER_ENCODING {
+                framing_headers.coding(&value);
+            } else if name == http::header::CONTENT_LENGTH {
+                framing_headers.length(&value);
+            } else if name == http::header::CONNECTION && has_token(&value, "close") {
+                // An HTTP/1.0 connection is never kept (its keep-alive is
+                // opt-in, and rarely meant): only HTTP/1.1's `close` counts.
                 keep_alive = false;
             }
             headers.append(name, value);
         }
-        let (framing, upgrade) = framing(status, version, &headers, head_request)?;
+        let (framing, upgrade) = framing(status, read.version, &framing_headers, head_request)?;
         let mut response = Response::new(());
         *response.status_mut() = status;
-        *response.version_mut() = version;
+        *response.version_mut() = read.version;
         *response.headers_mut() = headers;
-        if let Some(reason) = reason {
+        if let Some(reason) = read.reason {
             if let Ok(reason) = hyper::ext::ReasonPhrase::try_from(reason) {
                 response.extensions_mut().insert(reason);
             }
@@ -82,12 +93,18 @@ pub fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, Err
     }
 }
 
-type Spans = Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>;
+/// What httparse read of a head; its headers' places are in the spans.
+struct Read {
+    len: usize,
+    status: StatusCode,
+    reason: Option<Bytes>,
+    version: Version,
+    count: usize,
+}
 
-/// httparse's reading of the head at the start of `buf`: its length, and
-/// where its parts are.
-#[allow(clippy::type_complexity)]
-fn read(buf: &[u8]) -> Result<Option<(usize, StatusCode, Option<Bytes>, Version, Spans)>, Error> {
+/// httparse's reading of the head at the start of `buf`; each header's
+/// name and value (start, end) go into `spans`.
+fn read(buf: &[u8], spans: &mut [[u32; 4]; MAX_HEADERS]) -> Result<Option<Read>, Error> {
     let mut slots = [const { MaybeUninit::uninit() }; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut []);
     let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
@@ -112,16 +129,55 @@ fn read(buf: &[u8]) -> Result<Option<(usize, StatusCode, Option<Bytes>, Version,
         Version::HTTP_10
     };
     let base = buf.as_ptr() as usize;
-    let at = |s: &[u8]| {
-        let from = s.as_ptr() as usize - base;
-        from..from + s.len()
-    };
-    let spans = response
-        .headers
-        .iter()
-        .map(|h| (at(h.name.as_bytes()), at(h.value)))
-        .collect();
-    Ok(Some((len, status, reason, version, spans)))
+    // A head is shorter than the read buffer, which is far under 4 GiB.
+    let at = |s: &[u8]| (s.as_ptr() as usize - base) as u32;
+    for (span, h) in spans.iter_mut().zip(response.headers.iter()) {
+        let name = at(h.name.as_bytes());
+        let value = at(h.value);
+        *span = [
+            name,
+            name + h.name.len() as u32,
+            value,
+            value + h.value.len() as u32,
+        ];
+    }
+    Ok(Some(Read {
+        len,
+        status,
+        reason,
+        version,
+        count: response.headers.len(),
+    }))
+}
+
+/// The framing headers of a head, read as they are met.
+#[derive(Default)]
+struct FramingHeaders {
+    /// A `Transfer-Encoding` was there; the last one ends in `chunked`.
+    coded: bool,
+    chunked: bool,
+    /// The `Content-Length` values: none, all alike, or not.
+    length: Option<Option<u64>>,
+}
+
+impl FramingHeaders {
+    fn coding(&mut self, value: &HeaderValue) {
+        self.coded = true;
+        self.chunked = value
+            .to_str()
+            .ok()
+            .and_then(|v| v.rsplit(',').next())
+            .is_some_and(|last| last.trim().eq_ignore_ascii_case("chunked"));
+    }
+
+    fn length(&mut self, value: &HeaderValue) {
+        let agreed = match self.length {
+            Some(None) => return,
+            Some(Some(n)) => Some(n),
+            None => None,
+        };
+        self.length = Some(agree(agreed, value));
+    }
 }
 
 /// How the body after a final head is framed, and whether the connection
@@ -129,7 +185,7 @@ fn read(buf: &[u8]) -> Result<Option<(usize, StatusCode, Option<Bytes>, Version,
 fn framing(
     status: StatusCode,
     version: Version,
-    headers: &HeaderMap,
+    headers: &FramingHeaders,
     head_request: bool,
 ) -> Result<(Framing, bool), Error> {
     match status.as_u16() {
@@ -138,37 +194,26 @@ fn framing(
         _ if head_request => return Ok((Framing::Empty, false)),
         _ => {}
     }
-    if headers.contains_key(http::header::TRANSFER_ENCODING) {
+    if headers.coded {
         if version == Version::HTTP_10 {
             return Err(Error::Parse(
                 "invalid HTTP response: Transfer-Encoding in HTTP/1.0",
             ));
         }
-        let chunked = headers
-            .get_all(http::header::TRANSFER_ENCODING)
-            .iter()
-            .next_back()
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.rsplit(',').next())
-            .is_some_and(|last| last.trim().eq_ignore_ascii_case("chunked"));
-        return Ok((
-            if chunked {
-                Framing::Chunked
-            } else {
-                Framing::Close
-            },
-            false,
-        ));
+        let framing = if headers.chunked {
+            Framing::Chunked
+        } else {
+            Framing::Close
+        };
+        return Ok((framing, false));
     }
-    if !headers.contains_key(http::header::CONTENT_LENGTH) {
-        return Ok((Framing::Close, false));
-    }
-    match content_length(headers) {
-        Some(n) if n <= MAX_LENGTH => Ok((Framing::Length(n), false)),
-        Some(_) => Err(Error::Parse(
+    match headers.length {
+        None => Ok((Framing::Close, false)),
+        Some(Some(n)) if n <= MAX_LENGTH => Ok((Framing::Length(n), false)),
+        Some(Some(_)) => Err(Error::Parse(
             "invalid HTTP response: content-length too large",
         )),
-        None => Err(Error::Parse("invalid HTTP response: bad content-length")),
+        Some(None) => Err(Error::Parse("invalid HTTP response: bad content-length")),
     }
 }
 
@@ -176,11 +221,25 @@ fn framing(
 pub fn content_length(headers: &HeaderMap) -> Option<u64> {
     let mut length = None;
     for value in headers.get_all(http::header::CONTENT_LENGTH) {
-        for item in value.to_str().ok()?.split(',') {
-            let n = digits(item.trim().as_bytes())?;
-            if *length.get_or_insert(n) != n {
-                return None;
-            }
+        length = Some(agree(length, value)?);
+    }
+    length
+}
+
+/// The length `value` gives, when it agrees with `so_far` (every item of
+/// its list the same number, as hyper reads it).
+fn agree(so_far: Option<u64>, value: &HeaderValue) -> Option<u64> {
+    let bytes = value.as_bytes();
+    let items: &mut dyn Iterator<Item = &[u8]> = if bytes.contains(&b',') {
+        &mut bytes.split(|b| *b == b',')
+    } else {
+        &mut std::iter::once(bytes)
+    };
+    let mut length = so_far;
+    for item in items {
+        let n = digits(item.trim_ascii())?;
+        if *length.get_or_insert(n) != n {
+            return None;
         }
     }
     length
