@@ -231,7 +231,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
         }
     }
 
-    /// Writes what it can of the request; `Ok` while it is pending too.
+    /// Writes what it can of the request; `Ok` while it is pending too,
+    /// and once the upstream stopped taking it after its first bytes.
     fn poll_writing(&mut self, cx: &mut Context<'_>) -> Result<(), Error> {
         let Some(writing) = self.writing.as_mut() else {
             return Ok(());
@@ -242,6 +243,16 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
                 if let Some(done) = self.writing.take() {
                     self.spare = done.out.head;
                 }
+                Ok(())
+            }
+            Poll::Ready(Err(Error::Write(e))) if writing.parts.is_none() => {
+                // Part of the request left: the upstream may have answered
+                // without reading the rest (a 413 before a large body), and
+                // that answer is what the caller gets. The request stops
+                // here; a connection that broke fails the read too.
+                tracing::debug!(error = %e, "upstream stopped reading the request");
+                self.writing = None;
+                self.spent = true;
                 Ok(())
             }
             Poll::Ready(Err(e)) => Err(self.fail(e)),

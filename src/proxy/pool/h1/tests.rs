@@ -573,3 +573,33 @@ async fn kept_alive_answers_follow_each_other_and_close_delimited_ones_end_the_c
         conn.idle();
     }
 }
+
+#[tokio::test]
+async fn an_answer_before_the_whole_body_is_read_is_passed_on() {
+    let (client, mut server) = tokio::io::duplex(16 * 1024);
+    tokio::spawn(async move {
+        let mut head = vec![0u8; 4096];
+        let _ = server.read(&mut head).await;
+        let _ = server
+            .write_all(b"HTTP/1.1 413 Payload Too Large\r\ncontent-length: 3\r\nconnection: close\r\n\r\nbig")
+            .await;
+        // Gone without reading the rest of the body.
+    });
+    let pieces = vec![vec![b'x'; 64 * 1024]; 16];
+    let req = Request::post("/upload")
+        .body(body_of(&pieces, true, false))
+        .expect("request");
+    let mut conn = Conn::new(client, 64 * 1024);
+    conn.start(req);
+    let head = poll_fn(|cx| conn.poll_send(cx))
+        .await
+        .map_err(|(e, _)| e)
+        .expect("the upstream's answer");
+    assert_eq!(head.status(), 413);
+    let mut body = Vec::new();
+    while let Some(frame) = poll_fn(|cx| conn.poll_body(cx)).await {
+        body.extend_from_slice(frame.expect("data").data_ref().expect("data"));
+    }
+    assert_eq!(body, b"big");
+    assert!(!conn.reusable());
+}
