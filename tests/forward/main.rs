@@ -17,3 +17,4 @@ mod routes;
 mod sse;
 mod threads;
 mod tls;
+mod uploads;

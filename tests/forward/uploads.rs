@@ -1,0 +1,129 @@
+//! Request bodies on the HTTP/1.1 upstream leg (`proxy/pool/h1`): a
+//! caller's chunked upload reaches the upstream whole and chunked, and an
+//! upstream that answers before reading a large upload has that answer
+//! reach the caller.
+
+use std::time::Duration;
+
+use http::Response;
+use http_body_util::BodyExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::support::*;
+
+/// Everything `s` sends until it closes (or is quiet for 5 s).
+async fn read_answer(s: &mut TcpStream) -> Vec<u8> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => got.extend_from_slice(&buf[..n]),
+            _ => return got,
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_chunked_upload_reaches_the_upstream_chunked_and_whole() {
+    let up = upstream(|req| async move {
+        let chunked = req
+            .headers()
+            .get("transfer-encoding")
+            .is_some_and(|v| v == "chunked");
+        let length = req.headers().get("content-length").is_some();
+        let body = req.into_body().collect().await.map(|b| b.to_bytes());
+        let body = body.unwrap_or_default();
+        let line = format!("chunked={chunked} length={length} bytes={}\n", body.len());
+        let mut out = line.into_bytes();
+        out.extend_from_slice(&body);
+        Response::new(full(out))
+    })
+    .await;
+    let tap = proxy(config(up)).await;
+    let mut s = TcpStream::connect(tap.listen_addr())
+        .await
+        .expect("connect");
+    s.write_all(
+        b"POST /up HTTP/1.1\r\nhost: x\r\nconnection: close\r\ntransfer-encoding: chunked\r\n\r\n",
+    )
+    .await
+    .expect("head");
+    let mut sent = Vec::new();
+    for i in 0..20u8 {
+        let piece = vec![b'a' + i; 1000 + usize::from(i) * 37];
+        let mut chunk = format!("{:x}\r\n", piece.len()).into_bytes();
+        chunk.extend_from_slice(&piece);
+        chunk.extend_from_slice(b"\r\n");
+        s.write_all(&chunk).await.expect("chunk");
+        sent.extend_from_slice(&piece);
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    s.write_all(b"0\r\n\r\n").await.expect("end");
+    let answer = within("the answer", read_answer(&mut s)).await;
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    let line = format!("chunked=true length=false bytes={}\n", sent.len());
+    let at = text
+        .find(&line)
+        .unwrap_or_else(|| panic!("{line:?} in {text}"));
+    assert!(
+        &answer[at + line.len()..] == sent.as_slice(),
+        "the upload reached the upstream whole"
+    );
+}
+
+#[tokio::test]
+async fn an_upstream_answering_before_reading_a_large_upload_is_passed_on() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let up = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut s, _)) = listener.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                let mut head = [0u8; 1024];
+                // The readiness probe's connections send nothing.
+                if !matches!(s.read(&mut head).await, Ok(n) if n > 0) {
+                    return;
+                }
+                let _ = s
+                    .write_all(b"HTTP/1.1 413 Payload Too Large\r\ncontent-length: 9\r\nconnection: close\r\n\r\ntoo large")
+                    .await;
+                // Gone, the upload unread.
+            });
+        }
+    });
+    let tap = proxy(config(up)).await;
+    let mut s = TcpStream::connect(tap.listen_addr())
+        .await
+        .expect("connect");
+    let total = 8 * 1024 * 1024;
+    s.write_all(
+        format!("POST /up HTTP/1.1\r\nhost: x\r\ncontent-length: {total}\r\n\r\n").as_bytes(),
+    )
+    .await
+    .expect("head");
+    let (mut reader, mut writer) = s.into_split();
+    let upload = tokio::spawn(async move {
+        let piece = vec![b'x'; 64 * 1024];
+        for _ in 0..total / piece.len() {
+            if writer.write_all(&piece).await.is_err() {
+                return;
+            }
+        }
+    });
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&got).contains("too large") {
+        match within("the answer", reader.read(&mut buf)).await {
+            Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
+            _ => break,
+        }
+    }
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+    assert!(text.ends_with("too large"), "{text}");
+    upload.abort();
+}
