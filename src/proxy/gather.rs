@@ -42,9 +42,7 @@ pub async fn gather(mut body: ProxyBody, max: usize) -> Gathered {
                 Ok(data) => {
                     wire.extend_from_slice(&data);
                     if wire.len() > max {
-                        let mut held = Held::whole(wire.freeze(), None);
-                        held.rest = Some(body);
-                        return Gathered::Over(held);
+                        return Gathered::Over(Held::before(wire.freeze(), Some(body)));
                     }
                 }
                 Err(frame) => trailers = frame.into_trailers().ok(),
@@ -72,6 +70,14 @@ impl Held {
             .iter()
             .find_map(Frame::data_ref)
             .map_or(&[][..], |d| &d[..])
+    }
+
+    /// `data`, then `rest` as it comes: a body with what was read from it
+    /// put back in front.
+    pub fn before(data: Bytes, rest: Option<ProxyBody>) -> Held {
+        let mut held = Held::whole(data, None);
+        held.rest = rest;
+        held
     }
 
     /// `data` and `trailers`, the whole body.

@@ -13,7 +13,7 @@ use crate::support::*;
 
 /// An upstream that answers every request with `raw` (status line,
 /// headers and body as written), then closes the connection.
-async fn raw_upstream(raw: &'static [u8]) -> SocketAddr {
+pub(crate) async fn raw_upstream(raw: &'static [u8]) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(async move {

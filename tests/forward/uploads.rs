@@ -8,7 +8,7 @@ use std::time::Duration;
 use http::Response;
 use http_body_util::BodyExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 
 use crate::support::*;
 
@@ -75,26 +75,11 @@ async fn a_chunked_upload_reaches_the_upstream_chunked_and_whole() {
 
 #[tokio::test]
 async fn an_upstream_answering_before_reading_a_large_upload_is_passed_on() {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let up = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut s, _)) = listener.accept().await else {
-                return;
-            };
-            tokio::spawn(async move {
-                let mut head = [0u8; 1024];
-                // The readiness probe's connections send nothing.
-                if !matches!(s.read(&mut head).await, Ok(n) if n > 0) {
-                    return;
-                }
-                let _ = s
-                    .write_all(b"HTTP/1.1 413 Payload Too Large\r\ncontent-length: 9\r\nconnection: close\r\n\r\ntoo large")
-                    .await;
-                // Gone, the upload unread.
-            });
-        }
-    });
+    // It reads the head only, answers, and is gone, the upload unread.
+    let up = crate::hostile::raw_upstream(
+        b"HTTP/1.1 413 Payload Too Large\r\ncontent-length: 9\r\nconnection: close\r\n\r\ntoo large",
+    )
+    .await;
     let tap = proxy(config(up)).await;
     let mut s = TcpStream::connect(tap.listen_addr())
         .await

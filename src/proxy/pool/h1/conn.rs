@@ -16,7 +16,9 @@ use super::chunked::Chunked;
 use super::head::{self, Framing};
 use super::request::{self, Encoding};
 use super::Error;
-use crate::proxy::{BoxError, ProxyBody, UpstreamBody};
+use crate::proxy::gather::Held;
+use crate::proxy::{ProxyBody, UpstreamBody};
+use http_body_util::BodyExt;
 
 /// Room made for a read, at least (hyper's first read buffer).
 const MIN_READ: usize = 8 * 1024;
@@ -518,10 +520,10 @@ impl Writing {
         let taken = self.out.data;
         let body = match (self.body, taken.is_empty()) {
             (Some(body), true) => body,
-            (rest, _) => http_body_util::Either::Right(ProxyBody::new(Prepend {
-                first: (!taken.is_empty()).then_some(taken),
-                rest,
-            })),
+            (rest, _) => http_body_util::Either::Right(ProxyBody::new(Held::before(
+                taken,
+                rest.map(BodyExt::boxed_unsync),
+            ))),
         };
         Some(Request::from_parts(parts, body))
     }
@@ -555,47 +557,5 @@ impl Out {
         self.data.advance(data);
         n -= data;
         self.tail = &self.tail[n.min(self.tail.len())..];
-    }
-}
-
-/// A body with a piece put back in front of the rest.
-struct Prepend {
-    first: Option<Bytes>,
-    rest: Option<UpstreamBody>,
-}
-
-impl Body for Prepend {
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        if let Some(first) = self.first.take() {
-            return Poll::Ready(Some(Ok(Frame::data(first))));
-        }
-        match self.rest.as_mut() {
-            Some(rest) => Pin::new(rest).poll_frame(cx),
-            None => Poll::Ready(None),
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.first.is_none() && self.rest.as_ref().is_none_or(Body::is_end_stream)
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        let first = self.first.as_ref().map_or(0, |b| b.len() as u64);
-        let rest = self
-            .rest
-            .as_ref()
-            .map_or(SizeHint::with_exact(0), Body::size_hint);
-        let mut hint = SizeHint::new();
-        hint.set_lower(rest.lower() + first);
-        if let Some(upper) = rest.upper() {
-            hint.set_upper(upper + first);
-        }
-        hint
     }
 }
