@@ -1,6 +1,8 @@
 //! Evidence for an audit record: the offending frame's data, with part
 //! contents optionally redacted, cut to the configured size.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 /// How evidence is prepared.
@@ -24,28 +26,38 @@ impl Default for EvidencePolicy {
 impl EvidencePolicy {
     /// Prepares raw frame bytes as evidence.
     pub fn prepare(&self, raw: &[u8]) -> String {
-        let text = String::from_utf8_lossy(raw);
-        let text = if self.redact_parts {
-            redact(&text)
-        } else {
-            text.into_owned()
+        // Valid UTF-8, the usual case, is checked by the standard library's
+        // word-at-a-time scan; only invalid text takes the lossy one, which
+        // goes a byte at a time.
+        let text = match std::str::from_utf8(raw) {
+            Ok(text) => Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(raw),
         };
-        cut(text, self.max_bytes)
+        if self.redact_parts {
+            let redacted = redact(&text);
+            if redacted.len() <= self.max_bytes {
+                return redacted;
+            }
+            return cut(&redacted, self.max_bytes);
+        }
+        cut(&text, self.max_bytes)
     }
 }
 
-/// Cuts `s` to at most `max` bytes at a character boundary, marking the cut.
-fn cut(mut s: String, max: usize) -> String {
+/// `s` cut to at most `max` bytes at a character boundary, the cut marked
+/// (only what is kept is copied).
+fn cut(s: &str, max: usize) -> String {
     if s.len() <= max {
-        return s;
+        return s.to_owned();
     }
     let mut end = max;
     while !s.is_char_boundary(end) {
         end -= 1;
     }
-    s.truncate(end);
-    s.push('…');
-    s
+    let mut kept = String::with_capacity(end + '…'.len_utf8());
+    kept.push_str(&s[..end]);
+    kept.push('…');
+    kept
 }
 
 /// Redacts by allow-list: inside every Message and Artifact, only ids,

@@ -13,6 +13,26 @@ fn cuts_at_a_char_boundary() {
 }
 
 #[test]
+fn invalid_utf8_is_shown_replaced_and_cut_like_any_text() {
+    let p = EvidencePolicy {
+        max_bytes: 8,
+        redact_parts: false,
+    };
+    assert_eq!(p.prepare(b"ab\xffcd"), "ab\u{fffd}cd");
+    // The replacement character is 3 bytes: a cut inside it keeps none.
+    let short = EvidencePolicy { max_bytes: 4, ..p };
+    assert_eq!(short.prepare(b"ab\xffcd"), "ab…");
+    let redacting = EvidencePolicy {
+        max_bytes: 16,
+        redact_parts: true,
+    };
+    assert_eq!(
+        redacting.prepare(b"\xff not json at all"),
+        "[redacted: 19 by…"
+    );
+}
+
+#[test]
 fn redacts_parts_of_both_versions() {
     let p = EvidencePolicy {
         max_bytes: 4096,
