@@ -227,10 +227,11 @@ impl Chunked {
 
     fn put_trailer(&mut self, b: u8) -> io::Result<()> {
         let section = self.trailers.get_or_insert_with(BytesMut::new);
+        section.put_u8(b);
+        // As hyper counts: the section fails once it holds the limit.
         if section.len() >= MAX_TRAILER_BYTES {
             return Err(bad("chunk trailers bytes over limit"));
         }
-        section.put_u8(b);
         Ok(())
     }
 }

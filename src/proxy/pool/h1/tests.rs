@@ -239,6 +239,27 @@ fn every_probe_reads_as_hyper_reads_it_whole_and_cut_at_every_offset() {
     }
 }
 
+/// Each limit hyper's decoder has, at and around its edge: the trailer
+/// section's bytes, the chunk extensions' bytes, the trailer count, and
+/// the header count of a head.
+#[test]
+fn the_limits_fall_where_hypers_fall() {
+    let chunked = "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n";
+    for n in 16_370..16_390 {
+        let trailer = format!("{chunked}1\r\nx\r\n0\r\nx-t: {}\r\n\r\n", "a".repeat(n));
+        assert_same(trailer.as_bytes(), &[], &Method::GET);
+        let extension = format!("{chunked}1;{}\r\nx\r\n0\r\n\r\n", "e".repeat(n));
+        assert_same(extension.as_bytes(), &[], &Method::GET);
+    }
+    for n in 98..102 {
+        let lines: String = (0..n).map(|i| format!("x-{i}: v\r\n")).collect();
+        let trailers = format!("{chunked}1\r\nx\r\n0\r\n{lines}\r\n");
+        assert_same(trailers.as_bytes(), &[], &Method::GET);
+        let head = format!("HTTP/1.1 200 OK\r\n{lines}content-length: 0\r\n\r\n");
+        assert_same(head.as_bytes(), &[], &Method::GET);
+    }
+}
+
 /// A well-formed answer from its parts.
 fn chunked_wire(body: &[u8], sizes: &[usize], trailer: bool) -> Vec<u8> {
     let mut wire = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n".to_vec();
