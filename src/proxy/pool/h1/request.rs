@@ -49,7 +49,7 @@ pub fn encode(
         headers.insert(TRANSFER_ENCODING, HeaderValue::from_static("chunked"));
         Encoding::Chunked
     };
-    if declared.is_none() && headers.contains_key(CONTENT_LENGTH) && !ended {
+    if declared.is_none() && headers.contains_key(CONTENT_LENGTH) {
         // Values that do not agree: never sent beside the proxy's framing.
         headers.remove(CONTENT_LENGTH);
         if let Encoding::Length(n) = encoding {

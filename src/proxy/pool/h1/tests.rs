@@ -496,6 +496,33 @@ proptest! {
 }
 
 #[tokio::test]
+async fn content_lengths_that_disagree_are_never_sent() {
+    for (pieces, told) in [
+        (vec![], true),
+        (vec![b"four".to_vec()], true),
+        (vec![b"four".to_vec()], false),
+    ] {
+        let req = Request::post("/")
+            .header("content-length", "3, 4")
+            .body(body_of(&pieces, told, false))
+            .expect("request");
+        let ((_, _, headers, body), answered) = served(req).await;
+        let lengths: Vec<&[u8]> = headers
+            .iter()
+            .filter(|(n, _)| n == "content-length")
+            .map(|(_, v)| v.as_slice())
+            .collect();
+        let want: Vec<&[u8]> = match (pieces.is_empty(), told) {
+            (true, _) | (false, false) => vec![],
+            (false, true) => vec![b"4"],
+        };
+        assert_eq!(lengths, want, "{pieces:?} told {told}");
+        assert_eq!(body, pieces.concat());
+        assert!(answered);
+    }
+}
+
+#[tokio::test]
 async fn a_body_longer_than_its_content_length_fails_the_request() {
     let req = Request::post("/")
         .header("content-length", "3")
