@@ -43,6 +43,11 @@ pub struct Conn<T> {
     reading: Reading,
     /// The request was a `HEAD` (its answer has no body).
     head_request: bool,
+    /// The bytes of `buf` already parsed as a partial head.
+    parsed: usize,
+    /// Heads parsed, for the tests of the partial-head check.
+    #[cfg(test)]
+    pub(super) head_parses: usize,
     /// The answer lets the connection carry another request.
     keep_alive: bool,
     /// A failure found after data that was handed on first.
@@ -105,6 +110,9 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
             spare: Vec::new(),
             reading: Reading::Done,
             head_request: false,
+            parsed: 0,
+            #[cfg(test)]
+            head_parses: 0,
             keep_alive: false,
             failed: None,
             spent: false,
@@ -139,6 +147,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
             },
         });
         self.reading = Reading::Head;
+        self.parsed = 0;
         self.keep_alive = false;
     }
 
@@ -263,22 +272,33 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
 
     fn poll_head(&mut self, cx: &mut Context<'_>) -> Poll<Result<Response<()>, Error>> {
         loop {
-            match head::parse(&mut self.buf, self.head_request) {
-                Ok(Some(head)) => {
-                    self.keep_alive = head.keep_alive;
-                    self.reading = Reading::Body(match head.framing {
-                        Framing::Empty | Framing::Length(0) => Decoder::Empty,
-                        Framing::Length(n) => Decoder::Length(n),
-                        Framing::Chunked => Decoder::Chunked(Chunked::new()),
-                        Framing::Close => Decoder::Close,
-                    });
-                    return Poll::Ready(Ok(head.response));
+            // A head that came in pieces is parsed again only once a new
+            // piece may have ended it (hyper's check): a head trickled a
+            // byte at a time costs a scan of each byte, not a parse of the
+            // whole head for each.
+            if head::may_end(&self.buf, self.parsed) {
+                #[cfg(test)]
+                {
+                    self.head_parses += usize::from(!self.buf.is_empty());
                 }
-                Ok(None) if self.buf.len() >= self.max_head => {
-                    return Poll::Ready(Err(self.fail(Error::HeadTooLarge(self.max_head))))
+                match head::parse(&mut self.buf, self.head_request) {
+                    Ok(Some(head)) => {
+                        self.parsed = 0;
+                        self.keep_alive = head.keep_alive;
+                        self.reading = Reading::Body(match head.framing {
+                            Framing::Empty | Framing::Length(0) => Decoder::Empty,
+                            Framing::Length(n) => Decoder::Length(n),
+                            Framing::Chunked => Decoder::Chunked(Chunked::new()),
+                            Framing::Close => Decoder::Close,
+                        });
+                        return Poll::Ready(Ok(head.response));
+                    }
+                    Ok(None) => self.parsed = self.buf.len(),
+                    Err(e) => return Poll::Ready(Err(self.fail(e))),
                 }
-                Ok(None) => {}
-                Err(e) => return Poll::Ready(Err(self.fail(e))),
+            }
+            if self.buf.len() >= self.max_head {
+                return Poll::Ready(Err(self.fail(Error::HeadTooLarge(self.max_head))));
             }
             match ready!(self.poll_read(cx)) {
                 Ok(0) => return Poll::Ready(Err(self.fail(Error::Incomplete))),

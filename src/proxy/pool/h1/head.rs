@@ -93,6 +93,25 @@ pub fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, Err
     }
 }
 
+/// Whether `buf`, of which the first `parsed` bytes were already read as
+/// a partial head, may now hold a head's end: nothing parsed yet, or a
+/// blank line (CRLF CRLF, LF LF or LF CRLF, the ends httparse takes)
+/// reaching into the bytes after `parsed`.
+pub fn may_end(buf: &[u8], parsed: usize) -> bool {
+    if parsed == 0 {
+        return true;
+    }
+    let fresh = &buf[parsed.saturating_sub(3).min(buf.len())..];
+    fresh.iter().enumerate().any(|(i, b)| {
+        let rest = &fresh[i + 1..];
+        match b {
+            b'\r' => rest.starts_with(b"\n\r\n"),
+            b'\n' => rest.starts_with(b"\n") || rest.starts_with(b"\r\n"),
+            _ => false,
+        }
+    })
+}
+
 /// What httparse read of a head; its headers' places are in the spans.
 struct Read {
     len: usize,

@@ -651,3 +651,39 @@ async fn an_answer_before_the_whole_body_is_read_is_passed_on() {
     assert_eq!(body, b"big");
     assert!(!conn.reusable());
 }
+
+#[test]
+fn a_heads_end_is_seen_in_the_fresh_bytes_only() {
+    let head = b"HTTP/1.1 200 OK\r\nx: y\r\n\r\n";
+    for parsed in 1..head.len() {
+        assert!(super::head::may_end(head, parsed), "parsed {parsed}");
+    }
+    assert!(!super::head::may_end(b"HTTP/1.1 200 OK\r\nx: y\r\n", 10));
+    assert!(super::head::may_end(b"HTTP/1.1 200 OK\nx: y\n\n", 20));
+    assert!(super::head::may_end(b"HTTP/1.1 200 OK\nx: y\n\r\n", 20));
+    assert!(super::head::may_end(b"anything", 0));
+}
+
+/// An upstream that trickles a long head piece by piece: the head is
+/// parsed again only when a piece may have ended it, not once a piece.
+#[tokio::test]
+async fn a_head_trickled_in_pieces_is_parsed_about_once() {
+    let (client, server) = tokio::io::duplex(1 << 16);
+    let mut wire = b"HTTP/1.1 200 OK\r\n".to_vec();
+    for i in 0..90 {
+        wire.extend_from_slice(format!("x-{i}: {}\r\n", "v".repeat(2000)).as_bytes());
+    }
+    wire.extend_from_slice(b"content-length: 2\r\n\r\nok");
+    let cuts: Vec<usize> = (1..wire.len()).step_by(512).collect();
+    let pieces = cuts.len();
+    upstream(server, wire, cuts);
+    let mut conn = Conn::new(client, 408 * 1024);
+    conn.start(request(&Method::GET));
+    let head = poll_fn(|cx| conn.poll_send(cx))
+        .await
+        .map_err(|(e, _)| e)
+        .expect("the head, whole");
+    assert_eq!(head.headers().len(), 91);
+    assert!(pieces > 300);
+    assert!(conn.head_parses <= 3, "{} parses", conn.head_parses);
+}
