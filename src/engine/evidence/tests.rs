@@ -1,11 +1,15 @@
 use super::*;
 
+fn policy(max_bytes: usize, redact_parts: bool) -> EvidencePolicy {
+    EvidencePolicy {
+        max_bytes,
+        redact_parts,
+    }
+}
+
 #[test]
 fn cuts_at_a_char_boundary() {
-    let p = EvidencePolicy {
-        max_bytes: 4,
-        redact_parts: false,
-    };
+    let p = policy(4, false);
     assert_eq!(p.prepare("abcdef".as_bytes()), "abcd…");
     assert_eq!(p.prepare("abé".as_bytes()), "abé");
     assert_eq!(p.prepare("abcé".as_bytes()), "abc…");
@@ -14,18 +18,12 @@ fn cuts_at_a_char_boundary() {
 
 #[test]
 fn invalid_utf8_is_shown_replaced_and_cut_like_any_text() {
-    let p = EvidencePolicy {
-        max_bytes: 8,
-        redact_parts: false,
-    };
+    let p = policy(8, false);
     assert_eq!(p.prepare(b"ab\xffcd"), "ab\u{fffd}cd");
     // The replacement character is 3 bytes: a cut inside it keeps none.
-    let short = EvidencePolicy { max_bytes: 4, ..p };
+    let short = policy(4, false);
     assert_eq!(short.prepare(b"ab\xffcd"), "ab…");
-    let redacting = EvidencePolicy {
-        max_bytes: 16,
-        redact_parts: true,
-    };
+    let redacting = policy(16, true);
     assert_eq!(
         redacting.prepare(b"\xff not json at all"),
         "[redacted: 19 by…"
@@ -34,10 +32,7 @@ fn invalid_utf8_is_shown_replaced_and_cut_like_any_text() {
 
 #[test]
 fn redacts_parts_of_both_versions() {
-    let p = EvidencePolicy {
-        max_bytes: 4096,
-        redact_parts: true,
-    };
+    let p = policy(4096, true);
     let raw = br#"{"result":{"artifactUpdate":{"artifact":{"artifactId":"a","parts":[{"text":"secret"},{"data":{"k":1}},{"raw":"AAAA"},{"url":"https://x/y?sig=tok"},{"kind":"file","file":{"bytes":"QUJD","name":"n.pdf","mimeType":"application/pdf"}}]}}}}"#;
     let out = p.prepare(raw);
     for gone in ["secret", "\"k\"", "AAAA", "sig=tok", "QUJD", "n.pdf"] {
@@ -59,10 +54,7 @@ fn redacts_parts_of_both_versions() {
 /// message, history, names; ids, states and roles stay.
 #[test]
 fn redacts_every_shape_of_content() {
-    let p = EvidencePolicy {
-        max_bytes: 1 << 20,
-        redact_parts: true,
-    };
+    let p = policy(1 << 20, true);
     let raw = serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {
         "task": {"id": "t-1", "contextId": "c-1", "status": {"state": "TASK_STATE_WORKING",
             "message": {"messageId": "m-1", "role": "ROLE_AGENT", "parts": {"text": "S1"}}},
@@ -109,10 +101,7 @@ fn redacts_every_shape_of_content() {
 
 #[test]
 fn withholds_unparseable_data_when_redacting() {
-    let p = EvidencePolicy {
-        max_bytes: 4096,
-        redact_parts: true,
-    };
+    let p = policy(4096, true);
     assert_eq!(
         p.prepare(b"{\"parts\":[{\"text\":\"se"),
         "[redacted: 21 bytes, not JSON]"

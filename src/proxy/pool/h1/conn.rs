@@ -48,8 +48,6 @@ pub struct Conn<T> {
     /// Heads parsed, for the tests of the partial-head check.
     #[cfg(test)]
     pub(super) head_parses: usize,
-    /// The answer lets the connection carry another request.
-    keep_alive: bool,
     /// A failure found after data that was handed on first.
     failed: Option<Error>,
     /// The connection can carry no other request.
@@ -113,7 +111,6 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
             parsed: 0,
             #[cfg(test)]
             head_parses: 0,
-            keep_alive: false,
             failed: None,
             spent: false,
         }
@@ -148,7 +145,6 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
         });
         self.reading = Reading::Head;
         self.parsed = 0;
-        self.keep_alive = false;
     }
 
     /// Writes the request and reads the answer's head. On failure, the
@@ -206,12 +202,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
 
     /// Whether the exchange ended in a way that lets another follow.
     pub fn reusable(&self) -> bool {
-        !self.spent
-            && self.keep_alive
-            && self.writing.is_none()
-            && self.buf.is_empty()
-            && self.failed.is_none()
-            && self.is_end_stream()
+        // A failure, or an answer without keep-alive, spent it.
+        !self.spent && self.writing.is_none() && self.buf.is_empty() && self.is_end_stream()
     }
 
     /// Readies a reusable connection for its idle time: a large read
@@ -284,7 +276,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
                 match head::parse(&mut self.buf, self.head_request) {
                     Ok(Some(head)) => {
                         self.parsed = 0;
-                        self.keep_alive = head.keep_alive;
+                        // An answer that ends the connection's use.
+                        self.spent |= !head.keep_alive;
                         self.reading = Reading::Body(match head.framing {
                             Framing::Empty | Framing::Length(0) => Decoder::Empty,
                             Framing::Length(n) => Decoder::Length(n),
@@ -442,17 +435,8 @@ impl Writing {
         if !self.primed {
             // The body's first piece, if it is there, goes with the head.
             self.primed = true;
-            if let Some(body) = self.body.as_mut() {
-                match Pin::new(body).poll_frame(cx) {
-                    Poll::Ready(Some(Ok(frame))) => {
-                        if let Ok(data) = frame.into_data() {
-                            self.put(data)?;
-                        }
-                    }
-                    Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(Error::RequestBody(e))),
-                    Poll::Ready(None) => self.end()?,
-                    Poll::Pending => {}
-                }
+            if let Poll::Ready(Err(e)) = self.poll_piece(cx) {
+                return Poll::Ready(Err(e));
             }
         }
         loop {
@@ -464,27 +448,34 @@ impl Writing {
                 self.parts = None;
                 self.out.advance(n);
             }
-            let Some(body) = self.body.as_mut() else {
+            if self.body.is_none() {
                 return Pin::new(io).poll_flush(cx).map_err(Error::Write);
-            };
-            match Pin::new(body).poll_frame(cx) {
-                Poll::Pending => {
-                    // What was written may wait in a TLS layer.
-                    if let Poll::Ready(Err(e)) = Pin::new(io).poll_flush(cx) {
-                        return Poll::Ready(Err(Error::Write(e)));
-                    }
-                    return Poll::Pending;
-                }
-                Poll::Ready(Some(Ok(frame))) => {
-                    // Trailers are not sent: the proxy strips `Trailer`,
-                    // without which an HTTP/1.1 peer may refuse them.
-                    if let Ok(data) = frame.into_data() {
-                        self.put(data)?;
-                    }
-                }
-                Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(Error::RequestBody(e))),
-                Poll::Ready(None) => self.end()?,
             }
+            if self.poll_piece(cx)?.is_pending() {
+                // What was written may wait in a TLS layer.
+                if let Poll::Ready(Err(e)) = Pin::new(io).poll_flush(cx) {
+                    return Poll::Ready(Err(Error::Write(e)));
+                }
+                return Poll::Pending;
+            }
+        }
+    }
+
+    /// Takes the body's next frame, if it has one ready, and frames it
+    /// (or the body's end) for writing.
+    fn poll_piece(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        let Some(body) = self.body.as_mut() else {
+            return Poll::Ready(Ok(()));
+        };
+        match ready!(Pin::new(body).poll_frame(cx)) {
+            // Trailers are not sent: the proxy strips `Trailer`, without
+            // which an HTTP/1.1 peer may refuse them.
+            Some(Ok(frame)) => match frame.into_data() {
+                Ok(data) => Poll::Ready(self.put(data)),
+                Err(_) => Poll::Ready(Ok(())),
+            },
+            Some(Err(e)) => Poll::Ready(Err(Error::RequestBody(e))),
+            None => Poll::Ready(self.end()),
         }
     }
 

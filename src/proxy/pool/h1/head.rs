@@ -190,12 +190,9 @@ impl FramingHeaders {
     }
 
     fn length(&mut self, value: &HeaderValue) {
-        let agreed = match self.length {
-            Some(None) => return,
-            Some(Some(n)) => Some(n),
-            None => None,
-        };
-        self.length = Some(agree(agreed, value));
+        if self.length != Some(None) {
+            self.length = Some(agree(self.length.flatten(), value));
+        }
     }
 }
 

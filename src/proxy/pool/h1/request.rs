@@ -34,6 +34,10 @@ pub fn encode(
     let headers = &mut head.headers;
     headers.remove(TRANSFER_ENCODING);
     let declared = content_length(headers);
+    if declared.is_none() {
+        // Absent, or values that do not agree: never sent as they are.
+        headers.remove(CONTENT_LENGTH);
+    }
     let encoding = if ended {
         Encoding::Empty
     } else if let Some(n) = declared {
@@ -45,17 +49,9 @@ pub fn encode(
         // hyper's rule: a GET or HEAD of unknown length is sent bodiless.
         Encoding::Empty
     } else {
-        headers.remove(CONTENT_LENGTH);
         headers.insert(TRANSFER_ENCODING, HeaderValue::from_static("chunked"));
         Encoding::Chunked
     };
-    if declared.is_none() && headers.contains_key(CONTENT_LENGTH) {
-        // Values that do not agree: never sent beside the proxy's framing.
-        headers.remove(CONTENT_LENGTH);
-        if let Encoding::Length(n) = encoding {
-            headers.insert(CONTENT_LENGTH, HeaderValue::from(n));
-        }
-    }
     out.reserve(64 + head.headers.len() * 32);
     out.extend_from_slice(head.method.as_str().as_bytes());
     out.push(b' ');

@@ -555,6 +555,19 @@ async fn a_request_none_of_which_was_written_comes_back_whole() {
     assert_eq!(&body[..], b"hello");
 }
 
+/// The answer's head and its body's data, read through `conn`.
+async fn answer_of(conn: &mut Conn<DuplexStream>) -> (Response<()>, Vec<u8>) {
+    let head = poll_fn(|cx| conn.poll_send(cx))
+        .await
+        .map_err(|(e, _)| e)
+        .expect("the upstream's answer");
+    let mut body = Vec::new();
+    while let Some(frame) = poll_fn(|cx| conn.poll_body(cx)).await {
+        body.extend_from_slice(frame.expect("data").data_ref().expect("data"));
+    }
+    (head, body)
+}
+
 #[tokio::test]
 async fn a_101_has_no_body_and_ends_the_connections_use() {
     let (client, server) = tokio::io::duplex(1 << 16);
@@ -565,12 +578,9 @@ async fn a_101_has_no_body_and_ends_the_connections_use() {
     );
     let mut conn = Conn::new(client, 64 * 1024);
     conn.start(request(&Method::GET));
-    let head = poll_fn(|cx| conn.poll_send(cx))
-        .await
-        .map_err(|(e, _)| e)
-        .expect("head");
+    let (head, body) = answer_of(&mut conn).await;
     assert_eq!(head.status(), 101);
-    assert!(poll_fn(|cx| conn.poll_body(cx)).await.is_none());
+    assert!(body.is_empty());
     assert!(!conn.reusable());
 }
 
@@ -608,14 +618,7 @@ async fn kept_alive_answers_follow_each_other_and_close_delimited_ones_end_the_c
     let mut conn = Conn::new(client, 64 * 1024);
     for (want, reusable) in [(&b"ok"[..], true), (&b"to the end"[..], false)] {
         conn.start(request(&Method::GET));
-        poll_fn(|cx| conn.poll_send(cx))
-            .await
-            .map_err(|(e, _)| e)
-            .expect("head");
-        let mut body = Vec::new();
-        while let Some(frame) = poll_fn(|cx| conn.poll_body(cx)).await {
-            body.extend_from_slice(frame.expect("data").data_ref().expect("data"));
-        }
+        let (_, body) = answer_of(&mut conn).await;
         assert_eq!(body, want);
         assert_eq!(conn.reusable(), reusable);
         conn.idle();
@@ -639,15 +642,8 @@ async fn an_answer_before_the_whole_body_is_read_is_passed_on() {
         .expect("request");
     let mut conn = Conn::new(client, 64 * 1024);
     conn.start(req);
-    let head = poll_fn(|cx| conn.poll_send(cx))
-        .await
-        .map_err(|(e, _)| e)
-        .expect("the upstream's answer");
+    let (head, body) = answer_of(&mut conn).await;
     assert_eq!(head.status(), 413);
-    let mut body = Vec::new();
-    while let Some(frame) = poll_fn(|cx| conn.poll_body(cx)).await {
-        body.extend_from_slice(frame.expect("data").data_ref().expect("data"));
-    }
     assert_eq!(body, b"big");
     assert!(!conn.reusable());
 }
