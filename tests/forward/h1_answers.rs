@@ -240,14 +240,7 @@ async fn raw_get(tap: SocketAddr) -> Vec<u8> {
     s.write_all(b"GET /stream HTTP/1.1\r\nhost: tap\r\nconnection: close\r\n\r\n")
         .await
         .expect("write");
-    let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        match within("the answer's end", s.read(&mut buf)).await {
-            Ok(0) | Err(_) => return got,
-            Ok(n) => got.extend_from_slice(&buf[..n]),
-        }
-    }
+    crate::hostile::until_closed(&mut s).await
 }
 
 /// The data of the whole chunks at the start of a chunked body, and

@@ -164,7 +164,7 @@ fn short_deadlines(up: SocketAddr) -> a2a_tap::config::Config {
 }
 
 /// Reads until the peer closes; the bytes read.
-async fn until_closed(s: &mut TcpStream) -> Vec<u8> {
+pub(crate) async fn until_closed(s: &mut TcpStream) -> Vec<u8> {
     let mut got = Vec::new();
     let mut buf = [0u8; 8192];
     loop {

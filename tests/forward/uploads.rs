@@ -12,18 +12,6 @@ use tokio::net::TcpStream;
 
 use crate::support::*;
 
-/// Everything `s` sends until it closes (or is quiet for 5 s).
-async fn read_answer(s: &mut TcpStream) -> Vec<u8> {
-    let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        match tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf)).await {
-            Ok(Ok(n)) if n > 0 => got.extend_from_slice(&buf[..n]),
-            _ => return got,
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_chunked_upload_reaches_the_upstream_chunked_and_whole() {
     let up = upstream(|req| async move {
@@ -60,7 +48,7 @@ async fn a_chunked_upload_reaches_the_upstream_chunked_and_whole() {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
     s.write_all(b"0\r\n\r\n").await.expect("end");
-    let answer = within("the answer", read_answer(&mut s)).await;
+    let answer = crate::hostile::until_closed(&mut s).await;
     let text = String::from_utf8_lossy(&answer);
     assert!(text.starts_with("HTTP/1.1 200"), "{text}");
     let line = format!("chunked=true length=false bytes={}\n", sent.len());
