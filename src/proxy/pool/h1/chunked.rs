@@ -83,15 +83,36 @@ impl Chunked {
     pub fn decode(&mut self, input: &[u8], data: &mut impl FnMut(Range<usize>)) -> Decoded {
         let mut at = 0;
         while at < input.len() && self.state != State::End {
-            if self.state == State::Body {
-                let take = self.size.min((input.len() - at) as u64) as usize;
-                data(at..at + take);
-                at += take;
-                self.size -= take as u64;
-                if self.size == 0 {
-                    self.state = State::BodyCr;
+            match self.state {
+                State::Body => {
+                    let take = self.size.min((input.len() - at) as u64) as usize;
+                    data(at..at + take);
+                    at += take;
+                    self.size -= take as u64;
+                    if self.size == 0 {
+                        self.state = State::BodyCr;
+                    }
+                    continue;
                 }
-                continue;
+                // The common shapes in one step each, with the transitions
+                // the byte steps below would take: a data's closing CRLF,
+                // and a size line of digits alone. Anything else (and an
+                // input that ends inside them) goes a byte at a time.
+                State::BodyCr if input[at..].starts_with(b"\r\n") => {
+                    self.size = 0;
+                    self.state = State::Start;
+                    at += 2;
+                    continue;
+                }
+                State::Start => {
+                    if let Some((size, len)) = size_line(&input[at..]) {
+                        self.size = size;
+                        self.state = if size == 0 { State::EndCr } else { State::Body };
+                        at += len;
+                        continue;
+                    }
+                }
+                _ => {}
             }
             match self.step(input[at]) {
                 Ok(state) => self.state = state,
@@ -234,6 +255,27 @@ impl Chunked {
         }
         Ok(())
     }
+}
+
+/// A size line of hex digits alone at the start of `input` (at most 16 of
+/// them, so the size cannot overflow), ended by CRLF: the size and the
+/// line's length. `None` for any other line, or one not whole in `input`.
+fn size_line(input: &[u8]) -> Option<(u64, usize)> {
+    let mut size = 0u64;
+    for (i, &b) in input.iter().enumerate().take(17) {
+        let v = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            b'\r' if i > 0 => {
+                return (input.get(i + 1) == Some(&b'\n')).then_some((size, i + 2));
+            }
+            _ => return None,
+        };
+        size = size << 4 | u64::from(v);
+    }
+    // Seventeen digits (or a line not whole): the byte steps read it.
+    None
 }
 
 fn parse_trailers(section: &[u8], lines: usize) -> io::Result<HeaderMap> {

@@ -201,6 +201,17 @@ const CASES: &[&str] = &[
     "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r",
     "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n",
     "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n11111111111111111\r\nx\r\n0\r\n\r\n",
+    // Size lines at the edges of the one-step read of a line of digits:
+    // none, several of each case, 16 and 17 digits, and a 17th digit
+    // that overflows.
+    "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n\r\nhello\r\n0\r\n\r\n",
+    "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n\r\n\r\n",
+    "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1a\r\nabcdefghijklmnopqrstuvwxyz\r\n1B\r\nabcdefghijklmnopqrstuvwxyz!\r\n0\r\n\r\n",
+    "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n0000000000000005\r\nhello\r\n0000000000000000\r\n\r\n",
+    "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n00000000000000005\r\nhello\r\n0\r\n\r\n",
+    "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n10000000000000000\r\nhello\r\n0\r\n\r\n",
+    "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\rhello\r\n0\r\n\r\n",
+    "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\r\n0\r\n\r\n",
     "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ncontent-length: 3\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
     "HTTP/1.1 200 OK\r\ntransfer-encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
     "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked, gzip\r\n\r\nhello",
