@@ -230,45 +230,46 @@ fn last_change_in_string(
 /// as one integer).
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let n = a.len().min(b.len());
-    let mut i = 0;
-    while i + 16 <= n {
-        let diff = word(&a[i..]) ^ word(&b[i..]);
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut same = 0;
+    for (x, y) in a.chunks_exact(16).zip(b.chunks_exact(16)) {
+        let diff = word(x) ^ word(y);
         if diff != 0 {
-            return i + (diff.trailing_zeros() / 8) as usize;
+            return same + (diff.trailing_zeros() / 8) as usize;
         }
-        i += 16;
+        same += 16;
     }
-    while i < n && a[i] == b[i] {
-        i += 1;
-    }
-    i
+    same + a[same..]
+        .iter()
+        .zip(&b[same..])
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 /// How many trailing bytes `a` and `b` share (sixteen at a time).
 fn common_suffix(a: &[u8], b: &[u8]) -> usize {
     let n = a.len().min(b.len());
     let (a, b) = (&a[a.len() - n..], &b[b.len() - n..]);
-    let mut i = 0;
-    while i + 16 <= n {
-        let diff = word(&a[n - i - 16..]) ^ word(&b[n - i - 16..]);
+    let mut same = 0;
+    for (x, y) in a.rchunks_exact(16).zip(b.rchunks_exact(16)) {
+        let diff = word(x) ^ word(y);
         if diff != 0 {
-            return i + (diff.leading_zeros() / 8) as usize;
+            return same + (diff.leading_zeros() / 8) as usize;
         }
-        i += 16;
+        same += 16;
     }
-    while i < n && a[n - i - 1] == b[n - i - 1] {
-        i += 1;
-    }
-    i
+    same + a[..n - same]
+        .iter()
+        .rev()
+        .zip(b[..n - same].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
-/// The first sixteen bytes of `b` (which has them) as one integer, the
-/// first byte lowest.
+/// Sixteen bytes as one integer, the first byte lowest.
 #[inline(always)]
 fn word(b: &[u8]) -> u128 {
-    let mut w = [0u8; 16];
-    w.copy_from_slice(&b[..16]);
-    u128::from_le_bytes(w)
+    u128::from_le_bytes(b.try_into().unwrap_or([0; 16]))
 }
 
 /// Copies an artifact update or message frame's decoding into `slot`,
