@@ -202,6 +202,9 @@ fn classify(err: &(dyn StdError + 'static), connecting: bool) -> UpstreamReason 
             }
         }
         if let Some(h) = e.downcast_ref::<super::pool::h1::Error>() {
+            if h.is_refused_head() {
+                return UpstreamReason::Protocol;
+            }
             if h.is_incomplete() {
                 found = found.or(Some(UpstreamReason::Reset));
             }
@@ -362,5 +365,29 @@ mod tests {
         assert_eq!(classify(&tls, true), UpstreamReason::Tls);
         let other = io::Error::other("weird");
         assert_eq!(classify(&other, false), UpstreamReason::Other);
+    }
+
+    /// An HTTP/1.1 answer head the proxy does not read is the upstream's
+    /// protocol fault, as the same head over HTTP/2 is; a body cut short
+    /// after it is a reset.
+    #[test]
+    fn refused_http1_heads_are_protocol_faults() {
+        use crate::proxy::pool::h1::Error as H1;
+        for refused in [
+            H1::Head(httparse::Error::Status),
+            H1::HeadTooLarge(400 * 1024),
+            H1::Parse("Transfer-Encoding not chunked"),
+        ] {
+            let wrapped = ProxyError::Upstream {
+                reason: classify(&refused, false),
+                detail: refused.to_string(),
+            };
+            assert_eq!(wrapped.upstream_reason(), Some(UpstreamReason::Protocol));
+        }
+        assert_eq!(classify(&H1::Incomplete, false), UpstreamReason::Reset);
+        let cut = H1::Read(io::ErrorKind::UnexpectedEof.into());
+        assert_eq!(classify(&cut, false), UpstreamReason::Reset);
+        let write = H1::Write(io::ErrorKind::Other.into());
+        assert_eq!(classify(&write, false), UpstreamReason::Other);
     }
 }

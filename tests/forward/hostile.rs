@@ -153,6 +153,36 @@ async fn connect_is_refused_with_405() {
     assert_eq!(total(&m, "a2a_requests_total", &[("code", "2xx")]), None);
 }
 
+/// An HTTP/1.1 answer head the proxy does not read (a status code of four
+/// digits, a header name with a space, a head past the limit) is the
+/// upstream's protocol fault: 502, counted under `reason="protocol"` as the
+/// same fault over HTTP/2 is (it was `other`).
+#[tokio::test]
+async fn an_upstream_head_the_proxy_refuses_is_counted_as_protocol() {
+    const TOO_LONG: &str = "x-long: aaaaaaaa";
+    let long: &'static [u8] = format!(
+        "HTTP/1.1 200 OK\r\n{}content-length: 0\r\n\r\n",
+        format!("{TOO_LONG}\r\n").repeat(30_000)
+    )
+    .into_bytes()
+    .leak();
+    let heads: [&'static [u8]; 3] = [
+        b"HTTP/1.1 2000 OK\r\ncontent-length: 0\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nbad header: x\r\ncontent-length: 0\r\n\r\n",
+        long,
+    ];
+    for (n, head) in heads.into_iter().enumerate() {
+        let up = raw_upstream(head).await;
+        let tap = proxy(config(up)).await;
+        let (got, _) = get(tap.listen_addr(), "/").await;
+        assert_eq!(got.status, StatusCode::BAD_GATEWAY, "head {n}");
+        let m = scrape(&tap).await;
+        let count = |reason| total(&m, "a2a_upstream_errors_total", &[("reason", reason)]);
+        assert_eq!(count("protocol"), Some(1.0), "head {n}: {m}");
+        assert_eq!(count("other"), Some(0.0), "head {n}: {m}");
+    }
+}
+
 /// A config whose connection deadlines are a second.
 fn short_deadlines(up: SocketAddr) -> a2a_tap::config::Config {
     use a2a_tap::config::HumanDuration;

@@ -51,6 +51,16 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether the answer's head was refused: one httparse does not read,
+    /// one longer than the limit, or one that frames no message (the
+    /// upstream broke HTTP/1.1, as a refused HTTP/2 head breaks HTTP/2).
+    pub fn is_refused_head(&self) -> bool {
+        matches!(
+            self,
+            Error::Head(_) | Error::HeadTooLarge(_) | Error::Parse(_)
+        )
+    }
+
     /// Whether the upstream hung up before the message was whole.
     pub fn is_incomplete(&self) -> bool {
         match self {
