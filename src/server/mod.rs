@@ -11,6 +11,7 @@
 mod accept;
 pub mod admin;
 mod backoff;
+pub mod h1;
 mod routing;
 mod serving;
 mod signals;

@@ -12,9 +12,9 @@
 
 use std::io;
 
-mod chunked;
+pub(crate) mod chunked;
 mod conn;
-mod head;
+pub(crate) mod head;
 mod request;
 #[cfg(test)]
 mod tests;

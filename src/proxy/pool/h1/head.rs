@@ -261,7 +261,7 @@ fn agree(so_far: Option<u64>, value: &HeaderValue) -> Option<u64> {
     length
 }
 
-fn digits(bytes: &[u8]) -> Option<u64> {
+pub(crate) fn digits(bytes: &[u8]) -> Option<u64> {
     if bytes.is_empty() {
         return None;
     }
@@ -272,7 +272,7 @@ fn digits(bytes: &[u8]) -> Option<u64> {
 }
 
 /// Whether a `Connection` value lists `token`.
-fn has_token(value: &HeaderValue, token: &str) -> bool {
+pub(crate) fn has_token(value: &HeaderValue, token: &str) -> bool {
     value
         .to_str()
         .is_ok_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
