@@ -10,7 +10,6 @@ use bytes::Bytes;
 use http::uri::{Authority, Scheme};
 use http::{header, Request, Response, Uri, Version};
 use http_body_util::{BodyExt, Either};
-use hyper::body::Incoming;
 use tracing::Instrument;
 
 use super::activity::Activity;
@@ -92,7 +91,7 @@ impl Forwarder {
     /// connection's share of the upstream connections.
     pub async fn handle(
         &self,
-        req: Request<Incoming>,
+        req: Request<super::inbound::Inbound>,
         peer: SocketAddr,
         activity: Option<Arc<Activity>>,
         share: &CallerShare,
@@ -109,7 +108,7 @@ impl Forwarder {
     async fn forward(
         &self,
         id: u64,
-        req: Request<Incoming>,
+        req: Request<super::inbound::Inbound>,
         peer: SocketAddr,
         activity: Option<Arc<Activity>>,
         share: &CallerShare,

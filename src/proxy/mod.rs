@@ -10,6 +10,7 @@ pub mod forward;
 pub mod gather;
 pub mod headers;
 pub mod idle;
+pub mod inbound;
 pub mod inspect;
 pub mod pool;
 mod refusal;
@@ -33,7 +34,7 @@ pub use tee::{BodyEnd, BodyObserver, TeeBody};
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// A caller's request body as it came: limited, and teed to the exchange.
-pub type CallerBody = TeeBody<body_limit::LimitBody<hyper::body::Incoming>, exchange::RequestTap>;
+pub type CallerBody = TeeBody<body_limit::LimitBody<inbound::Inbound>, exchange::RequestTap>;
 
 /// A caller's request body as it goes upstream: as it came, or as a
 /// [`RequestTransform`] gave it back (read through the tee first).

@@ -261,6 +261,10 @@ pub async fn start_with(
                 config.proxy.max_concurrent_streams,
                 config.proxy.max_header_list_size,
             ),
+            h1_limits: h1::conn::Limits {
+                max_buf: config.proxy.max_header_list_size.max(64 * 1024),
+                header_read_timeout: config.proxy.header_read_timeout.0,
+            },
             forwarder: Arc::new(forwarder),
             metrics: metrics.clone(),
             drain: drain_rx.clone(),

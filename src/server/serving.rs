@@ -9,6 +9,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use std::pin::pin;
+
+use bytes::BytesMut;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
@@ -16,11 +19,13 @@ use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit};
 
 use crate::proxy::activity::{Activity, Closed, Deadlines, Verdict};
+use crate::proxy::inbound::Inbound;
 use crate::proxy::inspect::{OTHER_METHOD, UNKNOWN_BINDING};
 use crate::proxy::share::{Budget, CallerShare};
 use crate::proxy::Forwarder;
 use crate::report::Metrics;
 
+use super::h1;
 use super::woken::Woken;
 use super::{raised, CLOSE_WAIT, H2_PING_INTERVAL, H2_PING_TIMEOUT, REAP_EVERY};
 
@@ -120,6 +125,8 @@ pub(super) fn caller_builder(
 /// One serving thread's context for caller connections.
 pub(super) struct Conn {
     pub(super) builder: auto::Builder<TokioExecutor>,
+    /// The limits of a2a-tap's own HTTP/1.1 server.
+    pub(super) h1_limits: h1::conn::Limits,
     pub(super) forwarder: Arc<Forwarder>,
     pub(super) metrics: Arc<Metrics>,
     /// Raised at shutdown: finish the exchange in progress, then close.
@@ -142,19 +149,40 @@ impl Conn {
             tracing::debug!(error = %e, "set_nodelay failed");
         }
         let activity = Arc::new(Activity::new(Instant::now()));
+        let mut stream = stream;
+        let mut first = BytesMut::new();
+        // HTTP/1.1 callers are served by a2a-tap's own server; an h2c
+        // caller (its preface) by hyper's. The watchdog bounds the wait.
+        let h2 = {
+            let sniffing = pin!(h1::conn::sniff(&mut stream, &mut first));
+            match self.watched(sniffing, &activity, peer).await {
+                Some(Ok(h2)) => h2,
+                Some(Err(e)) => {
+                    tracing::debug!(%peer, error = %e, "caller connection ended before a request");
+                    return;
+                }
+                None => return,
+            }
+        };
+        if !h2 {
+            self.serve_h1(stream, first, peer, &activity).await;
+            return;
+        }
         let forwarder = self.forwarder.clone();
         let on_conn = activity.clone();
         let share = CallerShare::new(self.budget.clone());
-        let service = service_fn(move |req| {
+        let service = service_fn(move |req: http::Request<hyper::body::Incoming>| {
             let forwarder = forwarder.clone();
             let activity = Some(on_conn.clone());
             let share = share.clone();
             async move {
+                let req = req.map(Inbound::H2);
                 let answer = forwarder.handle(req, peer, activity, &share).await;
                 Ok::<_, Infallible>(answer)
             }
         });
-        let conn = self.builder.serve_connection(TokioIo::new(stream), service);
+        let io = h1::conn::Rewind::new(first.freeze(), stream);
+        let conn = self.builder.serve_connection(TokioIo::new(io), service);
         tokio::pin!(conn);
         let mut wait = Duration::ZERO;
         let result = loop {
@@ -212,6 +240,102 @@ impl Conn {
         }
     }
 
+    /// Serves an HTTP/1.1 caller with a2a-tap's own server, under the
+    /// connection's watchers.
+    async fn serve_h1(
+        &self,
+        mut stream: TcpStream,
+        first: BytesMut,
+        peer: SocketAddr,
+        activity: &Arc<Activity>,
+    ) {
+        let share = CallerShare::new(self.budget.clone());
+        let forwarder = &self.forwarder;
+        let served = pin!(h1::conn::serve(
+            &mut stream,
+            first,
+            &self.h1_limits,
+            self.drain.clone(),
+            |req| forwarder.handle(req, peer, Some(activity.clone()), &share),
+        ));
+        let Some(ended) = self.watched(served, activity, peer).await else {
+            return;
+        };
+        match ended {
+            h1::conn::Ended::Closed => {}
+            h1::conn::Ended::HeaderTimeout => {
+                let why = match activity.verdict(Instant::now(), &self.deadlines) {
+                    Verdict::Close(Closed::Idle) => Closed::Idle,
+                    _ => Closed::HeaderTimeout,
+                };
+                tracing::debug!(%peer, reason = why.as_str(), "closing a caller connection");
+                self.metrics
+                    .connections_closed_total
+                    .with(why.as_str())
+                    .inc();
+            }
+            h1::conn::Ended::Refused(status) => {
+                tracing::info!(%peer, %status, "malformed request from caller");
+                self.count_refused();
+            }
+            h1::conn::Ended::Broken(e) => {
+                tracing::debug!(%peer, error = %e, "caller connection ended with an error");
+            }
+        }
+    }
+
+    /// Runs `work` while the connection's deadlines and the grace period
+    /// are watched: `None` when one of them closed the connection first
+    /// (counted).
+    async fn watched<F: std::future::Future>(
+        &self,
+        mut work: std::pin::Pin<&mut F>,
+        activity: &Activity,
+        peer: SocketAddr,
+    ) -> Option<F::Output> {
+        let mut kill = self.kill.clone();
+        let mut wait = Duration::ZERO;
+        loop {
+            let kill = &mut kill;
+            let watch = Woken::new(async move {
+                tokio::select! {
+                    _ = raised(kill) => None,
+                    _ = tokio::time::sleep(wait) => Some(()),
+                }
+            });
+            tokio::select! {
+                biased;
+                done = work.as_mut() => return Some(done),
+                w = watch => match w {
+                    None => {
+                        self.metrics.connections_closed_total.with(Closed::Grace.as_str()).inc();
+                        return None;
+                    }
+                    Some(()) => match activity.verdict(Instant::now(), &self.deadlines) {
+                        Verdict::Wait(next) => wait = next,
+                        Verdict::Close(why) => {
+                            tracing::debug!(%peer, reason = why.as_str(), "closing a caller connection");
+                            self.metrics.connections_closed_total.with(why.as_str()).inc();
+                            return None;
+                        }
+                    },
+                },
+            }
+        }
+    }
+
+    fn count_refused(&self) {
+        self.metrics
+            .requests_total
+            .with(
+                &self.forwarder.refused_label(),
+                UNKNOWN_BINDING,
+                OTHER_METHOD,
+                "4xx",
+            )
+            .inc();
+    }
+
     fn connection_error(
         &self,
         err: &(dyn std::error::Error + Send + Sync + 'static),
@@ -237,15 +361,7 @@ impl Conn {
         } else if parse {
             // hyper answered 400 (or 431/414) itself; count it as a refused exchange.
             tracing::info!(%peer, error = %err, "malformed request from caller");
-            self.metrics
-                .requests_total
-                .with(
-                    &self.forwarder.refused_label(),
-                    UNKNOWN_BINDING,
-                    OTHER_METHOD,
-                    "4xx",
-                )
-                .inc();
+            self.count_refused();
         } else {
             tracing::debug!(%peer, error = %err, "caller connection ended with an error");
         }

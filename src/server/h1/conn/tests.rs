@@ -1,0 +1,209 @@
+//! The connection's own behaviour, on an in-memory connection: requests
+//! in a row, bodies whole or streamed, `100 Continue` when the exchange
+//! asks, refusals as hyper writes them, and the drain.
+
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http::{Request, Response};
+use http_body_util::{BodyExt, Full};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
+use tokio::sync::watch;
+
+use super::{serve, Ended, Limits};
+use crate::proxy::inbound::Inbound;
+use crate::proxy::ProxyBody;
+
+fn limits() -> Limits {
+    Limits {
+        max_buf: 64 * 1024,
+        header_read_timeout: Duration::from_secs(5),
+    }
+}
+
+fn text(body: impl Into<Bytes>) -> ProxyBody {
+    Full::new(body.into())
+        .map_err(|never| match never {})
+        .boxed_unsync()
+}
+
+/// An exchange that answers with what it read: the method, the path and
+/// the body (or `body failed`).
+async fn echo(req: Request<Inbound>) -> Response<ProxyBody> {
+    let (parts, body) = req.into_parts();
+    let read = match body.collect().await {
+        Ok(b) => String::from_utf8_lossy(&b.to_bytes()).into_owned(),
+        Err(_) => "body failed".to_owned(),
+    };
+    Response::new(text(format!(
+        "{} {} {read}",
+        parts.method,
+        parts.uri.path()
+    )))
+}
+
+/// Serves `server` with `echo` until it ends.
+fn serving(server: DuplexStream, drain: watch::Receiver<bool>) -> tokio::task::JoinHandle<Ended> {
+    tokio::spawn(async move { serve(server, BytesMut::new(), &limits(), drain, echo).await })
+}
+
+async fn read_until(client: &mut DuplexStream, got: &mut Vec<u8>, needle: &str) {
+    let found = |got: &Vec<u8>| String::from_utf8_lossy(got).contains(needle);
+    tokio::time::timeout(Duration::from_secs(5), async {
+        let mut chunk = [0u8; 4096];
+        while !found(got) {
+            let n = client.read(&mut chunk).await.expect("read");
+            assert!(
+                n > 0,
+                "closed before {needle:?}: {:?}",
+                String::from_utf8_lossy(got)
+            );
+            got.extend_from_slice(&chunk[..n]);
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no {needle:?} in {:?}", String::from_utf8_lossy(got)));
+}
+
+#[tokio::test]
+async fn pipelined_requests_are_answered_in_order_on_one_connection() {
+    let (mut client, server) = tokio::io::duplex(1 << 16);
+    let (_drain_tx, drain) = watch::channel(false);
+    let served = serving(server, drain);
+    client
+        .write_all(
+            b"GET /a HTTP/1.1\r\n\r\nPOST /b HTTP/1.1\r\ncontent-length: 3\r\n\r\nxyzPOST /c HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n2\r\nhi\r\n1\r\n!\r\n0\r\n\r\n",
+        )
+        .await
+        .expect("write");
+    let mut got = Vec::new();
+    read_until(&mut client, &mut got, "POST /c hi!").await;
+    let text = String::from_utf8_lossy(&got);
+    let (a, b, c) = (
+        text.find("GET /a ").expect("a"),
+        text.find("POST /b xyz").expect("b"),
+        text.find("POST /c hi!").expect("c"),
+    );
+    assert!(a < b && b < c, "{text}");
+    assert_eq!(text.matches("HTTP/1.1 200 OK\r\n").count(), 3, "{text}");
+    drop(client);
+    assert!(matches!(served.await.expect("task"), Ended::Closed));
+}
+
+#[tokio::test]
+async fn a_body_sent_in_pieces_reaches_the_exchange_whole() {
+    let (mut client, server) = tokio::io::duplex(1 << 16);
+    let (_drain_tx, drain) = watch::channel(false);
+    let _served = serving(server, drain);
+    client
+        .write_all(b"POST /up HTTP/1.1\r\ncontent-length: 10\r\n\r\n0123")
+        .await
+        .expect("write");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    client.write_all(b"456789").await.expect("write");
+    let mut got = Vec::new();
+    read_until(&mut client, &mut got, "POST /up 0123456789").await;
+}
+
+#[tokio::test]
+async fn continue_goes_when_the_exchange_asks_for_the_body_and_never_to_http_1_0() {
+    let (mut client, server) = tokio::io::duplex(1 << 16);
+    let (_drain_tx, drain) = watch::channel(false);
+    let _served = serving(server, drain);
+    client
+        .write_all(b"POST /e HTTP/1.1\r\nexpect: 100-continue\r\ncontent-length: 2\r\n\r\n")
+        .await
+        .expect("write");
+    let mut got = Vec::new();
+    read_until(&mut client, &mut got, "HTTP/1.1 100 Continue\r\n\r\n").await;
+    client.write_all(b"ok").await.expect("write");
+    read_until(&mut client, &mut got, "POST /e ok").await;
+
+    let (mut client, server) = tokio::io::duplex(1 << 16);
+    let (_drain_tx, drain) = watch::channel(false);
+    let _served = serving(server, drain);
+    client
+        .write_all(b"POST /e HTTP/1.0\r\nexpect: 100-continue\r\ncontent-length: 2\r\n\r\nok")
+        .await
+        .expect("write");
+    let mut got = Vec::new();
+    read_until(&mut client, &mut got, "POST /e ok").await;
+    assert!(!String::from_utf8_lossy(&got).contains("100 Continue"));
+}
+
+#[tokio::test]
+async fn a_refused_head_is_answered_as_hyper_answers_it_and_the_connection_ends() {
+    for (wire, answer) in [
+        (
+            &b"G@T / HTTP/1.1\r\n\r\n"[..],
+            "HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n",
+        ),
+        (
+            &b"POST / HTTP/1.1\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n"[..],
+            "HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n",
+        ),
+    ] {
+        let (mut client, server) = tokio::io::duplex(1 << 16);
+        let (_drain_tx, drain) = watch::channel(false);
+        let served = serving(server, drain);
+        client.write_all(wire).await.expect("write");
+        let mut got = Vec::new();
+        client.read_to_end(&mut got).await.expect("read");
+        assert_eq!(String::from_utf8_lossy(&got), answer);
+        assert!(matches!(served.await.expect("task"), Ended::Refused(_)));
+    }
+    let (mut client, server) = tokio::io::duplex(1 << 20);
+    let (_drain_tx, drain) = watch::channel(false);
+    let served = serving(server, drain);
+    let long = format!("GET / HTTP/1.1\r\nx-long: {}\r\n", "a".repeat(70_000));
+    let _ = client.write_all(long.as_bytes()).await;
+    let mut got = Vec::new();
+    let _ = client.read_to_end(&mut got).await;
+    assert!(
+        String::from_utf8_lossy(&got).starts_with("HTTP/1.1 431 "),
+        "{got:?}"
+    );
+    assert!(matches!(served.await.expect("task"), Ended::Refused(_)));
+}
+
+#[tokio::test]
+async fn a_drain_ends_the_connection_after_the_answer_in_flight_which_says_so() {
+    let (mut client, server) = tokio::io::duplex(1 << 16);
+    let (drain_tx, drain) = watch::channel(false);
+    let served = serving(server, drain);
+    client
+        .write_all(b"POST /d HTTP/1.1\r\ncontent-length: 4\r\n\r\nab")
+        .await
+        .expect("write");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    drain_tx.send(true).expect("drain");
+    client.write_all(b"cd").await.expect("write");
+    let mut got = Vec::new();
+    client.read_to_end(&mut got).await.expect("read");
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.contains("connection: close\r\n"), "{text}");
+    assert!(text.ends_with("POST /d abcd"), "{text}");
+    assert!(matches!(served.await.expect("task"), Ended::Closed));
+}
+
+#[tokio::test]
+async fn a_silent_caller_is_closed_at_the_header_deadline() {
+    let (mut client, server) = tokio::io::duplex(1 << 16);
+    let (_drain_tx, drain) = watch::channel(false);
+    let served = tokio::spawn(async move {
+        let limits = Limits {
+            max_buf: 64 * 1024,
+            header_read_timeout: Duration::from_millis(100),
+        };
+        serve(server, BytesMut::new(), &limits, drain, echo).await
+    });
+    client
+        .write_all(b"GET / HTTP/1.1\r\n")
+        .await
+        .expect("write");
+    let ended = tokio::time::timeout(Duration::from_secs(5), served)
+        .await
+        .expect("ended")
+        .expect("task");
+    assert!(matches!(ended, Ended::HeaderTimeout));
+}
