@@ -263,17 +263,7 @@ impl Conn {
         };
         match ended {
             h1::conn::Ended::Closed => {}
-            h1::conn::Ended::HeaderTimeout => {
-                let why = match activity.verdict(Instant::now(), &self.deadlines) {
-                    Verdict::Close(Closed::Idle) => Closed::Idle,
-                    _ => Closed::HeaderTimeout,
-                };
-                tracing::debug!(%peer, reason = why.as_str(), "closing a caller connection");
-                self.metrics
-                    .connections_closed_total
-                    .with(why.as_str())
-                    .inc();
-            }
+            h1::conn::Ended::HeaderTimeout => self.header_timeout(activity, peer),
             h1::conn::Ended::Refused(status) => {
                 tracing::info!(%peer, %status, "malformed request from caller");
                 self.count_refused();
@@ -324,6 +314,21 @@ impl Conn {
         }
     }
 
+    /// The header deadline passed, on a later request's head; on a
+    /// keep-alive connection quiet past `idle_timeout` it races the
+    /// watchdog, and the connection was idle.
+    fn header_timeout(&self, activity: &Activity, peer: SocketAddr) {
+        let why = match activity.verdict(Instant::now(), &self.deadlines) {
+            Verdict::Close(Closed::Idle) => Closed::Idle,
+            _ => Closed::HeaderTimeout,
+        };
+        tracing::debug!(%peer, reason = why.as_str(), "closing a caller connection");
+        self.metrics
+            .connections_closed_total
+            .with(why.as_str())
+            .inc();
+    }
+
     fn count_refused(&self) {
         self.metrics
             .requests_total
@@ -346,18 +351,7 @@ impl Conn {
         let parse = hyper_err
             .is_some_and(|h| h.is_parse() || h.is_parse_too_large() || h.is_parse_status());
         if hyper_err.is_some_and(hyper::Error::is_timeout) {
-            // hyper's own header deadline, on a later request's headers; on
-            // a keep-alive connection quiet past `idle_timeout` it races
-            // the watchdog, and the connection was idle.
-            let why = match activity.verdict(Instant::now(), &self.deadlines) {
-                Verdict::Close(Closed::Idle) => Closed::Idle,
-                _ => Closed::HeaderTimeout,
-            };
-            tracing::debug!(%peer, reason = why.as_str(), "closing a caller connection");
-            self.metrics
-                .connections_closed_total
-                .with(why.as_str())
-                .inc();
+            self.header_timeout(activity, peer);
         } else if parse {
             // hyper answered 400 (or 431/414) itself; count it as a refused exchange.
             tracing::info!(%peer, error = %err, "malformed request from caller");

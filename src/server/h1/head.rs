@@ -10,7 +10,7 @@ use std::mem::MaybeUninit;
 use bytes::BytesMut;
 use http::{header, HeaderMap, HeaderName, HeaderValue, Method, Request, Uri, Version};
 
-use crate::proxy::pool::h1::head::{digits, has_token};
+use crate::proxy::pool::h1::head::{digits, has_token, offset, record_spans};
 
 /// Most headers of a request head (hyper's default).
 const MAX_HEADERS: usize = 100;
@@ -89,21 +89,9 @@ pub fn parse(buf: &mut BytesMut) -> Result<Option<Head>, Refused> {
     let method = Method::from_bytes(req.method.unwrap_or_default().as_bytes())
         .map_err(|_| Refused::BadRequest)?;
     let http11 = req.version == Some(1);
-    let base = buf.as_ptr() as usize;
-    // A head is shorter than the read buffer, which is far under 4 GiB.
-    let at = |s: &[u8]| (s.as_ptr() as usize - base) as u32;
-    let (path_at, path_len) = (at(path.as_bytes()) as usize, path.len());
+    let (path_at, path_len) = (offset(buf, path.as_bytes()) as usize, path.len());
     let count = req.headers.len();
-    for (span, h) in spans.iter_mut().zip(req.headers.iter()) {
-        let name = at(h.name.as_bytes());
-        let value = at(h.value);
-        *span = [
-            name,
-            name + h.name.len() as u32,
-            value,
-            value + h.value.len() as u32,
-        ];
-    }
+    record_spans(buf, req.headers, &mut spans);
     let head = buf.split_to(len).freeze();
     let uri = Uri::from_maybe_shared(head.slice(path_at..path_at + path_len))
         .map_err(|_| Refused::BadRequest)?;

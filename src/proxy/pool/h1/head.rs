@@ -147,19 +147,7 @@ fn read(buf: &[u8], spans: &mut [[u32; 4]; MAX_HEADERS]) -> Result<Option<Read>,
     } else {
         Version::HTTP_10
     };
-    let base = buf.as_ptr() as usize;
-    // A head is shorter than the read buffer, which is far under 4 GiB.
-    let at = |s: &[u8]| (s.as_ptr() as usize - base) as u32;
-    for (span, h) in spans.iter_mut().zip(response.headers.iter()) {
-        let name = at(h.name.as_bytes());
-        let value = at(h.value);
-        *span = [
-            name,
-            name + h.name.len() as u32,
-            value,
-            value + h.value.len() as u32,
-        ];
-    }
+    record_spans(buf, response.headers, spans);
     Ok(Some(Read {
         len,
         status,
@@ -167,6 +155,26 @@ fn read(buf: &[u8], spans: &mut [[u32; 4]; MAX_HEADERS]) -> Result<Option<Read>,
         version,
         count: response.headers.len(),
     }))
+}
+
+/// Where each header's name and value (start, end) lie in `buf`, the
+/// head httparse read them from, so that they outlive its borrow.
+pub(crate) fn record_spans(buf: &[u8], headers: &[httparse::Header<'_>], spans: &mut [[u32; 4]]) {
+    for (span, h) in spans.iter_mut().zip(headers) {
+        let (name, value) = (offset(buf, h.name.as_bytes()), offset(buf, h.value));
+        *span = [
+            name,
+            name + h.name.len() as u32,
+            value,
+            value + h.value.len() as u32,
+        ];
+    }
+}
+
+/// Where `part`, a slice of `buf`, begins in it (a head is shorter than
+/// the read buffer, which is far under 4 GiB).
+pub(crate) fn offset(buf: &[u8], part: &[u8]) -> u32 {
+    (part.as_ptr() as usize - buf.as_ptr() as usize) as u32
 }
 
 /// The framing headers of a head, read as they are met.
