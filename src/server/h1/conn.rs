@@ -17,7 +17,7 @@ use http_body::{Body, Frame};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, watch, Notify};
 
-use super::encode::{encode, BodyLength, Caller, Framing};
+use super::encode::{encode, length_of, Caller, Framing};
 use super::head::{self, parse, Refused};
 use crate::proxy::inbound::{Inbound, Piece, Streamed};
 use crate::proxy::pool::h1::chunked::Chunked;
@@ -108,15 +108,7 @@ where
             }
         };
         let (head, mut body) = answer.into_parts();
-        let length = if body.is_end_stream() {
-            None
-        } else {
-            Some(
-                body.size_hint()
-                    .exact()
-                    .map_or(BodyLength::Unknown, BodyLength::Known),
-            )
-        };
+        let length = length_of(&body);
         // A drain begun: this answer is the connection's last, and says so.
         keep_alive &= !*drain.borrow();
         out.clear();

@@ -190,38 +190,22 @@ pub fn encode(
                 must_write_chunked = !is_chunked(&value);
                 if !open {
                     framing = Framing::Chunked { trailers: None };
-                    open = true;
-                    dst.extend_from_slice(b"transfer-encoding: ");
-                } else {
-                    dst.extend_from_slice(b", ");
                 }
-                dst.extend_from_slice(value.as_bytes());
+                join(dst, &mut open, "transfer-encoding", &value);
                 continue;
             }
             header::CONNECTION => {
                 if !is_last && has_token(&value, "close") {
                     is_last = true;
                 }
-                if !open {
-                    open = true;
-                    dst.extend_from_slice(b"connection: ");
-                } else {
-                    dst.extend_from_slice(b", ");
-                }
-                dst.extend_from_slice(value.as_bytes());
+                join(dst, &mut open, "connection", &value);
                 continue;
             }
             header::TRAILER => {
                 if head.version == Version::HTTP_10 || !can_chunked {
                     continue;
                 }
-                if !open {
-                    open = true;
-                    dst.extend_from_slice(b"trailer: ");
-                } else {
-                    dst.extend_from_slice(b", ");
-                }
-                dst.extend_from_slice(value.as_bytes());
+                join(dst, &mut open, "trailer", &value);
                 if let Ok(text) = value.to_str() {
                     let names = text
                         .split(',')
@@ -275,6 +259,32 @@ pub fn encode(
     // A close-delimited body ends the connection with it.
     let last = is_last || framing == Framing::Close;
     Ok(Encoded { framing, last })
+}
+
+/// Adds `value` to the line of the header `name` whose values are joined
+/// (hyper writes each such header on one line, its values comma-joined).
+fn join(dst: &mut Vec<u8>, open: &mut bool, name: &str, value: &HeaderValue) {
+    if *open {
+        dst.extend_from_slice(b", ");
+    } else {
+        *open = true;
+        dst.extend_from_slice(name.as_bytes());
+        dst.extend_from_slice(b": ");
+    }
+    dst.extend_from_slice(value.as_bytes());
+}
+
+/// What the head says of a body about to be sent: `None` when it is at
+/// its end already.
+pub fn length_of(body: &impl http_body::Body) -> Option<BodyLength> {
+    if body.is_end_stream() {
+        return None;
+    }
+    Some(
+        body.size_hint()
+            .exact()
+            .map_or(BodyLength::Unknown, BodyLength::Known),
+    )
 }
 
 /// Ends the line of a header whose values were being joined.

@@ -15,7 +15,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::{encode, BodyLength, Caller, Framing};
+use super::{encode, length_of, Caller, Framing};
 use crate::server::h1::head::parse;
 
 /// An answer's body as a script: its pieces, and whether its length is
@@ -121,15 +121,7 @@ fn answer_one(buf: &mut BytesMut, answer: &Answer) -> (Vec<u8>, bool) {
     }
     let mut keep_alive = head.keep_alive;
     let (parts, body) = answer.response().into_parts();
-    let length = if body.is_end_stream() {
-        None
-    } else {
-        Some(
-            body.size_hint()
-                .exact()
-                .map_or(BodyLength::Unknown, BodyLength::Known),
-        )
-    };
+    let length = length_of(&body);
     let caller = Caller {
         method: head.request.method(),
         version: head.request.version(),
