@@ -202,10 +202,27 @@ impl Process {
         }
     }
 
-    /// Audit records of one file (a rotated one, say).
+    /// Audit records of a file nobody writes any more (a rotated one, say):
+    /// every line must be whole, the last one ended too.
     pub fn records_in(path: &Path) -> Vec<Value> {
         let text = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            text.is_empty() || text.ends_with('\n'),
+            "{} ends in a cut line",
+            path.display()
+        );
         parse_lines(text.lines())
+    }
+
+    /// Audit records of the file the running proxy writes. A write may be
+    /// seen half done (the kernel copies a write into the file a page at
+    /// a time, and a reader can come in between), so the text after the
+    /// last newline is a line still arriving and is not read, as a log
+    /// shipper tailing the file does not read it.
+    fn records_so_far(path: &Path) -> Vec<Value> {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let whole = text.rfind('\n').map_or("", |end| &text[..=end]);
+        parse_lines(whole.lines())
     }
 
     /// The resident memory, in KiB (from /proc).
@@ -254,7 +271,7 @@ impl Proxied for Process {
         self.admin
     }
     fn records(&self) -> Vec<Value> {
-        Process::records_in(&self.audit)
+        Process::records_so_far(&self.audit)
     }
 }
 
