@@ -13,6 +13,7 @@ use std::thread::JoinHandle;
 use prometheus::IntCounter;
 use serde::Serialize;
 
+mod line;
 mod writer;
 use writer::Sink;
 

@@ -126,17 +126,10 @@ impl Sink {
 
     /// Adds a record's line to the batch.
     fn take(&mut self, record: &Record) {
-        match serde_json::to_writer(&mut self.batch, record) {
-            Ok(()) => {
-                self.batch.push(b'\n');
-                self.ends.push(self.batch.len());
-                self.others.push(None);
-            }
-            Err(_) => {
-                self.batch.truncate(self.ends.last().copied().unwrap_or(0));
-                self.dropped.inc();
-            }
-        }
+        super::line::write(&mut self.batch, record);
+        self.batch.push(b'\n');
+        self.ends.push(self.batch.len());
+        self.others.push(None);
     }
 
     /// Adds a line of another kind to the batch.
