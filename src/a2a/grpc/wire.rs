@@ -102,6 +102,13 @@ impl<'a> Reader<'a> {
     /// A base-128 varint: at most 10 bytes, the 10th holding only the
     /// 64th bit (as prost and protobuf-go read it).
     fn varint(&mut self) -> Result<u64> {
+        // One byte: every key of these messages and most lengths.
+        if let Some((&byte, rest)) = self.rest.split_first() {
+            if byte < 0x80 {
+                self.rest = rest;
+                return Ok(u64::from(byte));
+            }
+        }
         let mut value = 0u64;
         for (i, &byte) in self.rest.iter().enumerate().take(10) {
             value |= u64::from(byte & 0x7f) << (7 * i);
