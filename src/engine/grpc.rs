@@ -74,6 +74,17 @@ impl Grpc {
                 piece = &piece[n..];
                 continue;
             }
+            // A whole message in the piece, none begun before it: read
+            // in place (the common case: a message a DATA frame).
+            if self.buf.is_empty() && piece.len() >= 5 {
+                let len = message_len(piece);
+                if len <= j.cfg.max_event_bytes && piece.len() - 5 >= len {
+                    let (whole, rest) = piece.split_at(5 + len);
+                    self.message(whole, j);
+                    piece = rest;
+                    continue;
+                }
+            }
             if self.buf.len() < 5 {
                 let n = (5 - self.buf.len()).min(piece.len());
                 self.buf.extend_from_slice(&piece[..n]);
