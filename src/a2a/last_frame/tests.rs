@@ -222,10 +222,18 @@ fn only_frames_with_parts_are_kept_and_other_frames_leave_them() {
     assert!(last.held_bytes() >= last.data.len());
 }
 
+/// Past two blocks of 64 bytes and a word.
+const ALL: &str = concat!(
+    "0123456789abcdefghijklmnopqrstuvwxyz0123456789",
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZ-abcdefghijklmnopqrstuvwxyz",
+    "9876543210zyxwvutsrqponmlkjihgfedcba."
+);
+
 #[test]
 fn common_prefix_counts_every_byte() {
-    let all = b"0123456789abcdefghijklmnopqrstuvwxyz0123456789";
-    // Every length (below, at and past whole words), every place.
+    let all = ALL.as_bytes();
+    // Every length (below, at and past whole words and blocks), every
+    // place.
     for len in 0..=all.len() {
         let a = &all[..len];
         for cut in 0..len {
@@ -241,7 +249,7 @@ fn common_prefix_counts_every_byte() {
 
 #[test]
 fn common_suffix_counts_every_byte() {
-    let all = b"0123456789abcdefghijklmnopqrstuvwxyz0123456789";
+    let all = ALL.as_bytes();
     for len in 0..=all.len() {
         let a = &all[all.len() - len..];
         for cut in 0..len {
