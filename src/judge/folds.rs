@@ -32,8 +32,9 @@ pub struct Held<R> {
 
 impl<R> Folds<R> {
     /// Folds `finding` into a held one of the same kind and artifact, or
-    /// holds it as `first`; true when it is held as a new one.
-    pub fn add(&mut self, finding: &Finding, first: R) -> bool {
+    /// holds what `first` makes of it; true when it is held as a new one.
+    /// A repeat makes nothing.
+    pub fn add(&mut self, finding: Finding, first: impl FnOnce(Finding) -> R) -> bool {
         let key = (finding.kind, finding.artifact_id.as_deref());
         match self
             .held
@@ -49,7 +50,7 @@ impl<R> Folds<R> {
                     kind: finding.kind,
                     severity: finding.severity,
                     artifact: finding.artifact_id.clone(),
-                    first,
+                    first: first(finding),
                     occurrences: 1,
                 });
                 true
@@ -77,10 +78,10 @@ mod tests {
     fn repeats_fold_by_kind_and_artifact() {
         let mut folds = Folds::default();
         let mut a = Finding::new(Kind::StreamStart, "a");
-        assert!(folds.add(&a, 1));
-        assert!(!folds.add(&a, 2));
+        assert!(folds.add(a.clone(), |_| 1));
+        assert!(!folds.add(a.clone(), |_| 2));
         a.artifact_id = Some("x".into());
-        assert!(folds.add(&a, 3));
+        assert!(folds.add(a, |_| 3));
         let held: Vec<(R, u64)> = folds.take().map(|h| (h.first, h.occurrences)).collect();
         assert_eq!(held, [(1, 2), (3, 1)]);
         assert!(folds.is_empty());

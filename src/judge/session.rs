@@ -172,8 +172,8 @@ impl Session {
         self.piece(ID, answer.body, now, &mut tee, &mut out);
         self.end(ID, answer.end, None, now, &mut tee, &mut out);
         let mut folds = Folds::default();
-        for f in out.into_iter().map(|found| found.finding) {
-            folds.add(&f, f.clone());
+        for found in out {
+            folds.add(found.finding, |f| f);
         }
         judged.found = folds.take().collect();
         judged.read = tee.read;

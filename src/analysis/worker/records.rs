@@ -64,14 +64,22 @@ impl Worker {
             },
         };
         for f in findings {
-            let record = Record::new(f.clone(), &origin);
             match self.live.get_mut(id).filter(|_| exchange.is_some()) {
                 Some(live) => {
-                    if live.folds.add(&f, record) && self.fold_due.is_none() {
+                    let held = live.folds.add(f, |f| Record::new(f, &origin));
+                    if held && self.fold_due.is_none() {
                         self.fold_due = Some(Instant::now() + FOLD_WINDOW);
                     }
                 }
-                None => self.write(f.kind, f.severity, record, exchange.map(|_| id)),
+                None => {
+                    let (kind, severity) = (f.kind, f.severity);
+                    self.write(
+                        kind,
+                        severity,
+                        Record::new(f, &origin),
+                        exchange.map(|_| id),
+                    );
+                }
             }
         }
     }
