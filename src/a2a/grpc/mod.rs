@@ -39,11 +39,14 @@ pub fn is_grpc(content_type: &str) -> bool {
 /// The operation and version a gRPC call's path names.
 pub fn route(path: &str) -> Option<(Operation, Version)> {
     use Operation::*;
-    let (service, method) = path.strip_prefix('/')?.split_once('/')?;
-    let version = match service {
-        SERVICE_1_0 => Version::V1_0,
-        SERVICE_0_3 => Version::V0_3,
-        _ => return None,
+    let path = path.strip_prefix('/')?;
+    // Each service's name and its slash, as a prefix: no search for the
+    // slash.
+    let in_service = |service: &str| path.strip_prefix(service)?.strip_prefix('/');
+    let (version, method) = match (in_service(SERVICE_1_0), in_service(SERVICE_0_3)) {
+        (Some(method), _) => (Version::V1_0, method),
+        (None, Some(method)) => (Version::V0_3, method),
+        (None, None) => return None,
     };
     let op = match (version, method) {
         (_, "SendMessage") => SendMessage,

@@ -27,8 +27,11 @@ impl GrpcStatus {
     /// answer); `None` without a readable `grpc-status`. A details value
     /// that does not decode names no error (the code stands alone).
     pub fn from_headers(headers: &http::HeaderMap) -> Option<GrpcStatus> {
+        // Names made once: a name given as text is parsed at each lookup.
+        const STATUS: http::HeaderName = http::HeaderName::from_static("grpc-status");
+        const DETAILS: http::HeaderName = http::HeaderName::from_static("grpc-status-details-bin");
         let code = headers
-            .get("grpc-status")?
+            .get(STATUS)?
             .to_str()
             .ok()?
             .trim()
@@ -40,7 +43,7 @@ impl GrpcStatus {
             fault: None,
         };
         let details = headers
-            .get("grpc-status-details-bin")
+            .get(DETAILS)
             .and_then(|v| crate::a2a::base64::decode(v.as_bytes()))
             .and_then(|b| proto::RpcStatus::decode(&b[..]).ok());
         for (entry, any) in details.iter().flat_map(|d| d.details.iter()).enumerate() {

@@ -44,6 +44,11 @@ fn routes_name_the_operation_and_the_version() {
         ("/other.Service/GetTask", None),
         ("/lf.a2a.v1.A2AService", None),
         ("lf.a2a.v1.A2AService/GetTask", None),
+        ("/lf.a2a.v1.A2AServiceX/GetTask", None),
+        ("/a2a.v1.A2AServiceGetTask", None),
+        ("/lf.a2a.v1.A2AService//GetTask", None),
+        ("/lf.a2a.v1.A2AService/GetTask/", None),
+        ("//lf.a2a.v1.A2AService/GetTask", None),
     ];
     for (path, want) in cases {
         assert_eq!(route(path), want, "{path}");
