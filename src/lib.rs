@@ -23,5 +23,7 @@ pub mod push;
 pub mod report;
 pub mod server;
 pub mod sse;
+#[cfg(test)]
+mod testing;
 pub mod tls;
 pub mod trace;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderMap, Method, Request, Response};
-use http_body::{Body, Frame};
+use http_body::Body;
 use http_body_util::{BodyExt, Either, Full};
 use hyper_util::rt::TokioIo;
 use proptest::prelude::*;
@@ -17,6 +17,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
 use super::Conn;
 use crate::proxy::{ProxyBody, UpstreamBody};
+use crate::testing::Pieces;
 
 /// What a client made of an answer.
 #[derive(Debug, PartialEq)]
@@ -396,55 +397,9 @@ async fn served(req: Request<UpstreamBody>) -> (Received, bool) {
     (rx.await.expect("the server read a request"), answered)
 }
 
-/// A body given in pieces, its length told or not, pausing (a `Pending`
-/// that wakes at once) before each piece when `pause`.
-struct Pieces {
-    pieces: std::collections::VecDeque<Bytes>,
-    told: bool,
-    pause: bool,
-    paused: bool,
-}
-
 fn body_of(pieces: &[Vec<u8>], told: bool, pause: bool) -> UpstreamBody {
-    Either::Right(ProxyBody::new(Pieces {
-        pieces: pieces.iter().map(|p| Bytes::from(p.clone())).collect(),
-        told,
-        pause,
-        paused: false,
-    }))
-}
-
-impl Body for Pieces {
-    type Data = Bytes;
-    type Error = crate::proxy::BoxError;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        if self.pause && !self.paused && !self.pieces.is_empty() {
-            self.paused = true;
-            cx.waker().wake_by_ref();
-            return std::task::Poll::Pending;
-        }
-        self.paused = false;
-        std::task::Poll::Ready(self.pieces.pop_front().map(|p| Ok(Frame::data(p))))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.told && self.pieces.is_empty()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        let total = self.pieces.iter().map(|p| p.len() as u64).sum();
-        if self.told {
-            http_body::SizeHint::with_exact(total)
-        } else {
-            let mut hint = http_body::SizeHint::new();
-            hint.set_lower(total.min(1));
-            hint
-        }
-    }
+    let pieces = pieces.iter().map(|p| Bytes::from(p.clone()));
+    Either::Right(ProxyBody::new(Pieces::new(pieces, told, pause)))
 }
 
 proptest! {

@@ -2,53 +2,18 @@
 //! request is written by hyper's server (as the proxy configures it) and by
 //! `encode` with the body framed as it says, and the bytes must be the same.
 
-use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use http::{HeaderValue, Response, StatusCode, Version};
-use http_body::{Body, Frame, SizeHint};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::{encode, length_of, Caller, Framing};
 use crate::server::h1::head::parse;
-
-/// An answer's body as a script: its pieces, and whether its length is
-/// told before it is sent.
-#[derive(Clone)]
-struct Script {
-    pieces: VecDeque<Bytes>,
-    told: bool,
-}
-
-impl Body for Script {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        _: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        Poll::Ready(self.pieces.pop_front().map(|p| Ok(Frame::data(p))))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.told && self.pieces.is_empty()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        if self.told {
-            SizeHint::with_exact(self.pieces.iter().map(|p| p.len() as u64).sum())
-        } else {
-            SizeHint::default()
-        }
-    }
-}
+use crate::testing::Pieces;
 
 /// An answer: status, version, headers in order, reason phrase, body.
 #[derive(Clone)]
@@ -57,11 +22,11 @@ struct Answer {
     version: Version,
     headers: Vec<(&'static str, &'static str)>,
     reason: Option<&'static str>,
-    body: Script,
+    body: Pieces,
 }
 
 impl Answer {
-    fn response(&self) -> Response<Script> {
+    fn response(&self) -> Response<Pieces> {
         let mut r = Response::new(self.body.clone());
         *r.status_mut() = StatusCode::from_u16(self.status).expect("status");
         *r.version_mut() = self.version;
@@ -147,17 +112,14 @@ fn answer_one(buf: &mut BytesMut, answer: &Answer) -> (Vec<u8>, bool) {
     (out, encoded.last || !keep_alive)
 }
 
-fn script(pieces: &[&'static str], told: bool) -> Script {
-    Script {
-        pieces: pieces
-            .iter()
-            .map(|p| Bytes::from_static(p.as_bytes()))
-            .collect(),
-        told,
-    }
+/// An answer's body: its pieces, and whether its length is told before
+/// it is sent.
+fn script(pieces: &[&'static str], told: bool) -> Pieces {
+    let pieces = pieces.iter().map(|p| Bytes::from_static(p.as_bytes()));
+    Pieces::new(pieces, told, false)
 }
 
-fn answer(status: u16, headers: &[(&'static str, &'static str)], body: Script) -> Answer {
+fn answer(status: u16, headers: &[(&'static str, &'static str)], body: Pieces) -> Answer {
     Answer {
         status,
         version: Version::HTTP_11,
