@@ -42,9 +42,20 @@ async fn echo(req: Request<Inbound>) -> Response<ProxyBody> {
     )))
 }
 
-/// Serves `server` with `echo` until it ends.
-fn serving(server: DuplexStream, drain: watch::Receiver<bool>) -> tokio::task::JoinHandle<Ended> {
-    tokio::spawn(async move { serve(server, BytesMut::new(), &limits(), drain, echo).await })
+/// A connection served with `echo` until it ends (buffers of `room`
+/// bytes): the caller's end, the drain's sender, the serving task.
+fn connection(
+    room: usize,
+) -> (
+    DuplexStream,
+    watch::Sender<bool>,
+    tokio::task::JoinHandle<Ended>,
+) {
+    let (client, server) = tokio::io::duplex(room);
+    let (drain_tx, drain) = watch::channel(false);
+    let served =
+        tokio::spawn(async move { serve(server, BytesMut::new(), &limits(), drain, echo).await });
+    (client, drain_tx, served)
 }
 
 async fn read_until(client: &mut DuplexStream, got: &mut Vec<u8>, needle: &str) {
@@ -67,9 +78,7 @@ async fn read_until(client: &mut DuplexStream, got: &mut Vec<u8>, needle: &str) 
 
 #[tokio::test]
 async fn pipelined_requests_are_answered_in_order_on_one_connection() {
-    let (mut client, server) = tokio::io::duplex(1 << 16);
-    let (_drain_tx, drain) = watch::channel(false);
-    let served = serving(server, drain);
+    let (mut client, _drain_tx, served) = connection(1 << 16);
     client
         .write_all(
             b"GET /a HTTP/1.1\r\n\r\nPOST /b HTTP/1.1\r\ncontent-length: 3\r\n\r\nxyzPOST /c HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n2\r\nhi\r\n1\r\n!\r\n0\r\n\r\n",
@@ -92,9 +101,7 @@ async fn pipelined_requests_are_answered_in_order_on_one_connection() {
 
 #[tokio::test]
 async fn a_body_sent_in_pieces_reaches_the_exchange_whole() {
-    let (mut client, server) = tokio::io::duplex(1 << 16);
-    let (_drain_tx, drain) = watch::channel(false);
-    let _served = serving(server, drain);
+    let (mut client, _drain_tx, _served) = connection(1 << 16);
     client
         .write_all(b"POST /up HTTP/1.1\r\ncontent-length: 10\r\n\r\n0123")
         .await
@@ -107,9 +114,7 @@ async fn a_body_sent_in_pieces_reaches_the_exchange_whole() {
 
 #[tokio::test]
 async fn continue_goes_when_the_exchange_asks_for_the_body_and_never_to_http_1_0() {
-    let (mut client, server) = tokio::io::duplex(1 << 16);
-    let (_drain_tx, drain) = watch::channel(false);
-    let _served = serving(server, drain);
+    let (mut client, _drain_tx, _served) = connection(1 << 16);
     client
         .write_all(b"POST /e HTTP/1.1\r\nexpect: 100-continue\r\ncontent-length: 2\r\n\r\n")
         .await
@@ -119,9 +124,7 @@ async fn continue_goes_when_the_exchange_asks_for_the_body_and_never_to_http_1_0
     client.write_all(b"ok").await.expect("write");
     read_until(&mut client, &mut got, "POST /e ok").await;
 
-    let (mut client, server) = tokio::io::duplex(1 << 16);
-    let (_drain_tx, drain) = watch::channel(false);
-    let _served = serving(server, drain);
+    let (mut client, _drain_tx, _served) = connection(1 << 16);
     client
         .write_all(b"POST /e HTTP/1.0\r\nexpect: 100-continue\r\ncontent-length: 2\r\n\r\nok")
         .await
@@ -143,18 +146,14 @@ async fn a_refused_head_is_answered_as_hyper_answers_it_and_the_connection_ends(
             "HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n",
         ),
     ] {
-        let (mut client, server) = tokio::io::duplex(1 << 16);
-        let (_drain_tx, drain) = watch::channel(false);
-        let served = serving(server, drain);
+        let (mut client, _drain_tx, served) = connection(1 << 16);
         client.write_all(wire).await.expect("write");
         let mut got = Vec::new();
         client.read_to_end(&mut got).await.expect("read");
         assert_eq!(String::from_utf8_lossy(&got), answer);
         assert!(matches!(served.await.expect("task"), Ended::Refused(_)));
     }
-    let (mut client, server) = tokio::io::duplex(1 << 20);
-    let (_drain_tx, drain) = watch::channel(false);
-    let served = serving(server, drain);
+    let (mut client, _drain_tx, served) = connection(1 << 20);
     let long = format!("GET / HTTP/1.1\r\nx-long: {}\r\n", "a".repeat(70_000));
     let _ = client.write_all(long.as_bytes()).await;
     let mut got = Vec::new();
@@ -168,9 +167,7 @@ async fn a_refused_head_is_answered_as_hyper_answers_it_and_the_connection_ends(
 
 #[tokio::test]
 async fn a_drain_ends_the_connection_after_the_answer_in_flight_which_says_so() {
-    let (mut client, server) = tokio::io::duplex(1 << 16);
-    let (drain_tx, drain) = watch::channel(false);
-    let served = serving(server, drain);
+    let (mut client, drain_tx, served) = connection(1 << 16);
     client
         .write_all(b"POST /d HTTP/1.1\r\ncontent-length: 4\r\n\r\nab")
         .await
