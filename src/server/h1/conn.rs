@@ -268,6 +268,8 @@ fn body_of(
 enum Decoder {
     Length(u64),
     Chunked(Chunked),
+    /// The chunked body's trailers, due after the data read with them.
+    Trailers(http::HeaderMap),
     Done,
 }
 
@@ -317,7 +319,7 @@ impl Feed {
             self.tx = None;
             return Ok(());
         };
-        if buf.is_empty() {
+        if buf.is_empty() && !self.has_piece() {
             buf.reserve(MIN_READ);
             if io.read_buf(buf).await? == 0 {
                 permit.send(Err(Box::new(cut_short())));
@@ -363,29 +365,37 @@ impl Feed {
                     let trailers = chunked
                         .take_trailers()
                         .map_err(|e| Box::new(e) as BoxError)?;
-                    self.decoder = Decoder::Done;
-                    if !data.is_empty() {
-                        return Ok(Some(Frame::data(data.freeze())));
+                    if data.is_empty() {
+                        self.decoder = Decoder::Done;
+                        return Ok(trailers.map(Frame::trailers));
                     }
-                    return Ok(trailers.map(Frame::trailers));
+                    self.decoder = trailers.map_or(Decoder::Done, Decoder::Trailers);
+                    return Ok(Some(Frame::data(data.freeze())));
                 }
                 Ok((!data.is_empty()).then(|| Frame::data(data.freeze())))
             }
+            Decoder::Trailers(_) => match std::mem::replace(&mut self.decoder, Decoder::Done) {
+                Decoder::Trailers(trailers) => Ok(Some(Frame::trailers(trailers))),
+                _ => Ok(None),
+            },
             Decoder::Done => Ok(None),
         }
     }
 
     /// Passes over the body's bytes already in `buf`.
     fn pass_over(&mut self, buf: &mut BytesMut) {
-        while !self.finished() && !buf.is_empty() {
+        while !self.finished() && (!buf.is_empty() || self.has_piece()) {
             if self.take(buf).is_err() {
                 self.decoder = Decoder::Done;
                 return;
             }
-            if !self.finished() && buf.is_empty() {
-                return;
-            }
         }
+    }
+
+    /// Whether a piece is due without reading more: the trailers read with
+    /// the body's last data.
+    fn has_piece(&self) -> bool {
+        matches!(self.decoder, Decoder::Trailers(_))
     }
 
     async fn discard<T: AsyncRead + Unpin>(
@@ -393,7 +403,7 @@ impl Feed {
         io: &mut T,
         buf: &mut BytesMut,
     ) -> io::Result<()> {
-        if buf.is_empty() {
+        if buf.is_empty() && !self.has_piece() {
             buf.reserve(MIN_READ);
             if io.read_buf(buf).await? == 0 {
                 self.decoder = Decoder::Done;

@@ -204,3 +204,47 @@ async fn a_silent_caller_is_closed_at_the_header_deadline() {
         .expect("task");
     assert!(matches!(ended, Ended::HeaderTimeout));
 }
+
+/// An exchange that answers with the body's data and its trailers.
+async fn echo_trailers(req: Request<Inbound>) -> Response<ProxyBody> {
+    let collected = req.into_body().collect().await.expect("body");
+    let trailers = collected.trailers().cloned().unwrap_or_default();
+    let named = |k: &str| trailers.get(k).and_then(|v| v.to_str().ok()).unwrap_or("-");
+    let line = format!(
+        "{} x-sum={}",
+        String::from_utf8_lossy(&collected.to_bytes()),
+        named("x-sum")
+    );
+    Response::new(text(line))
+}
+
+#[tokio::test]
+async fn trailers_read_with_the_last_data_reach_the_exchange_after_it() {
+    // Streamed (the head came alone), then data, the last chunk and the
+    // trailers in one read; and in a read of their own.
+    for tail in [
+        &b"3\r\nabc\r\n0\r\nx-sum: 7\r\n\r\n"[..],
+        &b"3\r\nabc\r\n"[..],
+    ] {
+        let (mut client, server) = tokio::io::duplex(1 << 16);
+        let (_drain_tx, drain) = watch::channel(false);
+        let _served = tokio::spawn(async move {
+            serve(server, BytesMut::new(), &limits(), drain, echo_trailers).await
+        });
+        client
+            .write_all(b"POST /t HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n")
+            .await
+            .expect("write");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        client.write_all(tail).await.expect("write");
+        if !tail.ends_with(b"\r\n\r\n") {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            client
+                .write_all(b"0\r\nx-sum: 7\r\n\r\n")
+                .await
+                .expect("write");
+        }
+        let mut got = Vec::new();
+        read_until(&mut client, &mut got, "abc x-sum=7").await;
+    }
+}
