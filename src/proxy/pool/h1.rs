@@ -15,7 +15,7 @@ use std::io;
 pub(crate) mod chunked;
 mod conn;
 pub(crate) mod head;
-mod request;
+pub(crate) mod request;
 #[cfg(test)]
 mod tests;
 

@@ -21,6 +21,7 @@ use super::encode::{encode, length_of, Caller, Framing};
 use super::head::{self, parse, Refused};
 use crate::proxy::inbound::{Inbound, Piece, Streamed};
 use crate::proxy::pool::h1::chunked::Chunked;
+use crate::proxy::pool::h1::request::size_line;
 use crate::proxy::{BoxError, ProxyBody};
 
 /// Room made for a read, at least.
@@ -490,7 +491,7 @@ async fn write_answer<T: AsyncRead + AsyncWrite + Unpin>(
                 }
                 if chunked {
                     let mut size = [0u8; 18];
-                    let n = hex_line(data.len(), &mut size);
+                    let n = size_line(data.len(), &mut size);
                     let tail: &[u8] = if end { b"\r\n0\r\n\r\n" } else { b"\r\n" };
                     write_all(io, &[h, &size[..n], &data, tail]).await?;
                 } else {
@@ -632,24 +633,6 @@ async fn write_all<T: AsyncWrite + Unpin>(io: &mut T, parts: &[&[u8]]) -> io::Re
         }
     }
     Ok(())
-}
-
-/// A chunk's size line: hex digits and CRLF; its length.
-fn hex_line(mut n: usize, out: &mut [u8; 18]) -> usize {
-    let mut digits = [0u8; 16];
-    let mut i = 16;
-    loop {
-        i -= 1;
-        digits[i] = b"0123456789abcdef"[n & 15];
-        n >>= 4;
-        if n == 0 {
-            break;
-        }
-    }
-    let len = 16 - i;
-    out[..len].copy_from_slice(&digits[i..]);
-    out[len..len + 2].copy_from_slice(b"\r\n");
-    len + 2
 }
 
 /// A connection whose first bytes were read already: they are read again

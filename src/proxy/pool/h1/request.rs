@@ -2,8 +2,6 @@
 //! body: the body's own length when it is known, else chunked (RFC 9112
 //! §6), as hyper's client frames it.
 
-use std::io::Write as _;
-
 use http::header::{CONTENT_LENGTH, TRANSFER_ENCODING};
 use http::{HeaderValue, Method};
 
@@ -70,6 +68,36 @@ pub fn encode(
 
 /// The size line of a chunk of `len` bytes.
 pub fn chunk_line(len: usize, out: &mut Vec<u8>) {
-    // Writing to a `Vec` cannot fail.
-    let _ = write!(out, "{len:x}\r\n");
+    let mut line = [0u8; 18];
+    let n = size_line(len, &mut line);
+    out.extend_from_slice(&line[..n]);
+}
+
+/// A chunk's size line (lower-case hex digits and CRLF) written into
+/// `out`; its length.
+pub(crate) fn size_line(mut len: usize, out: &mut [u8; 18]) -> usize {
+    let mut digits = [0u8; 16];
+    let mut i = 16;
+    loop {
+        i -= 1;
+        digits[i] = b"0123456789abcdef"[len & 15];
+        len >>= 4;
+        if len == 0 {
+            break;
+        }
+    }
+    let n = 16 - i;
+    out[..n].copy_from_slice(&digits[i..]);
+    out[n..n + 2].copy_from_slice(b"\r\n");
+    n + 2
+}
+
+#[cfg(test)]
+#[test]
+fn a_size_line_is_the_length_in_hex() {
+    for len in [0, 1, 9, 10, 15, 16, 255, 4096, 65_535, 1 << 40, usize::MAX] {
+        let mut out = Vec::new();
+        chunk_line(len, &mut out);
+        assert_eq!(String::from_utf8(out).unwrap(), format!("{len:x}\r\n"));
+    }
 }
