@@ -21,6 +21,7 @@ use super::encode::{encode, length_of, Caller, Framing};
 use super::head::{self, parse, Refused};
 use crate::proxy::inbound::{Inbound, Piece, Streamed};
 use crate::proxy::pool::h1::chunked::Chunked;
+use crate::proxy::pool::h1::head::has_token;
 use crate::proxy::pool::h1::request::size_line;
 use crate::proxy::{BoxError, ProxyBody};
 
@@ -211,12 +212,10 @@ fn refusal(status: StatusCode) -> Vec<u8> {
 
 /// Whether the caller takes trailers (`TE: trailers`).
 fn te_trailers(headers: &http::HeaderMap) -> bool {
-    headers.get_all(http::header::TE).iter().any(|v| {
-        v.to_str().is_ok_and(|v| {
-            v.split(',')
-                .any(|t| t.trim().eq_ignore_ascii_case("trailers"))
-        })
-    })
+    headers
+        .get_all(http::header::TE)
+        .iter()
+        .any(|v| has_token(v, "trailers"))
 }
 
 /// The request body: whole when it is all in `buf`, else streamed by the

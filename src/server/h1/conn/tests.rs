@@ -12,7 +12,7 @@ use tokio::sync::watch;
 
 use super::{serve, Ended, Limits};
 use crate::proxy::inbound::Inbound;
-use crate::proxy::ProxyBody;
+use crate::proxy::{BoxError, ProxyBody};
 
 fn limits() -> Limits {
     Limits {
@@ -246,5 +246,42 @@ async fn trailers_read_with_the_last_data_reach_the_exchange_after_it() {
         }
         let mut got = Vec::new();
         read_until(&mut client, &mut got, "abc x-sum=7").await;
+    }
+}
+
+/// An exchange that answers `abc` with a trailer, its length untold.
+async fn with_trailer(_: Request<Inbound>) -> Response<ProxyBody> {
+    let mut trailers = http::HeaderMap::new();
+    trailers.insert("x-sum", http::HeaderValue::from_static("7"));
+    let (mut tx, body) = http_body_util::channel::Channel::<Bytes, BoxError>::new(2);
+    tx.send_data(Bytes::from_static(b"abc"))
+        .await
+        .expect("data");
+    tx.send_trailers(trailers).await.expect("trailers");
+    Response::new(body.boxed_unsync())
+}
+
+#[tokio::test]
+async fn trailers_go_only_to_a_caller_that_takes_them() {
+    for (te, sent) in [
+        ("te: gzip, Trailers\r\n", true),
+        ("te: gzip\r\n", false),
+        ("", false),
+    ] {
+        let (mut client, server) = tokio::io::duplex(1 << 16);
+        let (_drain_tx, drain) = watch::channel(false);
+        let _served = tokio::spawn(async move {
+            serve(server, BytesMut::new(), &limits(), drain, with_trailer).await
+        });
+        let req = format!("GET / HTTP/1.1\r\n{te}\r\n");
+        client.write_all(req.as_bytes()).await.expect("write");
+        // The last chunk, then the trailer or at once the end.
+        let end = if sent {
+            "abc\r\n0\r\nx-sum: 7\r\n\r\n"
+        } else {
+            "abc\r\n0\r\n\r\n"
+        };
+        let mut got = Vec::new();
+        read_until(&mut client, &mut got, end).await;
     }
 }
