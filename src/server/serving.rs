@@ -216,11 +216,7 @@ impl Conn {
                         match activity.verdict(Instant::now(), &self.deadlines) {
                             Verdict::Wait(next) => wait = next,
                             Verdict::Close(why) => {
-                                tracing::debug!(%peer, reason = why.as_str(), "closing a caller connection");
-                                self.metrics
-                                    .connections_closed_total
-                                    .with(why.as_str())
-                                    .inc();
+                                self.closing(why, peer);
                                 if why == Closed::WriteTimeout {
                                     // The caller does not read: no goodbye reaches it.
                                     break Ok(());
@@ -304,8 +300,7 @@ impl Conn {
                     Some(()) => match activity.verdict(Instant::now(), &self.deadlines) {
                         Verdict::Wait(next) => wait = next,
                         Verdict::Close(why) => {
-                            tracing::debug!(%peer, reason = why.as_str(), "closing a caller connection");
-                            self.metrics.connections_closed_total.with(why.as_str()).inc();
+                            self.closing(why, peer);
                             return None;
                         }
                     },
@@ -322,6 +317,12 @@ impl Conn {
             Verdict::Close(Closed::Idle) => Closed::Idle,
             _ => Closed::HeaderTimeout,
         };
+        self.closing(why, peer);
+    }
+
+    /// A caller connection closed by its watchdog (`why`): logged and
+    /// counted.
+    fn closing(&self, why: Closed, peer: SocketAddr) {
         tracing::debug!(%peer, reason = why.as_str(), "closing a caller connection");
         self.metrics
             .connections_closed_total
