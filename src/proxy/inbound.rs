@@ -32,7 +32,7 @@ pub struct Streamed {
     pub(crate) rx: mpsc::Receiver<Piece>,
     pub(crate) want: Arc<Notify>,
     pub(crate) wanted: bool,
-    /// The body's length, when its head told it.
+    /// What is left of the body's length, when its head told it.
     pub(crate) length: Option<u64>,
     pub(crate) done: bool,
 }
@@ -65,6 +65,13 @@ impl Body for Inbound {
                         s.done = true;
                         Poll::Ready(None)
                     }
+                    Poll::Ready(Some(Ok(frame))) => {
+                        // The size hint is of what is left.
+                        if let (Some(left), Some(data)) = (s.length.as_mut(), frame.data_ref()) {
+                            *left = left.saturating_sub(data.len() as u64);
+                        }
+                        Poll::Ready(Some(Ok(frame)))
+                    }
                     other => other,
                 }
             }
@@ -87,5 +94,30 @@ impl Body for Inbound {
                 .length
                 .map_or_else(SizeHint::default, SizeHint::with_exact),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A streamed body's size hint is what is left of its told length.
+    #[test]
+    fn a_streamed_bodys_hint_is_what_is_left() {
+        let (tx, rx) = mpsc::channel(2);
+        let mut body = Inbound::Streamed(Streamed {
+            rx,
+            want: Arc::new(Notify::new()),
+            wanted: false,
+            length: Some(10),
+            done: false,
+        });
+        assert_eq!(body.size_hint().exact(), Some(10));
+        tx.try_send(Ok(Frame::data(Bytes::from_static(b"abcd"))))
+            .expect("room");
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let polled = Pin::new(&mut body).poll_frame(&mut cx);
+        assert!(matches!(polled, Poll::Ready(Some(Ok(_)))));
+        assert_eq!(body.size_hint().exact(), Some(6));
     }
 }
