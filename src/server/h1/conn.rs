@@ -355,24 +355,23 @@ impl Feed {
                 Ok((n > 0).then(|| Frame::data(buf.split_to(n).freeze())))
             }
             Decoder::Chunked(chunked) => {
-                let mut data = BytesMut::new();
-                let decoded = chunked.decode(buf, &mut |r| data.extend_from_slice(&buf[r]));
-                buf.advance(decoded.used);
-                if let Some(e) = decoded.error {
+                let (data, error) = chunked.take(buf);
+                let data = data.filter(|d| !d.is_empty());
+                if let Some(e) = error {
                     return Err(Box::new(e));
                 }
                 if chunked.is_done() {
                     let trailers = chunked
                         .take_trailers()
                         .map_err(|e| Box::new(e) as BoxError)?;
-                    if data.is_empty() {
+                    let Some(data) = data else {
                         self.decoder = Decoder::Done;
                         return Ok(trailers.map(Frame::trailers));
-                    }
+                    };
                     self.decoder = trailers.map_or(Decoder::Done, Decoder::Trailers);
-                    return Ok(Some(Frame::data(data.freeze())));
+                    return Ok(Some(Frame::data(data)));
                 }
-                Ok((!data.is_empty()).then(|| Frame::data(data.freeze())))
+                Ok(data.map(Frame::data))
             }
             Decoder::Trailers(_) => match std::mem::replace(&mut self.decoder, Decoder::Done) {
                 Decoder::Trailers(trailers) => Ok(Some(Frame::trailers(trailers))),

@@ -6,7 +6,7 @@
 use std::io;
 use std::ops::Range;
 
-use bytes::{BufMut, BytesMut};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
 use http::{HeaderMap, HeaderName, HeaderValue};
 
 /// Most chunk-extension bytes of one body (hyper's limit).
@@ -129,6 +129,36 @@ impl Chunked {
             used: at,
             error: None,
         }
+    }
+
+    /// Decodes the chunks in `buf`, taking what it used: their data
+    /// together (one piece as a view of the buffer, more as one copy), and
+    /// a fault that stopped it.
+    pub fn take(&mut self, buf: &mut BytesMut) -> (Option<Bytes>, Option<io::Error>) {
+        let mut first = None;
+        let mut joined: Option<BytesMut> = None;
+        let decoded = self.decode(buf, &mut |range| match (&first, &mut joined) {
+            (None, _) => first = Some(range),
+            (Some(one), None) => {
+                let mut all = BytesMut::with_capacity(buf.len());
+                all.extend_from_slice(&buf[one.clone()]);
+                all.extend_from_slice(&buf[range]);
+                joined = Some(all);
+            }
+            (Some(_), Some(all)) => all.extend_from_slice(&buf[range]),
+        });
+        let data = match (first, joined) {
+            (_, Some(all)) => {
+                buf.advance(decoded.used);
+                Some(all.freeze())
+            }
+            (Some(one), None) => Some(buf.split_to(decoded.used).freeze().slice(one)),
+            (None, None) => {
+                buf.advance(decoded.used);
+                None
+            }
+        };
+        (data, decoded.error)
     }
 
     /// The trailer section, once the body is done (a bad one fails it).

@@ -338,7 +338,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
                 if self.buf.is_empty() {
                     return None;
                 }
-                let (data, error) = take_chunks(chunked, &mut self.buf);
+                let (data, error) = chunked.take(&mut self.buf);
                 match (data, error) {
                     (Some(data), None) => Some(Some(Ok(Frame::data(data)))),
                     (Some(data), Some(e)) => {
@@ -391,35 +391,6 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
         }
         Poll::Ready(Ok(n))
     }
-}
-
-/// Decodes the chunks in `buf`: their data together (one piece as a view
-/// of the buffer, more as one copy), and a fault that stopped it.
-fn take_chunks(chunked: &mut Chunked, buf: &mut BytesMut) -> (Option<Bytes>, Option<io::Error>) {
-    let mut first = None;
-    let mut joined: Option<BytesMut> = None;
-    let decoded = chunked.decode(buf, &mut |range| match (&first, &mut joined) {
-        (None, _) => first = Some(range),
-        (Some(one), None) => {
-            let mut all = BytesMut::with_capacity(buf.len());
-            all.extend_from_slice(&buf[one.clone()]);
-            all.extend_from_slice(&buf[range]);
-            joined = Some(all);
-        }
-        (Some(_), Some(all)) => all.extend_from_slice(&buf[range]),
-    });
-    let data = match (first, joined) {
-        (_, Some(all)) => {
-            buf.advance(decoded.used);
-            Some(all.freeze())
-        }
-        (Some(one), None) => Some(buf.split_to(decoded.used).freeze().slice(one)),
-        (None, None) => {
-            buf.advance(decoded.used);
-            None
-        }
-    };
-    (data, decoded.error)
 }
 
 // === impl Writing ===
