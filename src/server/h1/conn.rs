@@ -273,6 +273,46 @@ enum Decoder {
     Done,
 }
 
+impl Decoder {
+    /// The body's next piece from `buf`: data, trailers, or nothing yet.
+    fn take(&mut self, buf: &mut BytesMut) -> Result<Option<Frame<Bytes>>, BoxError> {
+        match self {
+            Decoder::Length(left) => {
+                let n = (*left).min(buf.len() as u64) as usize;
+                *left -= n as u64;
+                if *left == 0 {
+                    *self = Decoder::Done;
+                }
+                Ok((n > 0).then(|| Frame::data(buf.split_to(n).freeze())))
+            }
+            Decoder::Chunked(chunked) => {
+                let (data, error) = chunked.take(buf);
+                let data = data.filter(|d| !d.is_empty());
+                if let Some(e) = error {
+                    return Err(Box::new(e));
+                }
+                if chunked.is_done() {
+                    let trailers = chunked
+                        .take_trailers()
+                        .map_err(|e| Box::new(e) as BoxError)?;
+                    let Some(data) = data else {
+                        *self = Decoder::Done;
+                        return Ok(trailers.map(Frame::trailers));
+                    };
+                    *self = trailers.map_or(Decoder::Done, Decoder::Trailers);
+                    return Ok(Some(Frame::data(data)));
+                }
+                Ok(data.map(Frame::data))
+            }
+            Decoder::Trailers(_) => match std::mem::replace(self, Decoder::Done) {
+                Decoder::Trailers(trailers) => Ok(Some(Frame::trailers(trailers))),
+                _ => Ok(None),
+            },
+            Decoder::Done => Ok(None),
+        }
+    }
+}
+
 /// A streamed request body's reader: it reads the caller's bytes and hands
 /// them to the exchange, one piece at a time.
 struct Feed {
@@ -311,7 +351,7 @@ impl Feed {
             }
             self.continue_left = &self.continue_left[n..];
         }
-        let Some(tx) = self.tx.clone() else {
+        let Some(tx) = self.tx.as_ref() else {
             // The exchange let the body go: read on only to pass it over.
             return self.discard(io, buf).await;
         };
@@ -328,7 +368,7 @@ impl Feed {
                 return Ok(());
             }
         }
-        match self.take(buf) {
+        match self.decoder.take(buf) {
             Ok(Some(frame)) => permit.send(Ok(frame)),
             Ok(None) => drop(permit),
             Err(e) => {
@@ -343,48 +383,10 @@ impl Feed {
         Ok(())
     }
 
-    /// The body's next piece from `buf`: data, trailers, or nothing yet.
-    fn take(&mut self, buf: &mut BytesMut) -> Result<Option<Frame<Bytes>>, BoxError> {
-        match &mut self.decoder {
-            Decoder::Length(left) => {
-                let n = (*left).min(buf.len() as u64) as usize;
-                *left -= n as u64;
-                if *left == 0 {
-                    self.decoder = Decoder::Done;
-                }
-                Ok((n > 0).then(|| Frame::data(buf.split_to(n).freeze())))
-            }
-            Decoder::Chunked(chunked) => {
-                let (data, error) = chunked.take(buf);
-                let data = data.filter(|d| !d.is_empty());
-                if let Some(e) = error {
-                    return Err(Box::new(e));
-                }
-                if chunked.is_done() {
-                    let trailers = chunked
-                        .take_trailers()
-                        .map_err(|e| Box::new(e) as BoxError)?;
-                    let Some(data) = data else {
-                        self.decoder = Decoder::Done;
-                        return Ok(trailers.map(Frame::trailers));
-                    };
-                    self.decoder = trailers.map_or(Decoder::Done, Decoder::Trailers);
-                    return Ok(Some(Frame::data(data)));
-                }
-                Ok(data.map(Frame::data))
-            }
-            Decoder::Trailers(_) => match std::mem::replace(&mut self.decoder, Decoder::Done) {
-                Decoder::Trailers(trailers) => Ok(Some(Frame::trailers(trailers))),
-                _ => Ok(None),
-            },
-            Decoder::Done => Ok(None),
-        }
-    }
-
     /// Passes over the body's bytes already in `buf`.
     fn pass_over(&mut self, buf: &mut BytesMut) {
         while !self.finished() && (!buf.is_empty() || self.has_piece()) {
-            if self.take(buf).is_err() {
+            if self.decoder.take(buf).is_err() {
                 self.decoder = Decoder::Done;
                 return;
             }
