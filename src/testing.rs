@@ -31,7 +31,8 @@ impl Pieces {
 
 impl Body for Pieces {
     type Data = Bytes;
-    type Error = crate::proxy::BoxError;
+    // `proxy::BoxError`, spelt out: this module imports from no other.
+    type Error = Box<dyn std::error::Error + Send + Sync>;
 
     fn poll_frame(
         mut self: Pin<&mut Self>,
