@@ -54,7 +54,8 @@ async fn rotation_by_rename_and_sighup_loses_and_repeats_nothing() {
     while !p.audit.exists() {
         assert!(
             std::time::Instant::now() < deadline,
-            "the audit log was not reopened after SIGHUP"
+            "the audit log was not reopened after SIGHUP; the proxy's log:\n{}",
+            p.stderr()
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

@@ -108,9 +108,12 @@ impl Process {
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped());
         } else {
-            cmd.env("RUST_LOG", "warn,a2a_tap::server=info,a2a_tap::app=info")
-                .stdout(Stdio::null())
-                .stderr(std::fs::File::create(&log).expect("stderr file"));
+            cmd.env(
+                "RUST_LOG",
+                "warn,a2a_tap::server=info,a2a_tap::app=info,a2a_tap::cli=info",
+            )
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("stderr file"));
         }
         let mut child = cmd.spawn().expect("start a2a-tap");
         let (listen, admin, unread) = if launch.unread_stderr {
