@@ -46,6 +46,12 @@ impl<R> Folds<R> {
                 false
             }
             None => {
+                // Most exchanges hold one finding at most: room for one
+                // (a record is 392 bytes; the four a first push makes room
+                // for miss the allocator's per-thread cache).
+                if self.held.capacity() == 0 {
+                    self.held.reserve_exact(1);
+                }
                 self.held.push(Held {
                     kind: finding.kind,
                     severity: finding.severity,

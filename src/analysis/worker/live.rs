@@ -8,7 +8,7 @@ use crate::a2a::model::Exchange;
 use crate::analysis::msg::Caller;
 use crate::judge::{Folds, IdMap};
 use crate::lifecycle::Seq;
-use crate::report::audit::Record;
+use crate::report::audit::{Origin, Record};
 use crate::trace::context::{to_hex, TraceParent};
 
 pub(super) struct Live {
@@ -51,6 +51,24 @@ impl LiveSet {
     /// The ids of the exchanges being judged.
     pub(super) fn ids(&self) -> Vec<u64> {
         self.0.keys().copied().collect()
+    }
+
+    /// The origin of findings about `exchange`, exchange `id` (with its
+    /// trace id), or, with none, about a task alone.
+    pub(super) fn origin(&self, upstream: &str, id: u64, exchange: Option<&Exchange>) -> Origin {
+        match exchange {
+            Some(ex) => Origin {
+                trace_id: self
+                    .0
+                    .get(&id)
+                    .and_then(|l| l.trace_id.as_deref().map(str::to_owned)),
+                ..Origin::of(upstream, ex, format_id(id))
+            },
+            None => Origin {
+                upstream: upstream.to_owned(),
+                ..Origin::default()
+            },
+        }
     }
 
     /// Drops `id`'s state; what it held, if it was there.
@@ -138,4 +156,9 @@ impl Worker {
         self.live.open(id, live);
         self.push_link(id);
     }
+}
+
+/// The request id as the proxy's logs write it (`request_id=N`).
+fn format_id(id: u64) -> String {
+    id.to_string()
 }

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use super::{FINDING_LINES, FOLD_WINDOW};
 use crate::findings::{Finding, Kind, Severity};
-use crate::judge::{Found, Held};
+use crate::judge::Found;
 use crate::report::audit::{Origin, Record};
 use crate::report::log_safe;
 
@@ -47,38 +47,31 @@ impl Worker {
     /// in its folds (written within `FOLD_WINDOW`, or at its end), a
     /// task's are written at once.
     pub(super) fn report(&mut self, id: u64, exchange: Option<&Exchange>, findings: Vec<Finding>) {
-        if findings.is_empty() {
-            return;
-        }
-        let origin = match exchange {
-            Some(ex) => Origin {
-                trace_id: self
-                    .live
-                    .get_mut(id)
-                    .and_then(|l| l.trace_id.as_deref().map(str::to_owned)),
-                ..Origin::of(&self.judge.upstream, ex, format_id(id))
-            },
-            None => Origin {
-                upstream: self.judge.upstream.clone(),
-                ..Origin::default()
-            },
-        };
+        let origin = self.live.origin(&self.judge.upstream, id, exchange);
+        self.report_from(id, exchange.is_some(), &origin, findings);
+    }
+
+    /// `report`, with the origin of the findings made (`about_exchange`:
+    /// they are about exchange `id`).
+    fn report_from(
+        &mut self,
+        id: u64,
+        about_exchange: bool,
+        origin: &Origin,
+        findings: Vec<Finding>,
+    ) {
         for f in findings {
-            match self.live.get_mut(id).filter(|_| exchange.is_some()) {
+            match self.live.get_mut(id).filter(|_| about_exchange) {
                 Some(live) => {
-                    let held = live.folds.add(f, |f| Record::new(f, &origin));
+                    let held = live.folds.add(f, |f| Record::new(f, origin));
                     if held && self.fold_due.is_none() {
                         self.fold_due = Some(Instant::now() + FOLD_WINDOW);
                     }
                 }
                 None => {
                     let (kind, severity) = (f.kind, f.severity);
-                    self.write(
-                        kind,
-                        severity,
-                        Record::new(f, &origin),
-                        exchange.map(|_| id),
-                    );
+                    let request_id = about_exchange.then_some(id);
+                    self.write(kind, severity, Record::new(f, origin), request_id);
                 }
             }
         }
@@ -92,9 +85,11 @@ impl Worker {
         if live.folds.is_empty() {
             return 0;
         }
-        let held: Vec<Held<Record>> = live.folds.take().collect();
+        // Taken out while its records are written, then put back: no
+        // other list is made, and its room is kept.
+        let mut folds = std::mem::take(&mut live.folds);
         let mut found = 0;
-        for h in held {
+        for h in folds.take() {
             let mut record = h.first;
             record.occurrences = h.occurrences;
             found += record.occurrences;
@@ -105,6 +100,9 @@ impl Worker {
                 span.finding(tracer.unix_nanos(Instant::now()), &record);
             }
             self.write(h.kind, h.severity, record, Some(id));
+        }
+        if let Some(live) = self.live.get_mut(id) {
+            live.folds = folds;
         }
         found
     }
@@ -160,13 +158,18 @@ impl Worker {
             while let Some(next) = found.next_if(|f| f.id == id) {
                 batch.push(next.finding);
             }
-            let exchange = match id {
-                None => None,
-                Some(id) => ended
-                    .cloned()
-                    .or_else(|| self.judge.session.engine(id).map(|e| e.exchange().clone())),
+            // The origin is made while the exchange is looked at where it
+            // is (no copy of it).
+            let (origin, about_exchange) = {
+                let exchange = id.and_then(|id| {
+                    ended.or_else(|| self.judge.session.engine(id).map(|e| e.exchange()))
+                });
+                let made = self
+                    .live
+                    .origin(&self.judge.upstream, id.unwrap_or(0), exchange);
+                (made, exchange.is_some())
             };
-            self.report(id.unwrap_or(0), exchange.as_ref(), batch);
+            self.report_from(id.unwrap_or(0), about_exchange, &origin, batch);
         }
     }
 
@@ -205,11 +208,6 @@ impl Worker {
                     .inc_by(n);
             });
     }
-}
-
-/// The request id as the proxy's logs write it (`request_id=N`).
-fn format_id(id: u64) -> String {
-    id.to_string()
 }
 
 #[derive(Default)]
