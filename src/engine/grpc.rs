@@ -247,6 +247,10 @@ fn message_len(prefix: &[u8]) -> usize {
 impl<S: Sink> Judging<'_, S> {
     /// The findings gathered in `scratch`, message `i`'s evidence attached.
     fn emit(&mut self, i: Option<u64>, evidence: &str) {
+        // Most messages find nothing: no drain to set up and drop.
+        if self.scratch.is_empty() {
+            return;
+        }
         for mut f in self.scratch.drain(..) {
             if f.event_index == i && f.evidence.is_none() {
                 f.evidence = Some(self.cfg.evidence.prepare(evidence.as_bytes()));
