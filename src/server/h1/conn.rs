@@ -122,17 +122,14 @@ where
         let Ok(encoded) = encode(head, caller, length, &mut out) else {
             return Ended::Closed;
         };
-        let written = write_answer(
-            &mut io,
-            &out,
-            &mut body,
-            &encoded.framing,
+        let answer = Answer {
+            head: &out,
+            body: &mut body,
+            framing: &encoded.framing,
             trailers_allowed,
-            length.is_some(),
-            &mut feed,
-            &mut buf,
-        )
-        .await;
+            has_body: length.is_some(),
+        };
+        let written = write_answer(&mut io, answer, &mut feed, &mut buf).await;
         if let Err(e) = written {
             return Ended::Broken(e);
         }
@@ -420,20 +417,36 @@ fn cut_short() -> io::Error {
     io::Error::new(io::ErrorKind::UnexpectedEof, "the request body ended early")
 }
 
-/// Writes the answer's head (in `out`) and body. While it is written, the
-/// request body goes on being read for the exchange; once it is done, a
-/// read watches for the caller leaving (and reads ahead a next request).
-#[allow(clippy::too_many_arguments)]
+/// An answer to write: its head as encoded, its body, and how the body
+/// is framed for the caller.
+struct Answer<'a> {
+    head: &'a [u8],
+    body: &'a mut ProxyBody,
+    framing: &'a Framing,
+    /// Whether the caller takes trailers (`TE: trailers`).
+    trailers_allowed: bool,
+    /// Whether the body had anything left to send when the head was
+    /// encoded (not at its end already).
+    has_body: bool,
+}
+
+/// Writes the answer's head and body. While it is written, the request
+/// body goes on being read for the exchange (`feed`, from `buf`); once it
+/// is done, a read watches for the caller leaving (and reads ahead a next
+/// request).
 async fn write_answer<T: AsyncRead + AsyncWrite + Unpin>(
     io: &mut T,
-    out: &[u8],
-    body: &mut ProxyBody,
-    framing: &Framing,
-    trailers_allowed: bool,
-    has_body: bool,
+    answer: Answer<'_>,
     feed: &mut Option<Feed>,
     buf: &mut BytesMut,
 ) -> io::Result<()> {
+    let Answer {
+        head: out,
+        body,
+        framing,
+        trailers_allowed,
+        has_body,
+    } = answer;
     let sends_body = has_body && *framing != Framing::Length(0);
     if !sends_body {
         return write_all(io, &[out]).await;
