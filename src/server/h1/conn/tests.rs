@@ -51,10 +51,26 @@ fn connection(
     watch::Sender<bool>,
     tokio::task::JoinHandle<Ended>,
 ) {
+    connection_to(room, echo)
+}
+
+/// `connection`, its exchanges answered by `handle`.
+fn connection_to<F, Fut>(
+    room: usize,
+    handle: F,
+) -> (
+    DuplexStream,
+    watch::Sender<bool>,
+    tokio::task::JoinHandle<Ended>,
+)
+where
+    F: FnMut(Request<Inbound>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Response<ProxyBody>> + Send,
+{
     let (client, server) = tokio::io::duplex(room);
     let (drain_tx, drain) = watch::channel(false);
     let served =
-        tokio::spawn(async move { serve(server, BytesMut::new(), &limits(), drain, echo).await });
+        tokio::spawn(async move { serve(server, BytesMut::new(), &limits(), drain, handle).await });
     (client, drain_tx, served)
 }
 
@@ -226,11 +242,7 @@ async fn trailers_read_with_the_last_data_reach_the_exchange_after_it() {
         &b"3\r\nabc\r\n0\r\nx-sum: 7\r\n\r\n"[..],
         &b"3\r\nabc\r\n"[..],
     ] {
-        let (mut client, server) = tokio::io::duplex(1 << 16);
-        let (_drain_tx, drain) = watch::channel(false);
-        let _served = tokio::spawn(async move {
-            serve(server, BytesMut::new(), &limits(), drain, echo_trailers).await
-        });
+        let (mut client, _drain_tx, _served) = connection_to(1 << 16, echo_trailers);
         client
             .write_all(b"POST /t HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n")
             .await
@@ -268,11 +280,7 @@ async fn trailers_go_only_to_a_caller_that_takes_them() {
         ("te: gzip\r\n", false),
         ("", false),
     ] {
-        let (mut client, server) = tokio::io::duplex(1 << 16);
-        let (_drain_tx, drain) = watch::channel(false);
-        let _served = tokio::spawn(async move {
-            serve(server, BytesMut::new(), &limits(), drain, with_trailer).await
-        });
+        let (mut client, _drain_tx, _served) = connection_to(1 << 16, with_trailer);
         let req = format!("GET / HTTP/1.1\r\n{te}\r\n");
         client.write_all(req.as_bytes()).await.expect("write");
         // The last chunk, then the trailer or at once the end.
