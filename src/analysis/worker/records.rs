@@ -47,6 +47,9 @@ impl Worker {
     /// in its folds (written within `FOLD_WINDOW`, or at its end), a
     /// task's are written at once.
     pub(super) fn report(&mut self, id: u64, exchange: Option<&Exchange>, findings: Vec<Finding>) {
+        if findings.is_empty() {
+            return;
+        }
         let origin = self.live.origin(&self.judge.upstream, id, exchange);
         self.report_from(id, exchange.is_some(), &origin, findings);
     }
