@@ -8,32 +8,56 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$(date +%s)
 
-echo "== cargo fmt --check"
+# Each step's wall time, printed as it ends and again in a table at the end:
+# the CI budget is 20 minutes, and this says where it goes.
+timings=()
+current=""
+step_started=$started
+end_step() {
+    [ -n "$current" ] || return 0
+    local took=$(( $(date +%s) - step_started ))
+    timings+=("$(printf '%5d s  %s' "$took" "$current")")
+    echo "-- $current: ${took} s"
+}
+step() {
+    end_step
+    current="$1"
+    step_started=$(date +%s)
+    echo "== $1"
+}
+
+# A cold build (CI's clean clone) compiles faster without incremental
+# compilation's bookkeeping, which only a later rebuild would use.
+if [ "${CI:-}" = true ]; then
+    export CARGO_INCREMENTAL=0
+fi
+
+step "cargo fmt --check"
 cargo fmt --all -- --check
 
-echo "== cargo clippy"
+step "cargo clippy"
 # example-agent: the quick start's agent (a binary behind that feature) too.
 cargo clippy --all-targets --features example-agent -- -D warnings
 
-echo "== minimum Rust version (rust-version) of every crate built in, and the Dockerfile's"
+step "minimum Rust version (rust-version) of every crate built in, and the Dockerfile's"
 python3 scripts/msrv.py
 
-echo "== python venvs with the official a2a-sdk 1.3.0 and 0.3.26, and fasta2a 2.1.1 (for the real-peer tests)"
+step "python venvs with the official a2a-sdk 1.3.0 and 0.3.26, and fasta2a 2.1.1 (for the real-peer tests)"
 ./scripts/setup-python.sh
 
-echo "== node with the official @a2a-js/sdk 1.3.0 and 0.3.14 (for the real-peer tests)"
+step "node with the official @a2a-js/sdk 1.3.0 and 0.3.14 (for the real-peer tests)"
 ./scripts/setup-node.sh
 
-echo "== the official Rust SDK's agent, tests/peers/rust (for the real-peer tests; cached in the target dir)"
+step "the official Rust SDK's agent, tests/peers/rust (for the real-peer tests; cached in the target dir)"
 ./scripts/setup-rust-agent.sh
 
-echo "== redis-server (for the shared-registry tests)"
+step "redis-server (for the shared-registry tests)"
 ./scripts/setup-redis.sh
 
-echo "== chromium (for the HTML report's browser test)"
+step "chromium (for the HTML report's browser test)"
 ./scripts/setup-chromium.sh
 
-echo "== cargo test, the tests that need the peers above included"
+step "cargo test: build (the tests that need the peers above included)"
 # Debug build: the proxy tests are I/O-bound and a release build of the
 # dependencies would cost CI more than it saves on 2 cores.
 # Plain `cargo test` leaves out the tests that need a tool installed above
@@ -41,15 +65,23 @@ echo "== cargo test, the tests that need the peers above included"
 # and one whose tool is missing fails and names the setup script, never
 # skips. `frames_per_second` is a measurement, not a check (see its file).
 # The criterion benches (run once each, as tests) take no libtest flags.
+cargo test --features example-agent --lib --bins --tests --examples --benches --no-run
+
+step "cargo test: run"
 cargo test --features example-agent --lib --bins --tests --examples -- --include-ignored --skip frames_per_second
 cargo test --features example-agent --benches
 
-echo "== fuzz: both targets for a bounded minute (stable toolchain)"
+step "fuzz: both targets for a bounded minute (stable toolchain)"
 ./scripts/fuzz.sh 60
 
-echo "== operations kit: promtool rules, a real Prometheus scraping a2a-tap"
-# On the debug build the tests above made: ops-test's own
-# `cargo build` then only links the proxy and the example agent.
-OPS_TEST_PROFILE=debug ./scripts/ops-test.sh
+step "operations kit: promtool rules, a real Prometheus scraping a2a-tap"
+# On the binaries `cargo test` above built (the proxy and, with the
+# example-agent feature, the example agent): a `cargo build` of the dev
+# profile would compile the crate once more, as `cargo test` builds it
+# under the test profile.
+OPS_TEST_PROFILE=debug OPS_TEST_NO_BUILD=1 ./scripts/ops-test.sh
 
+end_step
+echo "== where the time went"
+printf '%s\n' "${timings[@]}"
 echo "== all checks passed in $(( $(date +%s) - started )) s"
