@@ -4,10 +4,20 @@
 # nightly: the code is safe Rust) and runs each for SECONDS/2 (default 60 in
 # all), seeded from the test fixtures. Any crash fails the script and keeps
 # its input under fuzz/artifacts/. Builds into $CARGO_TARGET_DIR/fuzz (or
-# fuzz/target). Usage: scripts/fuzz.sh [SECONDS]
+# fuzz/target). Usage: scripts/fuzz.sh [SECONDS], or scripts/fuzz.sh --build
+# to build the targets and stop (scripts/test.sh builds them in the
+# background while the tests run, then runs them).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build_only=0
+if [ "${1:-}" = --build ]; then
+    build_only=1
+    shift
+fi
 seconds="${1:-60}"
+case "$seconds" in
+    ''|*[!0-9]*) echo "fuzz: SECONDS must be a whole number of seconds, not '$seconds' (usage: scripts/fuzz.sh [SECONDS] | --build)" >&2; exit 2 ;;
+esac
 targets=(framer_decode recordings)
 per=$(( seconds / ${#targets[@]} ))
 [ "$per" -ge 1 ] || per=1
@@ -24,6 +34,10 @@ host="$(rustc -vV | sed -n 's/^host: //p')"
 echo "fuzz: building ${targets[*]} (release, instrumented) into $target_dir"
 cargo build --quiet --release --manifest-path "$root/fuzz/Cargo.toml" \
     --target-dir "$target_dir" --target "$host" --bins
+if [ "$build_only" = 1 ]; then
+    echo "fuzz: built"
+    exit 0
+fi
 
 seeds="$(mktemp -d)"
 trap 'rm -rf "$seeds"' EXIT

@@ -35,6 +35,40 @@ fi
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
+# The peers' installs are mostly downloads: they run in the background,
+# beside the compilation below, and are waited for before the tests run.
+# Their output is printed then, in order; a failure fails the script there.
+peers_log=$(mktemp)
+# Each background job in a session of its own, so that an early exit can
+# stop it with all its children (the trap below).
+setsid bash -c '
+    set -e
+    echo "== python venvs with the official a2a-sdk 1.3.0 and 0.3.26, and fasta2a 2.1.1 (for the real-peer tests)"
+    ./scripts/setup-python.sh
+    echo "== node with the official @a2a-js/sdk 1.3.0 and 0.3.14 (for the real-peer tests)"
+    ./scripts/setup-node.sh
+    echo "== redis-server (for the shared-registry tests)"
+    ./scripts/setup-redis.sh
+    echo "== chromium (for the HTML report'"'"'s browser test)"
+    ./scripts/setup-chromium.sh
+' >"$peers_log" 2>&1 &
+peers_pid=$!
+# The fuzz targets' build (a release build of the whole tree, instrumented:
+# about 6 minutes of 2 cores) runs in the background too, at the lowest
+# priority: it takes what the compilation and the tests below leave idle
+# (the tests wait on their peers and timers much of the time), never their
+# share. The fuzz step waits for it.
+fuzz_log=$(mktemp)
+# A session is its own autogroup where the kernel groups by session
+# (sched_autogroup): the group's nice is set too, or nice alone would only
+# rank the build against itself, not against the tests.
+setsid bash -c '
+    echo 19 >/proc/self/autogroup 2>/dev/null || true
+    exec nice -n 19 ./scripts/fuzz.sh --build
+' >"$fuzz_log" 2>&1 &
+fuzz_pid=$!
+trap 'kill -- -"$peers_pid" -"$fuzz_pid" 2>/dev/null || true; rm -f "$peers_log" "$fuzz_log"' EXIT
+
 step "cargo clippy"
 # example-agent: the quick start's agent (a binary behind that feature) too.
 cargo clippy --all-targets --features example-agent -- -D warnings
@@ -42,20 +76,8 @@ cargo clippy --all-targets --features example-agent -- -D warnings
 step "minimum Rust version (rust-version) of every crate built in, and the Dockerfile's"
 python3 scripts/msrv.py
 
-step "python venvs with the official a2a-sdk 1.3.0 and 0.3.26, and fasta2a 2.1.1 (for the real-peer tests)"
-./scripts/setup-python.sh
-
-step "node with the official @a2a-js/sdk 1.3.0 and 0.3.14 (for the real-peer tests)"
-./scripts/setup-node.sh
-
 step "the official Rust SDK's agent, tests/peers/rust (for the real-peer tests; cached in the target dir)"
 ./scripts/setup-rust-agent.sh
-
-step "redis-server (for the shared-registry tests)"
-./scripts/setup-redis.sh
-
-step "chromium (for the HTML report's browser test)"
-./scripts/setup-chromium.sh
 
 step "cargo test: build (the tests that need the peers above included)"
 # Debug build: the proxy tests are I/O-bound and a release build of the
@@ -64,14 +86,32 @@ step "cargo test: build (the tests that need the peers above included)"
 # (each `#[ignore = "needs ...: run scripts/test.sh"]`); here they all run,
 # and one whose tool is missing fails and names the setup script, never
 # skips. `frames_per_second` is a measurement, not a check (see its file).
-# The criterion benches (run once each, as tests) take no libtest flags.
-cargo test --features example-agent --lib --bins --tests --examples --benches --no-run
+# The criterion benches (run once each, as tests) take no libtest flags;
+# `--bench '*'` names them alone (`--benches` would run the library's and
+# binaries' unit tests a second time).
+cargo test --features example-agent --lib --bins --tests --examples --bench '*' --no-run
+
+step "the peers' installs started at the beginning (python venvs, node, redis-server, chromium): waiting for them"
+peers_status=0
+wait "$peers_pid" || peers_status=$?
+cat "$peers_log"
+if [ "$peers_status" -ne 0 ]; then
+    echo "test.sh: installing the peers failed (exit $peers_status; their output above)" >&2
+    exit 1
+fi
 
 step "cargo test: run"
 cargo test --features example-agent --lib --bins --tests --examples -- --include-ignored --skip frames_per_second
-cargo test --features example-agent --benches
+cargo test --features example-agent --bench '*'
 
-step "fuzz: both targets for a bounded minute (stable toolchain)"
+step "fuzz: both targets for a bounded minute (stable toolchain; built in the background since the start)"
+fuzz_status=0
+wait "$fuzz_pid" || fuzz_status=$?
+cat "$fuzz_log"
+if [ "$fuzz_status" -ne 0 ]; then
+    echo "test.sh: building the fuzz targets failed (exit $fuzz_status; its output above)" >&2
+    exit 1
+fi
 ./scripts/fuzz.sh 60
 
 step "operations kit: promtool rules, a real Prometheus scraping a2a-tap"
