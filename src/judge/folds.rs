@@ -46,9 +46,10 @@ impl<R> Folds<R> {
                 false
             }
             None => {
-                // Most exchanges hold one finding at most: room for one
-                // (a record is 392 bytes; the four a first push makes room
-                // for miss the allocator's per-thread cache).
+                // Most exchanges hold one finding at most: room for one.
+                // The four a first push makes room for can miss the
+                // allocator's per-thread cache when `R` is large (the live
+                // proxy's held record is 392 bytes; four of them, 1.5 KB).
                 if self.held.capacity() == 0 {
                     self.held.reserve_exact(1);
                 }
