@@ -26,6 +26,18 @@ step() {
     echo "== $1"
 }
 
+# await_background PID LOG WHAT: waits for a job started in the background,
+# prints its output, and fails the script if it failed.
+await_background() {
+    local status=0
+    wait "$1" || status=$?
+    cat "$2"
+    if [ "$status" -ne 0 ]; then
+        echo "test.sh: $3 failed (exit $status; its output above)" >&2
+        exit 1
+    fi
+}
+
 # A cold build (CI's clean clone) compiles faster without incremental
 # compilation's bookkeeping, which only a later rebuild would use.
 if [ "${CI:-}" = true ]; then
@@ -92,26 +104,14 @@ step "cargo test: build (the tests that need the peers above included)"
 cargo test --features example-agent --lib --bins --tests --examples --bench '*' --no-run
 
 step "the peers' installs started at the beginning (python venvs, node, redis-server, chromium): waiting for them"
-peers_status=0
-wait "$peers_pid" || peers_status=$?
-cat "$peers_log"
-if [ "$peers_status" -ne 0 ]; then
-    echo "test.sh: installing the peers failed (exit $peers_status; their output above)" >&2
-    exit 1
-fi
+await_background "$peers_pid" "$peers_log" "installing the peers"
 
 step "cargo test: run"
 cargo test --features example-agent --lib --bins --tests --examples -- --include-ignored --skip frames_per_second
 cargo test --features example-agent --bench '*'
 
 step "fuzz: both targets for a bounded minute (stable toolchain; built in the background since the start)"
-fuzz_status=0
-wait "$fuzz_pid" || fuzz_status=$?
-cat "$fuzz_log"
-if [ "$fuzz_status" -ne 0 ]; then
-    echo "test.sh: building the fuzz targets failed (exit $fuzz_status; its output above)" >&2
-    exit 1
-fi
+await_background "$fuzz_pid" "$fuzz_log" "building the fuzz targets"
 ./scripts/fuzz.sh 60
 
 step "operations kit: promtool rules, a real Prometheus scraping a2a-tap"
