@@ -3,7 +3,9 @@
 # test suite with its real peers (the official Python, JavaScript and Rust A2A
 # SDKs, fasta2a, grpcio, a real Prometheus and promtool, redis-server),
 # installed here idempotently when missing.
-# Steps run in order; the first failure stops the script.
+# Steps run in order, the first failure stopping the script; two jobs run
+# beside them from the start (the peers' installs, the fuzz build), and the
+# step that needs one waits for it and fails if it failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$(date +%s)
