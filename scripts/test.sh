@@ -54,8 +54,10 @@ cargo fmt --all -- --check
 # Their output is printed then, in order; a failure fails the script there.
 peers_log=$(mktemp)
 # Each background job in a session of its own, so that an early exit can
-# stop it with all its children (the trap below).
-setsid bash -c '
+# stop it with all its children (the trap below). `-w`: where the job is a
+# process group leader (a shell with job control), setsid forks, and
+# without it would exit at once with 0, whatever the job does.
+setsid -w bash -c '
     set -e
     echo "== python venvs with the official a2a-sdk 1.3.0 and 0.3.26, and fasta2a 2.1.1 (for the real-peer tests)"
     ./scripts/setup-python.sh
@@ -76,7 +78,7 @@ fuzz_log=$(mktemp)
 # A session is its own autogroup where the kernel groups by session
 # (sched_autogroup): the group's nice is set too, or nice alone would only
 # rank the build against itself, not against the tests.
-setsid bash -c '
+setsid -w bash -c '
     echo 19 >/proc/self/autogroup 2>/dev/null || true
     exec nice -n 19 ./scripts/fuzz.sh --build
 ' >"$fuzz_log" 2>&1 &
