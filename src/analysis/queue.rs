@@ -184,6 +184,12 @@ impl<T> Receiver<T> {
         std::mem::swap(&mut state.bytes, bytes);
     }
 
+    /// How many items have been sent, in all (as `Sender::sent`): with
+    /// the count taken so far, how far the receiver is behind.
+    pub(crate) fn sent(&self) -> u64 {
+        self.0.sent.load(Ordering::Acquire)
+    }
+
     /// Gives back `bytes` of the budget (what was judged).
     pub(crate) fn give_back(&self, bytes: usize) {
         if bytes > 0 {

@@ -59,6 +59,40 @@ const TICK: Duration = Duration::from_secs(1);
 const NAP: Duration = Duration::from_millis(1);
 /// ...for this long, before it parks on the queue again.
 const BUSY_SPELL: Duration = Duration::from_millis(200);
+/// While judging keeps up, a drain gives its core away after this much
+/// work, so that a forwarding thread woken on that core waits this long
+/// rather than the whole drain (BENCHMARKS.md: one connection's p99)...
+const SLICE: Duration = Duration::from_micros(25);
+/// ...judging keeps up while no more than this many messages wait, taken
+/// or not. Behind that, drains run whole: on a saturated box a yield
+/// waits its turn behind every runnable thread, and judging would fall
+/// behind until the queue's budget dropped exchanges.
+const KEEPING_UP: u64 = 1024;
+/// The slice's clock is read after every this many messages.
+const SLICE_CHECK: usize = 4;
+
+/// When a drain gives its core away: at the end of each `SLICE` of
+/// work, while judging keeps up.
+struct Courtesy {
+    slice_began: Instant,
+}
+
+impl Courtesy {
+    /// A slice beginning at `now`.
+    fn new(now: Instant) -> Courtesy {
+        Courtesy { slice_began: now }
+    }
+
+    /// Whether to give the core away at `now`, `behind` messages waiting
+    /// to be judged; a slice that is over is followed by the next.
+    fn due(&mut self, now: Instant, behind: u64) -> bool {
+        if now.saturating_duration_since(self.slice_began) < SLICE {
+            return false;
+        }
+        self.slice_began = now;
+        behind <= KEEPING_UP
+    }
+}
 
 /// State of the analysis thread.
 pub(crate) struct Worker {
@@ -127,11 +161,18 @@ impl Worker {
             bytes.clear();
             rx.take(&mut batch, &mut bytes);
             let drained = !batch.is_empty();
-            for msg in batch.drain(..) {
+            let mut courtesy = Courtesy::new(Instant::now());
+            for (i, msg) in batch.drain(..).enumerate() {
                 if matches!(msg, Msg::Shutdown) {
                     break 'run;
                 }
                 self.handle(msg, &bytes);
+                if i % SLICE_CHECK == SLICE_CHECK - 1
+                    && courtesy.due(Instant::now(), rx.sent().saturating_sub(self.handled))
+                {
+                    std::thread::yield_now();
+                    courtesy = Courtesy::new(Instant::now());
+                }
             }
             rx.give_back(std::mem::take(&mut self.returned));
             self.publish_facts();

@@ -78,6 +78,7 @@ fn the_count_sent_is_what_was_queued_and_nothing_refused() {
     rx.take(&mut got, &mut Vec::new());
     assert_eq!(got, [1, 2, 3, 4], "item n was the n-th counted");
     assert_eq!(tx.sent(), 4, "taking does not uncount");
+    assert_eq!(rx.sent(), 4, "the receiver reads the same count");
     // From every thread, each item counted once.
     let all = sent_by_four_threads(|tx, t| (0..1_000).for_each(|i| tx.send((t, i))));
     assert_eq!(all.len(), 4_000);

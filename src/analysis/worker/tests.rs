@@ -336,3 +336,20 @@ fn exchanges_answered_out_of_turn_are_each_judged_to_their_end() {
     assert_eq!((w.live.len(), w.held), (0, 0));
     file.remove(w);
 }
+
+#[test]
+fn a_drain_gives_its_core_away_after_each_slice_only_while_judging_keeps_up() {
+    use super::{Courtesy, KEEPING_UP, SLICE};
+    let start = Instant::now();
+    let mut c = Courtesy::new(start);
+    assert!(!c.due(start + SLICE / 2, 0), "within the slice");
+    assert!(c.due(start + SLICE, KEEPING_UP), "at its end, keeping up");
+    assert!(
+        !c.due(start + SLICE + SLICE / 2, 0),
+        "the next slice began then"
+    );
+    // Behind: the slice ends without a yield, and the next one begins.
+    assert!(!c.due(start + 2 * SLICE, KEEPING_UP + 1), "behind");
+    assert!(!c.due(start + 2 * SLICE + SLICE / 2, 0), "a new slice");
+    assert!(c.due(start + 3 * SLICE, 0), "caught up, at its end");
+}
