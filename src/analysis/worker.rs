@@ -83,14 +83,16 @@ impl Courtesy {
         Courtesy { slice_began: now }
     }
 
-    /// Whether to give the core away at `now`, `behind` messages waiting
-    /// to be judged; a slice that is over is followed by the next.
-    fn due(&mut self, now: Instant, behind: u64) -> bool {
+    /// Whether to give the core away at `now`, `behind()` messages
+    /// waiting to be judged (read only once a slice is over: the count is
+    /// on a line the senders write); a slice that is over is followed by
+    /// the next.
+    fn due(&mut self, now: Instant, behind: impl FnOnce() -> u64) -> bool {
         if now.saturating_duration_since(self.slice_began) < SLICE {
             return false;
         }
         self.slice_began = now;
-        behind <= KEEPING_UP
+        behind() <= KEEPING_UP
     }
 }
 
@@ -168,7 +170,7 @@ impl Worker {
                 }
                 self.handle(msg, &bytes);
                 if i % SLICE_CHECK == SLICE_CHECK - 1
-                    && courtesy.due(Instant::now(), rx.sent().saturating_sub(self.handled))
+                    && courtesy.due(Instant::now(), || rx.sent().saturating_sub(self.handled))
                 {
                     std::thread::yield_now();
                     courtesy = Courtesy::new(Instant::now());
