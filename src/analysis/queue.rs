@@ -10,7 +10,7 @@
 //! Senders read, without the lock, how many items have been sent: the
 //! place a message sent then would take in the order.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -28,6 +28,8 @@ struct Queue<T> {
     /// Items sent so far, counted after they are in `items` (updated
     /// under the lock, read without it).
     sent: AtomicU64,
+    /// `State::in_flight`, stored with it under the lock, read without it.
+    in_flight: AtomicUsize,
 }
 
 struct State<T> {
@@ -45,6 +47,13 @@ impl<T> Queue<T> {
     /// consistent `Vec`, so poisoning is ignored rather than spread.
     fn lock(&self) -> MutexGuard<'_, State<T>> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sets the bytes in flight to `n` (under the lock, `state` being
+    /// what it guards).
+    fn set_in_flight(&self, state: &mut State<T>, n: usize) {
+        state.in_flight = n;
+        self.in_flight.store(n, Ordering::Relaxed);
     }
 }
 
@@ -66,6 +75,7 @@ pub(crate) fn queue<T>(limit: usize) -> (Sender<T>, Receiver<T>) {
         queued: Condvar::new(),
         limit,
         sent: AtomicU64::new(0),
+        in_flight: AtomicUsize::new(0),
     });
     (Sender(q.clone()), Receiver(q))
 }
@@ -101,7 +111,7 @@ impl<T> Sender<T> {
     pub(crate) fn send_with(&self, bytes: usize, fill: impl FnOnce(&mut Batch<'_, T>)) -> bool {
         let mut state = self.0.lock();
         match state.in_flight.checked_add(bytes) {
-            Some(n) if n <= self.0.limit => state.in_flight = n,
+            Some(n) if n <= self.0.limit => self.0.set_in_flight(&mut state, n),
             _ => return false,
         }
         let before = state.items.len();
@@ -119,7 +129,7 @@ impl<T> Sender<T> {
         let mut state = self.0.lock();
         match state.in_flight.checked_add(bytes) {
             Some(n) if n <= self.0.limit => {
-                state.in_flight = n;
+                self.0.set_in_flight(&mut state, n);
                 true
             }
             _ => false,
@@ -130,7 +140,8 @@ impl<T> Sender<T> {
     pub(crate) fn unreserve(&self, bytes: usize) {
         if bytes > 0 {
             let mut state = self.0.lock();
-            state.in_flight = state.in_flight.saturating_sub(bytes);
+            let n = state.in_flight.saturating_sub(bytes);
+            self.0.set_in_flight(&mut state, n);
         }
     }
 
@@ -190,11 +201,19 @@ impl<T> Receiver<T> {
         self.0.sent.load(Ordering::Acquire)
     }
 
+    /// The bytes in flight when last changed, read without the lock (a
+    /// change being made at the same moment may not be seen), and the
+    /// most there may be.
+    pub(crate) fn in_flight(&self) -> (usize, usize) {
+        (self.0.in_flight.load(Ordering::Relaxed), self.0.limit)
+    }
+
     /// Gives back `bytes` of the budget (what was judged).
     pub(crate) fn give_back(&self, bytes: usize) {
         if bytes > 0 {
             let mut state = self.0.lock();
-            state.in_flight = state.in_flight.saturating_sub(bytes);
+            let n = state.in_flight.saturating_sub(bytes);
+            self.0.set_in_flight(&mut state, n);
         }
     }
 

@@ -64,10 +64,12 @@ const BUSY_SPELL: Duration = Duration::from_millis(200);
 /// rather than the whole drain (BENCHMARKS.md: one connection's p99)...
 const SLICE: Duration = Duration::from_micros(25);
 /// ...judging keeps up while no more than this many messages wait, taken
-/// or not. Behind that, drains run whole: on a saturated box a yield
-/// waits its turn behind every runnable thread, and judging would fall
-/// behind until the queue's budget dropped exchanges.
+/// or not, and they hold no more than `1 / KEEPING_UP_SHARE` of the
+/// queue's byte budget. Behind that, drains run whole: on a saturated box
+/// a yield waits its turn behind every runnable thread, and judging would
+/// fall behind until the queue's budget dropped exchanges.
 const KEEPING_UP: u64 = 1024;
+const KEEPING_UP_SHARE: usize = 8;
 /// The slice's clock is read after every this many messages.
 const SLICE_CHECK: usize = 4;
 
@@ -83,17 +85,22 @@ impl Courtesy {
         Courtesy { slice_began: now }
     }
 
-    /// Whether to give the core away at `now`, `behind()` messages
-    /// waiting to be judged (read only once a slice is over: the count is
-    /// on a line the senders write); a slice that is over is followed by
-    /// the next.
-    fn due(&mut self, now: Instant, behind: impl FnOnce() -> u64) -> bool {
+    /// Whether to give the core away at `now`, if `keeping_up()` (asked
+    /// only once a slice is over: what it reads, the senders write); a
+    /// slice that is over is followed by the next.
+    fn due(&mut self, now: Instant, keeping_up: impl FnOnce() -> bool) -> bool {
         if now.saturating_duration_since(self.slice_began) < SLICE {
             return false;
         }
         self.slice_began = now;
-        behind() <= KEEPING_UP
+        keeping_up()
     }
+}
+
+/// Whether judging keeps up, `messages` waiting to be judged and holding
+/// `bytes` of the queue's `budget`.
+fn keeping_up(messages: u64, bytes: usize, budget: usize) -> bool {
+    messages <= KEEPING_UP && bytes <= budget / KEEPING_UP_SHARE
 }
 
 /// State of the analysis thread.
@@ -170,7 +177,10 @@ impl Worker {
                 }
                 self.handle(msg, &bytes);
                 if i % SLICE_CHECK == SLICE_CHECK - 1
-                    && courtesy.due(Instant::now(), || rx.sent().saturating_sub(self.handled))
+                    && courtesy.due(Instant::now(), || {
+                        let (bytes, budget) = rx.in_flight();
+                        keeping_up(rx.sent().saturating_sub(self.handled), bytes, budget)
+                    })
                 {
                     std::thread::yield_now();
                     courtesy = Courtesy::new(Instant::now());

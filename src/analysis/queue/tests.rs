@@ -79,6 +79,17 @@ fn the_count_sent_is_what_was_queued_and_nothing_refused() {
     assert_eq!(got, [1, 2, 3, 4], "item n was the n-th counted");
     assert_eq!(tx.sent(), 4, "taking does not uncount");
     assert_eq!(rx.sent(), 4, "the receiver reads the same count");
+    assert_eq!(rx.in_flight(), (10, 10), "bytes sent, not given back");
+    rx.give_back(4);
+    assert!(tx.reserve(3));
+    assert_eq!(rx.in_flight(), (9, 10));
+    tx.unreserve(3);
+    assert!(!tx.reserve(5), "over the budget");
+    assert_eq!(
+        rx.in_flight(),
+        (6, 10),
+        "a refused reservation takes nothing"
+    );
     // From every thread, each item counted once.
     let all = sent_by_four_threads(|tx, t| (0..1_000).for_each(|i| tx.send((t, i))));
     assert_eq!(all.len(), 4_000);

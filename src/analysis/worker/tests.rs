@@ -339,21 +339,35 @@ fn exchanges_answered_out_of_turn_are_each_judged_to_their_end() {
 
 #[test]
 fn a_drain_gives_its_core_away_after_each_slice_only_while_judging_keeps_up() {
-    use super::{Courtesy, KEEPING_UP, SLICE};
+    use super::{Courtesy, SLICE};
     let start = Instant::now();
     let mut c = Courtesy::new(start);
-    let unread = || -> u64 { panic!("the count is read only once a slice is over") };
-    assert!(!c.due(start + SLICE / 2, unread), "within the slice");
+    let unasked = || -> bool { panic!("asked only once a slice is over") };
+    assert!(!c.due(start + SLICE / 2, unasked), "within the slice");
+    assert!(c.due(start + SLICE, || true), "at its end, keeping up");
     assert!(
-        c.due(start + SLICE, || KEEPING_UP),
-        "at its end, keeping up"
-    );
-    assert!(
-        !c.due(start + SLICE + SLICE / 2, unread),
+        !c.due(start + SLICE + SLICE / 2, unasked),
         "the next slice began then"
     );
     // Behind: the slice ends without a yield, and the next one begins.
-    assert!(!c.due(start + 2 * SLICE, || KEEPING_UP + 1), "behind");
-    assert!(!c.due(start + 2 * SLICE + SLICE / 2, unread), "a new slice");
-    assert!(c.due(start + 3 * SLICE, || 0), "caught up, at its end");
+    assert!(!c.due(start + 2 * SLICE, || false), "behind");
+    assert!(
+        !c.due(start + 2 * SLICE + SLICE / 2, unasked),
+        "a new slice"
+    );
+    assert!(c.due(start + 3 * SLICE, || true), "caught up, at its end");
+}
+
+#[test]
+fn judging_keeps_up_while_few_messages_wait_on_an_eighth_of_the_budget() {
+    use super::{keeping_up, KEEPING_UP};
+    let budget = 64 << 20;
+    assert!(keeping_up(0, 0, budget));
+    assert!(keeping_up(KEEPING_UP, budget / 8, budget), "at both bounds");
+    assert!(!keeping_up(KEEPING_UP + 1, 0, budget), "too many messages");
+    assert!(
+        !keeping_up(1, budget / 8 + 1, budget),
+        "few messages, but big ones: a small budget must not be reached by a yield's wait"
+    );
+    assert!(!keeping_up(0, 1, 4), "a budget under 8 bytes: never");
 }
