@@ -178,8 +178,8 @@ impl Worker {
                 self.handle(msg, &bytes);
                 if i % SLICE_CHECK == SLICE_CHECK - 1
                     && courtesy.due(Instant::now(), || {
-                        let (bytes, budget) = rx.in_flight();
-                        keeping_up(rx.sent().saturating_sub(self.handled), bytes, budget)
+                        let (in_flight, budget) = rx.in_flight();
+                        keeping_up(rx.sent().saturating_sub(self.handled), in_flight, budget)
                     })
                 {
                     std::thread::yield_now();
