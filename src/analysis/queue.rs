@@ -6,9 +6,10 @@
 //! is swapped with the items: the bytes cross threads in buffers that are
 //! reused, never in allocations one thread makes and the other frees. The
 //! same lock keeps the byte budget: bytes sent and not yet given back by
-//! the receiver are bounded, with no second shared counter to update.
-//! Senders read, without the lock, how many items have been sent: the
-//! place a message sent then would take in the order.
+//! the receiver are bounded, their count changed only under it. Both
+//! counts, items sent and bytes in flight, are read without the lock:
+//! by senders, the place a message sent then would take in the order; by
+//! the receiver, whether judging keeps up.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -28,7 +29,8 @@ struct Queue<T> {
     /// Items sent so far, counted after they are in `items` (updated
     /// under the lock, read without it).
     sent: AtomicU64,
-    /// `State::in_flight`, stored with it under the lock, read without it.
+    /// Bytes sent (or reserved) and not yet given back: changed only
+    /// under the lock, read without it.
     in_flight: AtomicUsize,
 }
 
@@ -36,8 +38,6 @@ struct State<T> {
     items: Vec<T>,
     /// The bytes the items refer to (`Batch::bytes`).
     bytes: Vec<u8>,
-    /// Bytes sent and not yet given back.
-    in_flight: usize,
     /// The receiver is waiting on `queued`: the next send must wake it.
     parked: bool,
 }
@@ -49,11 +49,31 @@ impl<T> Queue<T> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Sets the bytes in flight to `n` (under the lock, `state` being
-    /// what it guards).
-    fn set_in_flight(&self, state: &mut State<T>, n: usize) {
-        state.in_flight = n;
-        self.in_flight.store(n, Ordering::Relaxed);
+    /// Takes `bytes` of the budget if they fit: true if so. `_locked`
+    /// shows the lock is held, which orders every change of `in_flight`
+    /// (so a load and a store suffice).
+    fn admit(&self, _locked: &State<T>, bytes: usize) -> bool {
+        match self.in_flight.load(Ordering::Relaxed).checked_add(bytes) {
+            Some(n) if n <= self.limit => {
+                self.in_flight.store(n, Ordering::Relaxed);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Gives back `bytes` of the budget.
+    fn free(&self, bytes: usize) {
+        if bytes > 0 {
+            let _locked = self.lock();
+            let n = self.in_flight.load(Ordering::Relaxed).saturating_sub(bytes);
+            self.in_flight.store(n, Ordering::Relaxed);
+        }
+    }
+
+    /// How many items have been sent, in all.
+    fn sent(&self) -> u64 {
+        self.sent.load(Ordering::Acquire)
     }
 }
 
@@ -69,7 +89,6 @@ pub(crate) fn queue<T>(limit: usize) -> (Sender<T>, Receiver<T>) {
         state: Mutex::new(State {
             items: Vec::new(),
             bytes: Vec::new(),
-            in_flight: 0,
             parked: false,
         }),
         queued: Condvar::new(),
@@ -100,7 +119,7 @@ impl<T> Sender<T> {
     /// the queue before this call (one being sent at the same moment may
     /// not be counted yet).
     pub(crate) fn sent(&self) -> u64 {
-        self.0.sent.load(Ordering::Acquire)
+        self.0.sent()
     }
 
     /// If `bytes` more fit in the budget, lets `fill` append items, in
@@ -110,9 +129,8 @@ impl<T> Sender<T> {
     /// under the queue's lock, so it must only move items and copy bytes in.
     pub(crate) fn send_with(&self, bytes: usize, fill: impl FnOnce(&mut Batch<'_, T>)) -> bool {
         let mut state = self.0.lock();
-        match state.in_flight.checked_add(bytes) {
-            Some(n) if n <= self.0.limit => self.0.set_in_flight(&mut state, n),
-            _ => return false,
+        if !self.0.admit(&state, bytes) {
+            return false;
         }
         let before = state.items.len();
         let State { items, bytes, .. } = &mut *state;
@@ -126,23 +144,13 @@ impl<T> Sender<T> {
     /// request body gathered for classification): true if they fit.
     /// Whatever analysis holds, queued or gathered, shares one bound.
     pub(crate) fn reserve(&self, bytes: usize) -> bool {
-        let mut state = self.0.lock();
-        match state.in_flight.checked_add(bytes) {
-            Some(n) if n <= self.0.limit => {
-                self.0.set_in_flight(&mut state, n);
-                true
-            }
-            _ => false,
-        }
+        let state = self.0.lock();
+        self.0.admit(&state, bytes)
     }
 
     /// Gives back `bytes` taken by `reserve`.
     pub(crate) fn unreserve(&self, bytes: usize) {
-        if bytes > 0 {
-            let mut state = self.0.lock();
-            let n = state.in_flight.saturating_sub(bytes);
-            self.0.set_in_flight(&mut state, n);
-        }
+        self.0.free(bytes);
     }
 
     /// Counts the `added` items and releases the lock, waking the receiver
@@ -198,7 +206,7 @@ impl<T> Receiver<T> {
     /// How many items have been sent, in all (as `Sender::sent`): with
     /// the count taken so far, how far the receiver is behind.
     pub(crate) fn sent(&self) -> u64 {
-        self.0.sent.load(Ordering::Acquire)
+        self.0.sent()
     }
 
     /// The bytes in flight when last changed, read without the lock (a
@@ -210,11 +218,7 @@ impl<T> Receiver<T> {
 
     /// Gives back `bytes` of the budget (what was judged).
     pub(crate) fn give_back(&self, bytes: usize) {
-        if bytes > 0 {
-            let mut state = self.0.lock();
-            let n = state.in_flight.saturating_sub(bytes);
-            self.0.set_in_flight(&mut state, n);
-        }
+        self.0.free(bytes);
     }
 
     /// Parks until something is queued or `timeout` passes.
