@@ -56,8 +56,12 @@ peers_log=$(mktemp)
 # Each background job in a session of its own, so that an early exit can
 # stop it with all its children (the trap below). `-w`: where the job is a
 # process group leader (a shell with job control), setsid forks, and
-# without it would exit at once with 0, whatever the job does.
+# without it would exit at once with 0, whatever the job does. The job's
+# shell writes its session's id (its pid) to a file, which the trap reads:
+# where setsid forked, `$!` is the waiting parent, not the session.
+sessions=$(mktemp)
 setsid -w bash -c '
+    echo $$ >>"$0"
     set -e
     echo "== python venvs with the official a2a-sdk 1.3.0 and 0.3.26, and fasta2a 2.1.1 (for the real-peer tests)"
     ./scripts/setup-python.sh
@@ -67,7 +71,7 @@ setsid -w bash -c '
     ./scripts/setup-redis.sh
     echo "== chromium (for the HTML report'"'"'s browser test)"
     ./scripts/setup-chromium.sh
-' >"$peers_log" 2>&1 &
+' "$sessions" >"$peers_log" 2>&1 &
 peers_pid=$!
 # The fuzz targets' build (a release build of the whole tree, instrumented:
 # about 6 minutes of 2 cores) runs in the background too, at the lowest
@@ -79,11 +83,19 @@ fuzz_log=$(mktemp)
 # (sched_autogroup): the group's nice is set too, or nice alone would only
 # rank the build against itself, not against the tests.
 setsid -w bash -c '
+    echo $$ >>"$0"
     echo 19 >/proc/self/autogroup 2>/dev/null || true
     exec nice -n 19 ./scripts/fuzz.sh --build
-' >"$fuzz_log" 2>&1 &
+' "$sessions" >"$fuzz_log" 2>&1 &
 fuzz_pid=$!
-trap 'kill -- -"$peers_pid" -"$fuzz_pid" 2>/dev/null || true; rm -f "$peers_log" "$fuzz_log"' EXIT
+stop_jobs() {
+    local sid
+    for sid in $(cat "$sessions" 2>/dev/null) "$peers_pid" "$fuzz_pid"; do
+        kill -- -"$sid" 2>/dev/null || true
+    done
+    rm -f "$peers_log" "$fuzz_log" "$sessions"
+}
+trap stop_jobs EXIT
 
 step "cargo clippy"
 # example-agent: the quick start's agent (a binary behind that feature) too.
