@@ -148,11 +148,7 @@ proptest! {
         mut cuts in proptest::collection::vec(0usize..6000, 0..12),
     ) {
         cuts.sort_unstable();
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
+        let rt = case_runtime();
         let got = rt.block_on(async {
             let up = chunking_upstream(body.clone(), cuts).await;
             let tap = proxy(config(up)).await;

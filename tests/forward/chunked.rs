@@ -12,7 +12,7 @@ use crate::support::*;
 /// `body` in chunked transfer coding, cut into chunks of the `sizes` in
 /// turn (a zero size is skipped: it would end the body), then the last
 /// chunk and, if given, a trailer section.
-fn chunked(body: &[u8], sizes: &[usize], trailer: Option<&str>) -> Vec<u8> {
+pub(crate) fn chunked(body: &[u8], sizes: &[usize], trailer: Option<&str>) -> Vec<u8> {
     let mut out = Vec::new();
     let mut at = 0;
     let mut sizes = sizes.iter().copied().filter(|s| *s > 0).cycle();
@@ -163,11 +163,7 @@ proptest! {
         mut cuts in proptest::collection::vec(0usize..7000, 0..12),
     ) {
         cuts.sort_unstable();
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
+        let rt = case_runtime();
         let got = rt.block_on(async {
             let up = raw_upstream(chunked(&body, &sizes, None), cuts).await;
             let tap = proxy(config(up)).await;

@@ -1,7 +1,8 @@
 //! Request bodies on the HTTP/1.1 upstream leg (`proxy/pool/h1`): a
-//! caller's chunked upload reaches the upstream whole and chunked, and an
+//! caller's chunked upload reaches the upstream whole and chunked, an
 //! upstream that answers before reading a large upload has that answer
-//! reach the caller.
+//! reach the caller, and a request body ends where the caller framed it,
+//! however it is cut on the wire (property test).
 
 use std::time::Duration;
 
@@ -99,4 +100,77 @@ async fn an_upstream_answering_before_reading_a_large_upload_is_passed_on() {
     assert!(text.starts_with("HTTP/1.1 413"), "{text}");
     assert!(text.ends_with("too large"), "{text}");
     upload.abort();
+}
+
+/// `body` as a request body on the wire, chunked (chunks of the `sizes`
+/// in turn) or told by `content-length`, with its framing header line.
+fn framed(body: &[u8], sizes: &[usize], chunked: bool) -> (String, Vec<u8>) {
+    if chunked {
+        let wire = crate::chunked::chunked(body, sizes, None);
+        ("transfer-encoding: chunked\r\n".to_owned(), wire)
+    } else {
+        (format!("content-length: {}\r\n", body.len()), body.to_vec())
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
+
+    /// Where a caller's request ends is where the upstream sees it end,
+    /// however the body is framed and the wire cut: the upstream gets the
+    /// first request's body whole, then the request after it as a request
+    /// of its own (one that bled into the body, or a body that bled into
+    /// the next request, would be a smuggled request).
+    #[test]
+    fn a_request_body_ends_where_the_caller_framed_it_whatever_the_cuts(
+        body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..3000),
+        sizes in proptest::collection::vec(1usize..500, 1..6),
+        chunked in proptest::prelude::any::<bool>(),
+        mut cuts in proptest::collection::vec(0usize..3200, 0..10),
+    ) {
+        cuts.sort_unstable();
+        let rt = case_runtime();
+        let seen = rt.block_on(async {
+            let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let up = upstream({
+                let seen = seen.clone();
+                move |req| {
+                    let seen = seen.clone();
+                    async move {
+                        let path = req.uri().path().to_owned();
+                        let body = req.into_body().collect().await.map(|b| b.to_bytes());
+                        let body = body.map(|b| b.to_vec()).unwrap_or_default();
+                        seen.lock().expect("seen").push((path, body));
+                        Response::new(full("ok"))
+                    }
+                }
+            })
+            .await;
+            let tap = proxy(config(up)).await;
+            let (framing, framed_body) = framed(&body, &sizes, chunked);
+            let mut wire = format!("POST /first HTTP/1.1\r\nhost: x\r\n{framing}\r\n").into_bytes();
+            wire.extend_from_slice(&framed_body);
+            wire.extend_from_slice(b"GET /second HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
+            let mut s = TcpStream::connect(tap.listen_addr()).await.expect("connect");
+            let mut from = 0;
+            for cut in cuts.into_iter().map(|c| c.min(wire.len())) {
+                if cut > from {
+                    s.write_all(&wire[from..cut]).await.expect("write");
+                    s.flush().await.expect("flush");
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                    from = cut;
+                }
+            }
+            s.write_all(&wire[from..]).await.expect("write");
+            let answers = crate::hostile::until_closed(&mut s).await;
+            let text = String::from_utf8_lossy(&answers);
+            assert_eq!(text.matches("HTTP/1.1 200").count(), 2, "two answers: {text}");
+            let seen = seen.lock().expect("seen").clone();
+            seen
+        });
+        proptest::prop_assert_eq!(
+            seen,
+            vec![("/first".to_owned(), body), ("/second".to_owned(), Vec::new())]
+        );
+    }
 }

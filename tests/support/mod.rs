@@ -167,6 +167,16 @@ pub fn config(upstream: SocketAddr) -> Config {
     }
 }
 
+/// A runtime for one property test case (two workers, as many as the
+/// proxy's serving threads on a 2-core box).
+pub fn case_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
 /// Starts the app in-process.
 pub async fn proxy(config: Config) -> App {
     within("proxy start", App::start(&config))
