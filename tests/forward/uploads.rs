@@ -152,16 +152,8 @@ proptest::proptest! {
             wire.extend_from_slice(&framed_body);
             wire.extend_from_slice(b"GET /second HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
             let mut s = TcpStream::connect(tap.listen_addr()).await.expect("connect");
-            let mut from = 0;
-            for cut in cuts.into_iter().map(|c| c.min(wire.len())) {
-                if cut > from {
-                    s.write_all(&wire[from..cut]).await.expect("write");
-                    s.flush().await.expect("flush");
-                    tokio::time::sleep(Duration::from_millis(1)).await;
-                    from = cut;
-                }
-            }
-            s.write_all(&wire[from..]).await.expect("write");
+            s.set_nodelay(true).expect("nodelay");
+            write_cut(&mut s, &wire, &cuts).await.expect("write");
             let answers = crate::hostile::until_closed(&mut s).await;
             let text = String::from_utf8_lossy(&answers);
             assert_eq!(text.matches("HTTP/1.1 200").count(), 2, "two answers: {text}");

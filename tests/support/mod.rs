@@ -88,7 +88,6 @@ pub async fn read_head(stream: &mut tokio::net::TcpStream) -> Option<Vec<u8>> {
 /// is read) with `answer`, head included, written in the pieces `cuts`
 /// marks (offsets into `answer`) with a 200 µs pause after each.
 pub async fn raw_upstream(answer: Vec<u8>, cuts: Vec<usize>) -> SocketAddr {
-    use tokio::io::AsyncWriteExt;
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(async move {
@@ -99,19 +98,29 @@ pub async fn raw_upstream(answer: Vec<u8>, cuts: Vec<usize>) -> SocketAddr {
                 if read_head(&mut stream).await.is_none() {
                     return;
                 }
-                let mut at = 0;
-                for cut in cuts.into_iter().chain([answer.len()]) {
-                    let cut = cut.clamp(at, answer.len());
-                    if stream.write_all(&answer[at..cut]).await.is_err() {
-                        return;
-                    }
-                    at = cut;
-                    tokio::time::sleep(Duration::from_micros(200)).await;
-                }
+                let _ = write_cut(&mut stream, &answer, &cuts).await;
             });
         }
     });
     addr
+}
+
+/// Writes `bytes` in the pieces `cuts` marks (ascending offsets into
+/// `bytes`; out of range ones clamped), with a 200 µs pause after each.
+pub async fn write_cut(
+    stream: &mut tokio::net::TcpStream,
+    bytes: &[u8],
+    cuts: &[usize],
+) -> std::io::Result<()> {
+    use tokio::io::AsyncWriteExt;
+    let mut at = 0;
+    for &cut in cuts.iter().chain([&bytes.len()]) {
+        let cut = cut.clamp(at, bytes.len());
+        stream.write_all(&bytes[at..cut]).await?;
+        at = cut;
+        tokio::time::sleep(Duration::from_micros(200)).await;
+    }
+    Ok(())
 }
 
 /// A scripted HTTP upstream (HTTP/1.1 and h2c) on 127.0.0.1:0.
