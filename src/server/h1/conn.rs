@@ -6,7 +6,7 @@
 
 use std::future::{poll_fn, Future};
 use std::io::{self, IoSlice};
-use std::pin::pin;
+use std::pin::{pin, Pin};
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
@@ -16,6 +16,7 @@ use http::{Request, Response, StatusCode};
 use http_body::{Body, Frame};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, watch, Notify};
+use tokio::time::{Instant, Sleep};
 
 use super::encode::{encode, length_of, Caller, Framing};
 use super::head::{self, parse, Refused};
@@ -67,8 +68,11 @@ where
     Fut: Future<Output = Response<ProxyBody>>,
 {
     let mut out: Vec<u8> = Vec::with_capacity(1024);
+    // The connection's one timer for its heads, set again only when it
+    // fires before the head being read is due (see `read_head`).
+    let mut alarm = pin!(tokio::time::sleep(limits.header_read_timeout));
     loop {
-        let head = match read_head(&mut io, &mut buf, limits, &mut drain).await {
+        let head = match read_head(&mut io, &mut buf, limits, &mut drain, alarm.as_mut()).await {
             Ok(Some(head)) => head,
             Ok(None) => return Ended::Closed,
             Err(Waited::Timeout) => return Ended::HeaderTimeout,
@@ -156,15 +160,20 @@ enum Waited {
 }
 
 /// The next request head; `None` when the caller closed (or the drain
-/// began) before any byte of one.
+/// began) before any byte of one. It is due `header_read_timeout` after
+/// this first wait for it. `alarm` is the connection's timer, set for an
+/// earlier head's due time or this one's: when it fires before this head
+/// is due, it is set again for it. So a request adds and removes no timer
+/// of its own in the runtime's timer wheel, and a kept-alive connection
+/// sets its timer about once a timeout.
 async fn read_head<T: AsyncRead + Unpin>(
     io: &mut T,
     buf: &mut BytesMut,
     limits: &Limits,
     drain: &mut watch::Receiver<bool>,
+    mut alarm: Pin<&mut Sleep>,
 ) -> Result<Option<head::Head>, Waited> {
-    let deadline = tokio::time::sleep(limits.header_read_timeout);
-    let mut deadline = pin!(deadline);
+    let due = Instant::now() + limits.header_read_timeout;
     let mut parsed = 0;
     loop {
         if !buf.is_empty() && crate::proxy::pool::h1::head::may_end(buf, parsed) {
@@ -185,7 +194,13 @@ async fn read_head<T: AsyncRead + Unpin>(
         buf.reserve(room);
         let read = tokio::select! {
             read = io.read_buf(buf) => read,
-            () = &mut deadline => return Err(Waited::Timeout),
+            () = alarm.as_mut() => {
+                if Instant::now() >= due {
+                    return Err(Waited::Timeout);
+                }
+                alarm.as_mut().reset(due);
+                continue;
+            }
             _ = drain.changed(), if buf.is_empty() => return Ok(None),
         };
         match read {

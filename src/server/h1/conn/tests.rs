@@ -221,6 +221,56 @@ async fn a_silent_caller_is_closed_at_the_header_deadline() {
     assert!(matches!(ended, Ended::HeaderTimeout));
 }
 
+/// A head is due the header timeout after its own first wait. The
+/// connection's one timer, set for an earlier head, fires while a slow
+/// exchange runs or while a later head is still in time: it is set again
+/// for the head being read, which closes the caller at that head's own
+/// deadline and not before.
+#[tokio::test(start_paused = true)]
+async fn each_head_is_due_from_its_own_wait_after_slow_exchanges() {
+    let (mut client, server) = tokio::io::duplex(1 << 16);
+    let (_drain_tx, drain) = watch::channel(false);
+    let began = tokio::time::Instant::now();
+    let served = tokio::spawn(async move {
+        let limits = Limits {
+            max_buf: 64 * 1024,
+            header_read_timeout: Duration::from_millis(100),
+        };
+        let slow = |req| async move {
+            tokio::time::sleep(Duration::from_millis(80)).await;
+            echo(req).await
+        };
+        serve(server, BytesMut::new(), &limits, drain, slow).await
+    });
+    let at = |ms| began + Duration::from_millis(ms);
+    client
+        .write_all(b"GET /a HTTP/1.1\r\n\r\n")
+        .await
+        .expect("write");
+    let mut got = Vec::new();
+    read_until(&mut client, &mut got, "GET /a").await;
+    // Answered at 80 ms: the next head is due at 180, past the first's 100.
+    client
+        .write_all(b"GET /b HTTP/1.1\r\n")
+        .await
+        .expect("write");
+    tokio::time::sleep_until(at(150)).await;
+    client.write_all(b"\r\n").await.expect("write");
+    read_until(&mut client, &mut got, "GET /b").await;
+    // Answered at 230 ms: a head that never ends is closed at 330.
+    client
+        .write_all(b"GET /c HTTP/1.1\r\n")
+        .await
+        .expect("write");
+    let ended = served.await.expect("task");
+    assert!(matches!(ended, Ended::HeaderTimeout), "{ended:?}");
+    let closed = began.elapsed();
+    assert!(
+        closed >= Duration::from_millis(330) && closed < Duration::from_millis(340),
+        "closed after {closed:?}"
+    );
+}
+
 /// An exchange that answers with the body's data and its trailers.
 async fn echo_trailers(req: Request<Inbound>) -> Response<ProxyBody> {
     let collected = req.into_body().collect().await.expect("body");
