@@ -16,7 +16,7 @@ use super::activity::Activity;
 use super::body_limit::LimitBody;
 use super::error::ProxyError;
 use super::exchange::{InFlight, RequestTap, ResponseTap};
-use super::headers::{add_forwarded, strip_hop_by_hop, strip_request_hop_by_hop};
+use super::headers::{add_forwarded, strip_request_hop_by_hop, strip_response_hop_by_hop};
 use super::idle::IdleTimeout;
 use super::pool::{LeasedBody, SendFailure};
 pub use super::refusal::{error_response, grpc_error_response};
@@ -255,13 +255,7 @@ impl Forwarder {
         };
 
         let (mut head, body) = response.into_parts();
-        // RFC 9112 §6.3: with Transfer-Encoding, Content-Length is ignored and
-        // must go: the body's length is what the chunks say, and forwarding
-        // the stale length would cut the answer.
-        if head.headers.contains_key(header::TRANSFER_ENCODING) {
-            head.headers.remove(header::CONTENT_LENGTH);
-        }
-        strip_hop_by_hop(&mut head.headers);
+        strip_response_hop_by_hop(&mut head.headers);
         // The version is per hop: answer in the caller's.
         head.version = caller_version;
         if let Some(o) = &exchange.observer {

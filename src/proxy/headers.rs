@@ -20,7 +20,16 @@ const HOP_BY_HOP: [HeaderName; 6] = [
 /// Removes hop-by-hop headers: those named by `Connection`, the fixed set,
 /// and every `Proxy-*` header. The headers left keep their order.
 pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
-    strip(headers, false);
+    strip(headers, Strip::HopByHop);
+}
+
+/// Removes an answer's hop-by-hop headers and, when it came with a
+/// `Transfer-Encoding`, its `Content-Length` too (RFC 9112 §6.3: the
+/// chunks tell the body's length, and a stale length forwarded would cut
+/// the answer). An HTTP/1.1 upstream's answers come without them already
+/// ([`AnswerHops`]); this finds nothing to do there.
+pub fn strip_response_hop_by_hop(headers: &mut HeaderMap) {
+    strip(headers, Strip::Answer);
 }
 
 /// Removes a request's hop-by-hop headers, but passes `TE: trailers` on:
@@ -29,7 +38,7 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
 /// §10.1.4 lets a proxy that supports trailers say so). Every other `TE`
 /// value stays behind.
 pub fn strip_request_hop_by_hop(headers: &mut HeaderMap) {
-    strip(headers, true);
+    strip(headers, Strip::Request);
 }
 
 /// Headers that `Connection` cannot make hop-by-hop: the message's framing
@@ -38,7 +47,26 @@ fn protected(name: &HeaderName) -> bool {
     name == header::HOST || name == header::CONTENT_LENGTH
 }
 
-fn strip(headers: &mut HeaderMap, keep_te_trailers: bool) {
+/// What a strip keeps or removes besides the hop-by-hop headers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Strip {
+    /// Nothing else.
+    HopByHop,
+    /// `TE: trailers` is passed on.
+    Request,
+    /// `Content-Length` goes if a `Transfer-Encoding` was there.
+    Answer,
+}
+
+fn strip(headers: &mut HeaderMap, how: Strip) {
+    // `Connection` is in the fixed set: without a header of that set or a
+    // `Proxy-*` one, none is named either, and there is nothing to do.
+    if !headers
+        .keys()
+        .any(|name| HOP_BY_HOP.contains(name) || is_proxy_header(name))
+    {
+        return;
+    }
     let named: Vec<HeaderName> = headers
         .get_all(header::CONNECTION)
         .iter()
@@ -50,9 +78,7 @@ fn strip(headers: &mut HeaderMap, keep_te_trailers: bool) {
     let hop = |name: &HeaderName| {
         HOP_BY_HOP.contains(name) || is_proxy_header(name) || named.contains(name)
     };
-    if !headers.keys().any(hop) {
-        return;
-    }
+    let coded = how == Strip::Answer && headers.contains_key(header::TRANSFER_ENCODING);
     // Rebuilt rather than removed from: `HeaderMap::remove` moves the last
     // header into the hole, and the upstream's order is kept as it came.
     let old = std::mem::replace(headers, HeaderMap::with_capacity(headers.len()));
@@ -63,13 +89,16 @@ fn strip(headers: &mut HeaderMap, keep_te_trailers: bool) {
             name = Some(next);
         }
         let Some(name) = &name else { continue };
-        if keep_te_trailers && name == header::TE {
+        if how == Strip::Request && name == header::TE {
             if !te_sent && lists_trailers(&value) {
                 te_sent = true;
                 headers.append(header::TE, HeaderValue::from_static("trailers"));
             }
-        } else if !hop(name) {
-            headers.append(name.clone(), value);
+        } else {
+            let stale_length = coded && name == header::CONTENT_LENGTH;
+            if !hop(name) && !stale_length {
+                headers.append(name.clone(), value);
+            }
         }
     }
 }
@@ -84,6 +113,61 @@ fn lists_trailers(value: &HeaderValue) -> bool {
 
 fn is_proxy_header(name: &HeaderName) -> bool {
     name.as_str().starts_with("proxy-")
+}
+
+/// Which headers of an answer, read from the wire (names in any case),
+/// [`strip_response_hop_by_hop`] would remove: the HTTP/1.1 client leg
+/// leaves them out of the head it builds rather than building them to
+/// have them removed (an SSE answer's `Transfer-Encoding` made the strip
+/// rebuild every such head).
+pub(crate) struct AnswerHops<'a> {
+    /// The names the `Connection` headers list, trimmed (the protected
+    /// ones left out).
+    named: Vec<&'a [u8]>,
+    /// A `Transfer-Encoding` is there: `Content-Length` goes too.
+    coded: bool,
+}
+
+impl<'a> AnswerHops<'a> {
+    /// Reads a head's `Connection` and `Transfer-Encoding` headers.
+    pub(crate) fn of(headers: impl Iterator<Item = (&'a [u8], &'a [u8])>) -> Self {
+        let mut hops = AnswerHops {
+            named: Vec::new(),
+            coded: false,
+        };
+        for (name, value) in headers {
+            if name.eq_ignore_ascii_case(b"transfer-encoding") {
+                hops.coded = true;
+            } else if name.eq_ignore_ascii_case(b"connection") && visible(value) {
+                // As `strip` reads it: a value `HeaderValue::to_str` refuses
+                // names nothing; a token that is no header name matches none.
+                let tokens = value.split(|b| *b == b',').map(<[u8]>::trim_ascii);
+                hops.named.extend(tokens.filter(|t| {
+                    !t.eq_ignore_ascii_case(b"host") && !t.eq_ignore_ascii_case(b"content-length")
+                }));
+            }
+        }
+        hops
+    }
+
+    /// Whether the header called `name` is left out of the answer.
+    pub(crate) fn drops(&self, name: &[u8]) -> bool {
+        HOP_BY_HOP
+            .iter()
+            .any(|hop| name.eq_ignore_ascii_case(hop.as_str().as_bytes()))
+            || name
+                .get(..6)
+                .is_some_and(|p| p.eq_ignore_ascii_case(b"proxy-"))
+            || (self.coded && name.eq_ignore_ascii_case(b"content-length"))
+            || self.named.iter().any(|n| name.eq_ignore_ascii_case(n))
+    }
+}
+
+/// What `HeaderValue::to_str` takes: visible ASCII, space and tab.
+fn visible(value: &[u8]) -> bool {
+    value
+        .iter()
+        .all(|&b| (b' '..0x7f).contains(&b) || b == b'\t')
 }
 
 /// Appends `Via`, `X-Forwarded-For` and sets `X-Forwarded-Proto` (callers

@@ -29,6 +29,24 @@ fn removes_the_hop_by_hop_set_and_named_headers() {
 }
 
 #[test]
+fn an_answer_coded_loses_its_length_and_keeps_the_upstreams_order() {
+    let mut h = map(&[
+        ("content-length", "3"),
+        ("x-a", "1"),
+        ("transfer-encoding", "chunked"),
+        ("x-b", "2"),
+    ]);
+    strip_response_hop_by_hop(&mut h);
+    let left: Vec<&str> = h.keys().map(|k| k.as_str()).collect();
+    assert_eq!(left, vec!["x-a", "x-b"]);
+    // Without a `Transfer-Encoding` the length is the body's framing.
+    let mut h = map(&[("content-length", "3"), ("connection", "close")]);
+    strip_response_hop_by_hop(&mut h);
+    let left: Vec<&str> = h.keys().map(|k| k.as_str()).collect();
+    assert_eq!(left, vec!["content-length"]);
+}
+
+#[test]
 fn a_request_keeps_te_trailers_and_nothing_else_of_te() {
     for (te, kept) in [
         ("trailers", true),

@@ -8,6 +8,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode, Version};
 use std::mem::MaybeUninit;
 
 use super::Error;
+use crate::proxy::headers::AnswerHops;
 
 /// Most headers of a response head (hyper's default).
 const MAX_HEADERS: usize = 100;
@@ -55,10 +56,19 @@ pub fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, Err
         if matches!(status.as_u16(), 100 | 102..=199) {
             continue;
         }
+        let spans = &spans[..read.count];
+        let part = |at: u32, end: u32| &head[at as usize..end as usize];
+        // Read for the framing, then left out: the forwarding hop would
+        // remove them (`strip_response_hop_by_hop`).
+        let hops = AnswerHops::of(
+            spans
+                .iter()
+                .map(|&[n, n_end, v, v_end]| (part(n, n_end), part(v, v_end))),
+        );
         let mut headers = HeaderMap::with_capacity(read.count);
         let mut keep_alive = read.version == Version::HTTP_11;
         let mut framing_headers = FramingHeaders::default();
-        for [name_at, name_end, value_at, value_end] in spans[..read.count].iter().copied() {
+        for [name_at, name_end, value_at, value_end] in spans.iter().copied() {
             let name = HeaderName::from_bytes(&head[name_at as usize..name_end as usize])
                 .map_err(|_| Error::Parse("invalid HTTP header name"))?;
             let value =
@@ -73,7 +83,9 @@ pub fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, Err
                 // opt-in, and rarely meant): only HTTP/1.1's `close` counts.
                 keep_alive = false;
             }
-            headers.append(name, value);
+            if !hops.drops(name.as_str().as_bytes()) {
+                headers.append(name, value);
+            }
         }
         let (framing, upgrade) = framing(status, read.version, &framing_headers, head_request)?;
         let mut response = Response::new(());

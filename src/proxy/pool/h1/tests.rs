@@ -16,6 +16,7 @@ use proptest::prelude::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
 use super::Conn;
+use crate::proxy::headers::strip_response_hop_by_hop;
 use crate::proxy::{ProxyBody, UpstreamBody};
 use crate::testing::Pieces;
 
@@ -83,6 +84,10 @@ async fn ours(wire: Vec<u8>, cuts: Vec<usize>, method: Method) -> Outcome {
     let Ok(head) = poll_fn(|cx| conn.poll_send(cx)).await else {
         return Outcome::NoHead;
     };
+    // The forwarding hop's strip finds nothing left to remove.
+    let mut stripped = head.headers().clone();
+    strip_response_hop_by_hop(&mut stripped);
+    assert_eq!(&stripped, head.headers(), "hop-by-hop headers left in");
     let mut body = Vec::new();
     let mut trailers = None;
     let whole = loop {
@@ -117,7 +122,9 @@ async fn hypers(wire: Vec<u8>, cuts: Vec<usize>, method: Method) -> Outcome {
     let Ok(resp) = sender.send_request(req).await else {
         return Outcome::NoHead;
     };
-    let (head, mut incoming) = resp.into_parts();
+    let (mut head, mut incoming) = resp.into_parts();
+    // Ours leaves out what the forwarding hop removes from hyper's.
+    strip_response_hop_by_hop(&mut head.headers);
     let mut body = Vec::new();
     let mut trailers = None;
     let whole = loop {
@@ -221,6 +228,15 @@ const CASES: &[&str] = &[
     "HTTP/1.0 200 OK\r\n\r\nto the end",
     "HTTP/1.1 200 OK\r\n\r\nto the end",
     "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok",
+    // Hop-by-hop headers, left out as the forwarding hop removes them: the
+    // fixed set, `Proxy-*`, what `Connection` names (in any case, with
+    // blanks, beside names it may not remove), and a `Content-Length`
+    // beside a `Transfer-Encoding`, wherever they stand.
+    "HTTP/1.1 200 OK\r\nx-a: 1\r\nConnection: X-A , keep-alive,, host,Content-Length\r\nKeep-Alive: timeout=5\r\nproxy-x: 2\r\nPROXY-Y: 3\r\nproxy: 4\r\nupgrade: h2c\r\ntrailer: x-t\r\nte: trailers\r\nx-b: 5\r\nhost: h\r\ncontent-length: 2\r\n\r\nok",
+    "HTTP/1.1 200 OK\r\ncontent-length: 5\r\nx-a: 1\r\ntransfer-encoding: chunked\r\nx-b: 2\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nconnection: x-c\r\nconnection: x-d\tx-e\r\nx-c: 1\r\nx-d: 2\r\nx-e: 3\r\ncontent-length: 0\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nconnection: x-c, caf\u{e9}\r\nx-c: 1\r\nconnection: x-d\r\nx-d: 2\r\ncontent-length: 0\r\n\r\n",
+    "HTTP/1.0 200 OK\r\nconnection: keep-alive, x-c\r\nx-c: 1\r\ncontent-length: 2\r\n\r\nok",
     "HTTP/1.1 204 No Content\r\ncontent-length: 5\r\n\r\n",
     "HTTP/1.1 304 Not Modified\r\ntransfer-encoding: chunked\r\n\r\n",
     "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok",
