@@ -1,6 +1,8 @@
 //! Header rules of a forwarding hop: hop-by-hop headers removed both ways,
 //! `Via` / `X-Forwarded-*` added only when configured.
 
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
 use std::net::IpAddr;
 
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
@@ -27,7 +29,7 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
 /// `Transfer-Encoding`, its `Content-Length` too (RFC 9112 §6.3: the
 /// chunks tell the body's length, and a stale length forwarded would cut
 /// the answer). An HTTP/1.1 upstream's answers come without them already
-/// ([`AnswerHops`]); this finds nothing to do there.
+/// ([`Hops`]); this finds nothing to do there.
 pub fn strip_response_hop_by_hop(headers: &mut HeaderMap) {
     strip(headers, Strip::Answer);
 }
@@ -39,12 +41,6 @@ pub fn strip_response_hop_by_hop(headers: &mut HeaderMap) {
 /// value stays behind.
 pub fn strip_request_hop_by_hop(headers: &mut HeaderMap) {
     strip(headers, Strip::Request);
-}
-
-/// Headers that `Connection` cannot make hop-by-hop: the message's framing
-/// and target are the proxy's to set, never a caller's to remove.
-fn protected(name: &HeaderName) -> bool {
-    name == header::HOST || name == header::CONTENT_LENGTH
 }
 
 /// What a strip keeps or removes besides the hop-by-hop headers.
@@ -67,38 +63,23 @@ fn strip(headers: &mut HeaderMap, how: Strip) {
     {
         return;
     }
-    let named: Vec<HeaderName> = headers
-        .get_all(header::CONNECTION)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
-        .filter(|name| !protected(name))
-        .collect();
-    let hop = |name: &HeaderName| {
-        HOP_BY_HOP.contains(name) || is_proxy_header(name) || named.contains(name)
-    };
-    let coded = how == Strip::Answer && headers.contains_key(header::TRANSFER_ENCODING);
     // Rebuilt rather than removed from: `HeaderMap::remove` moves the last
     // header into the hole, and the upstream's order is kept as it came.
     let old = std::mem::replace(headers, HeaderMap::with_capacity(headers.len()));
-    let mut name: Option<HeaderName> = None;
+    let hops = Hops::of(
+        old.iter()
+            .map(|(name, value)| (name.as_str().as_bytes(), value.as_bytes())),
+        how == Strip::Answer,
+    );
     let mut te_sent = false;
-    for (next, value) in old {
-        if let Some(next) = next {
-            name = Some(next);
-        }
-        let Some(name) = &name else { continue };
+    for (name, value) in &old {
         if how == Strip::Request && name == header::TE {
-            if !te_sent && lists_trailers(&value) {
+            if !te_sent && lists_trailers(value) {
                 te_sent = true;
                 headers.append(header::TE, HeaderValue::from_static("trailers"));
             }
-        } else {
-            let stale_length = coded && name == header::CONTENT_LENGTH;
-            if !hop(name) && !stale_length {
-                headers.append(name.clone(), value);
-            }
+        } else if !hops.drops(name.as_str().as_bytes()) {
+            headers.append(name.clone(), value.clone());
         }
     }
 }
@@ -115,51 +96,93 @@ fn is_proxy_header(name: &HeaderName) -> bool {
     name.as_str().starts_with("proxy-")
 }
 
-/// Which headers of an answer, read from the wire (names in any case),
-/// [`strip_response_hop_by_hop`] would remove: the HTTP/1.1 client leg
-/// leaves them out of the head it builds rather than building them to
-/// have them removed (an SSE answer's `Transfer-Encoding` made the strip
-/// rebuild every such head).
-pub(crate) struct AnswerHops<'a> {
-    /// The names the `Connection` headers list, trimmed (the protected
-    /// ones left out).
-    named: Vec<&'a [u8]>,
-    /// A `Transfer-Encoding` is there: `Content-Length` goes too.
-    coded: bool,
+/// Which headers of a head a strip removes, read from the names and values
+/// as bytes (names in any case): the fixed set, `Proxy-*`, the names the
+/// `Connection` headers list (never `Host` or `Content-Length`) and, in an
+/// answer, a `Content-Length` beside a `Transfer-Encoding`. The HTTP/1.1
+/// client leg leaves them out of the head it builds rather than building
+/// them to have them removed; the strip rebuilds a map without them.
+pub(crate) struct Hops<'a> {
+    /// The names `Connection` lists, trimmed; past a few, in a hashed set,
+    /// so that a head listing thousands costs a lookup a header, not a
+    /// comparison with each.
+    named: Named<'a>,
+    /// An answer with a `Transfer-Encoding`: `Content-Length` goes too.
+    stale_length: bool,
 }
 
-impl<'a> AnswerHops<'a> {
-    /// Reads a head's `Connection` and `Transfer-Encoding` headers.
-    pub(crate) fn of(headers: impl Iterator<Item = (&'a [u8], &'a [u8])>) -> Self {
-        let mut hops = AnswerHops {
-            named: Vec::new(),
-            coded: false,
-        };
+enum Named<'a> {
+    Few(Vec<&'a [u8]>),
+    Many(HashSet<NoCase<'a>>),
+}
+
+/// Names listed past this many are looked up in a hashed set.
+const FEW_NAMED: usize = 8;
+
+impl<'a> Hops<'a> {
+    /// Reads a head's `Connection` headers and, for an `answer`, whether
+    /// it has a `Transfer-Encoding`.
+    pub(crate) fn of(headers: impl Iterator<Item = (&'a [u8], &'a [u8])>, answer: bool) -> Self {
+        let mut named = Vec::new();
+        let mut coded = false;
         for (name, value) in headers {
             if name.eq_ignore_ascii_case(b"transfer-encoding") {
-                hops.coded = true;
+                coded = true;
             } else if name.eq_ignore_ascii_case(b"connection") && visible(value) {
-                // As `strip` reads it: a value `HeaderValue::to_str` refuses
-                // names nothing; a token that is no header name matches none.
+                // A value `HeaderValue::to_str` refuses names nothing; a
+                // token that is no header name matches none.
                 let tokens = value.split(|b| *b == b',').map(<[u8]>::trim_ascii);
-                hops.named.extend(tokens.filter(|t| {
+                named.extend(tokens.filter(|t| {
                     !t.eq_ignore_ascii_case(b"host") && !t.eq_ignore_ascii_case(b"content-length")
                 }));
             }
         }
-        hops
+        let named = if named.len() > FEW_NAMED {
+            Named::Many(named.into_iter().map(NoCase).collect())
+        } else {
+            Named::Few(named)
+        };
+        Hops {
+            named,
+            stale_length: answer && coded,
+        }
     }
 
-    /// Whether the header called `name` is left out of the answer.
+    /// Whether the header called `name` is removed.
     pub(crate) fn drops(&self, name: &[u8]) -> bool {
+        let named = match &self.named {
+            Named::Few(few) => few.iter().any(|n| name.eq_ignore_ascii_case(n)),
+            Named::Many(many) => many.contains(&NoCase(name)),
+        };
         HOP_BY_HOP
             .iter()
             .any(|hop| name.eq_ignore_ascii_case(hop.as_str().as_bytes()))
             || name
                 .get(..6)
                 .is_some_and(|p| p.eq_ignore_ascii_case(b"proxy-"))
-            || (self.coded && name.eq_ignore_ascii_case(b"content-length"))
-            || self.named.iter().any(|n| name.eq_ignore_ascii_case(n))
+            || (self.stale_length && name.eq_ignore_ascii_case(b"content-length"))
+            || named
+    }
+}
+
+/// A header name compared and hashed without regard to ASCII case.
+#[derive(Clone, Copy)]
+struct NoCase<'a>(&'a [u8]);
+
+impl PartialEq for NoCase<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.eq_ignore_ascii_case(other.0)
+    }
+}
+
+impl Eq for NoCase<'_> {}
+
+impl Hash for NoCase<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_usize(self.0.len());
+        for b in self.0 {
+            state.write_u8(b.to_ascii_lowercase());
+        }
     }
 }
 

@@ -32,6 +32,51 @@ fn removes_the_hop_by_hop_set_and_named_headers() {
     assert_eq!(names(&h), vec!["content-type", "x-kept"]);
 }
 
+/// A `Connection` listing thousands of names: those that name a header
+/// go, in any case and with blanks, the rest name nothing; `Host` and
+/// `Content-Length` stay whatever it lists. The names are looked up, not
+/// compared with each header (`Hops`), so a caller's 64 KiB head costs a
+/// lookup a header.
+#[test]
+fn a_connection_listing_thousands_of_names_removes_exactly_those_named() {
+    let mut listed: Vec<String> = (0..10_000).map(|i| format!("x-{i}")).collect();
+    listed.extend([
+        "X-Gone".into(),
+        " x-also \t".into(),
+        "Host".into(),
+        "content-length".into(),
+    ]);
+    let mut h = HeaderMap::new();
+    h.append(header::HOST, HeaderValue::from_static("up"));
+    h.append(
+        header::CONNECTION,
+        HeaderValue::from_str(&listed.join(",")).unwrap(),
+    );
+    for name in [
+        "x-gone",
+        "x-kept",
+        "x-also",
+        "x-9999",
+        "x-10000",
+        "content-length",
+    ] {
+        h.append(HeaderName::from_static(name), HeaderValue::from_static("1"));
+    }
+    strip_request_hop_by_hop(&mut h);
+    assert_eq!(
+        names(&h),
+        vec!["host", "x-kept", "x-10000", "content-length"]
+    );
+    // A few names are compared one by one, to the same effect.
+    let mut h = map(&[
+        ("connection", "X-Gone, host"),
+        ("x-gone", "1"),
+        ("host", "up"),
+    ]);
+    strip_hop_by_hop(&mut h);
+    assert_eq!(names(&h), vec!["host"]);
+}
+
 #[test]
 fn an_answer_coded_loses_its_length_and_keeps_the_upstreams_order() {
     let mut h = map(&[

@@ -8,7 +8,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode, Version};
 use std::mem::MaybeUninit;
 
 use super::Error;
-use crate::proxy::headers::AnswerHops;
+use crate::proxy::headers::Hops;
 
 /// Most headers of a response head (hyper's default).
 const MAX_HEADERS: usize = 100;
@@ -60,10 +60,11 @@ pub fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, Err
         let part = |at: u32, end: u32| &head[at as usize..end as usize];
         // Read for the framing, then left out: the forwarding hop would
         // remove them (`strip_response_hop_by_hop`).
-        let hops = AnswerHops::of(
+        let hops = Hops::of(
             spans
                 .iter()
                 .map(|&[n, n_end, v, v_end]| (part(n, n_end), part(v, v_end))),
+            true,
         );
         let mut headers = HeaderMap::with_capacity(read.count);
         let mut keep_alive = read.version == Version::HTTP_11;
