@@ -70,7 +70,7 @@ pub fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, Err
         let mut keep_alive = read.version == Version::HTTP_11;
         let mut framing_headers = FramingHeaders::default();
         for [name_at, name_end, value_at, value_end] in spans.iter().copied() {
-            let name = HeaderName::from_bytes(&head[name_at as usize..name_end as usize])
+            let name = HeaderName::from_bytes(part(name_at, name_end))
                 .map_err(|_| Error::Parse("invalid HTTP header name"))?;
             let value =
                 HeaderValue::from_maybe_shared(head.slice(value_at as usize..value_end as usize))
