@@ -2,10 +2,11 @@
 //! state has: the first request's headers (`header_read_timeout`, from the
 //! accept: a caller that sends nothing, or an h2c preface and nothing more,
 //! is closed), no exchange in flight (`idle_timeout`), and a response the
-//! caller stopped taking (`write_timeout`). The exchanges update it from
-//! the serving thread; the connection's watchdog reads it (`verdict`).
+//! caller stopped taking (`write_timeout`). The exchanges and the
+//! connection's HTTP/1.1 writer update it from the serving thread; the
+//! connection's watchdog reads it (`verdict`).
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The deadlines of a caller connection.
@@ -75,8 +76,17 @@ pub struct Activity {
     /// asked for more: while `handed` is ahead, the connection holds a
     /// chunk it has not written out.
     taken: AtomicU64,
-    /// The watchdog's own note: the `handed` it saw ahead, and since when.
-    stalled: std::sync::Mutex<Option<(u64, Instant)>>,
+    /// The connection's own writer (HTTP/1.1) waits for the caller to
+    /// take bytes it is writing. It asks the body for more before it
+    /// writes a chunk (to send an end already there with the data), so
+    /// `taken` alone counts a chunk not yet written as taken.
+    writing: AtomicBool,
+    /// That writer's writes that moved bytes to the caller: a caller
+    /// taking a long answer slowly is still taking it.
+    wrote: AtomicU64,
+    /// The watchdog's own note: what it saw ahead (`handed`, `wrote`), and
+    /// since when.
+    stalled: std::sync::Mutex<Option<((u64, u64), Instant)>>,
 }
 
 // === impl Activity ===
@@ -91,6 +101,8 @@ impl Activity {
             last_end: AtomicU64::new(0),
             handed: AtomicU64::new(0),
             taken: AtomicU64::new(0),
+            writing: AtomicBool::new(false),
+            wrote: AtomicU64::new(0),
             stalled: std::sync::Mutex::new(None),
         }
     }
@@ -119,6 +131,21 @@ impl Activity {
         self.taken.store(handed, Ordering::Relaxed);
     }
 
+    /// The connection's writer waits for the caller to take what it
+    /// writes.
+    pub fn write_waits(&self) {
+        self.writing.store(true, Ordering::Relaxed);
+    }
+
+    /// The connection's writer moved bytes to the caller (`moved`), or
+    /// its write ended without (an error).
+    pub fn write_went(&self, moved: bool) {
+        self.writing.store(false, Ordering::Relaxed);
+        if moved {
+            self.wrote.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     /// What to do at `now` under `d`.
     pub fn verdict(&self, now: Instant, d: &Deadlines) -> Verdict {
         let age = now.saturating_duration_since(self.opened);
@@ -136,19 +163,22 @@ impl Activity {
                 _ => Verdict::Close(Closed::Idle),
             };
         }
-        // In flight: a chunk handed and never taken, the same one since
-        // the last look, is a caller that stopped reading.
+        // In flight: a chunk handed and never taken, or a write the caller
+        // takes nothing of, the same since the last look, is a caller
+        // that stopped reading.
         let handed = self.handed.load(Ordering::Relaxed);
-        let ahead = handed > self.taken.load(Ordering::Relaxed);
+        let wrote = self.wrote.load(Ordering::Relaxed);
+        let ahead =
+            handed > self.taken.load(Ordering::Relaxed) || self.writing.load(Ordering::Relaxed);
         let mut stalled = self.stalled.lock().unwrap_or_else(|e| e.into_inner());
         let check = (d.write / 4).max(Duration::from_millis(250));
         match (*stalled, ahead) {
-            (Some((seen, since)), true) if seen == handed => {
+            (Some((seen, since)), true) if seen == (handed, wrote) => {
                 if now.saturating_duration_since(since) >= d.write {
                     return Verdict::Close(Closed::WriteTimeout);
                 }
             }
-            (_, true) => *stalled = Some((handed, now)),
+            (_, true) => *stalled = Some(((handed, wrote), now)),
             (_, false) => *stalled = None,
         }
         Verdict::Wait(check)

@@ -252,6 +252,7 @@ impl Conn {
             first,
             &self.h1_limits,
             self.drain.clone(),
+            activity,
             |req| forwarder.handle(req, peer, Some(activity.clone()), &share),
         ));
         let Some(ended) = self.watched(served, activity, peer).await else {

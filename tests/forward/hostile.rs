@@ -267,20 +267,33 @@ async fn silent_and_idle_connections_are_closed() {
 
 /// A caller that stops reading a stream no longer holds both connections
 /// forever: past `write_timeout` with a chunk it never took, the
-/// connection is cut, the upstream stream let go, and it is counted.
+/// connection is cut, the upstream stream let go, and it is counted. The
+/// upstream floods (a next chunk always there), or trickles (small chunks
+/// with pauses: the writer, asking for more before each write, mostly
+/// finds nothing; before, a caller that stopped there was never cut).
 /// Look-alike: a stream whose upstream is silent for longer than the
 /// timeout, with a caller that reads, stays open.
 #[tokio::test]
 async fn a_caller_that_stops_reading_is_cut_after_the_write_timeout() {
-    let (dropped_tx, mut dropped_rx) = tokio::sync::mpsc::channel::<()>(1);
+    let (dropped_tx, mut dropped_rx) = tokio::sync::mpsc::channel::<()>(2);
     let up = upstream(move |req| {
         let dropped_tx = dropped_tx.clone();
         async move {
             let (mut tx, body) = channel();
-            if req.uri().path() == "/flood" {
+            let path = req.uri().path().to_owned();
+            if path == "/flood" || path == "/trickle" {
                 tokio::spawn(async move {
-                    let chunk = Bytes::from(vec![b'x'; 64 * 1024]);
-                    while tx.send_data(chunk.clone()).await.is_ok() {}
+                    let (size, pause) = if path == "/flood" {
+                        (64 * 1024, None)
+                    } else {
+                        (8 * 1024, Some(std::time::Duration::from_millis(2)))
+                    };
+                    let chunk = Bytes::from(vec![b'x'; size]);
+                    while tx.send_data(chunk.clone()).await.is_ok() {
+                        if let Some(pause) = pause {
+                            tokio::time::sleep(pause).await;
+                        }
+                    }
                     let _ = dropped_tx.send(()).await;
                 });
             } else {
@@ -305,15 +318,20 @@ async fn a_caller_that_stops_reading_is_cut_after_the_write_timeout() {
             .expect("request");
         send(&client(), req).await
     });
-    let mut flood = TcpStream::connect(addr).await.expect("connect");
-    flood
-        .write_all(b"GET /flood HTTP/1.1\r\nhost: x\r\n\r\n")
-        .await
-        .expect("request");
-    let mut head = [0u8; 16];
-    flood.read_exact(&mut head).await.expect("head");
-    // ...and never read again.
-    within("the upstream stream let go", dropped_rx.recv()).await;
+    let mut stopped = Vec::new();
+    for path in ["/flood", "/trickle"] {
+        let mut s = TcpStream::connect(addr).await.expect("connect");
+        s.write_all(format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes())
+            .await
+            .expect("request");
+        let mut head = [0u8; 16];
+        s.read_exact(&mut head).await.expect("head");
+        // ...and never read again.
+        stopped.push(s);
+    }
+    for _ in 0..2 {
+        within("the upstream stream let go", dropped_rx.recv()).await;
+    }
     let (h, body) = within("the quiet stream", quiet).await.expect("join");
     assert_eq!(h.status, StatusCode::OK);
     assert_eq!(
@@ -328,7 +346,7 @@ async fn a_caller_that_stops_reading_is_cut_after_the_write_timeout() {
             "a2a_connections_closed_total",
             &[("reason", "write_timeout")]
         ),
-        Some(1.0),
+        Some(2.0),
         "{m}"
     );
 }

@@ -59,3 +59,29 @@ fn a_chunk_never_taken_past_the_write_timeout_closes() {
     // Waiting on the upstream (nothing handed) is not the caller's.
     assert!(matches!(b.verdict(at(500), &D), Verdict::Wait(_)));
 }
+
+#[test]
+fn a_write_that_waits_with_nothing_moved_past_the_write_timeout_closes() {
+    let t0 = Instant::now();
+    let at = |s: u64| t0 + Duration::from_secs(s);
+    let a = Activity::new(t0);
+    a.begin();
+    // The chunk was counted as taken (the body asked again), then the
+    // write waits on the caller.
+    a.handed();
+    a.taken();
+    a.write_waits();
+    assert!(matches!(a.verdict(at(1), &D), Verdict::Wait(_)));
+    // Some bytes moved, and the next write waits: the caller is reading.
+    a.write_went(true);
+    a.write_waits();
+    assert!(matches!(a.verdict(at(9), &D), Verdict::Wait(_)));
+    assert_eq!(a.verdict(at(17), &D), Verdict::Close(Closed::WriteTimeout));
+    // A write that went through leaves nothing waiting on the caller.
+    let b = Activity::new(t0);
+    b.begin();
+    b.write_waits();
+    assert!(matches!(b.verdict(at(1), &D), Verdict::Wait(_)));
+    b.write_went(true);
+    assert!(matches!(b.verdict(at(500), &D), Verdict::Wait(_)));
+}

@@ -20,6 +20,7 @@ use tokio::time::{Instant, Sleep};
 
 use super::encode::{encode, length_of, Caller, Framing};
 use super::head::{self, parse, Refused};
+use crate::proxy::activity::Activity;
 use crate::proxy::inbound::{Inbound, Piece, Streamed};
 use crate::proxy::pool::h1::chunked::Chunked;
 use crate::proxy::pool::h1::head::has_token;
@@ -60,6 +61,7 @@ pub async fn serve<T, F, Fut>(
     mut buf: BytesMut,
     limits: &Limits,
     mut drain: watch::Receiver<bool>,
+    activity: &Activity,
     mut handle: F,
 ) -> Ended
 where
@@ -133,7 +135,7 @@ where
             trailers_allowed,
             has_body: length.is_some(),
         };
-        let written = write_answer(&mut io, answer, &mut feed, &mut buf).await;
+        let written = write_answer(&mut io, answer, &mut feed, &mut buf, activity).await;
         if let Err(e) = written {
             return Ended::Broken(e);
         }
@@ -454,7 +456,10 @@ async fn write_answer<T: AsyncRead + AsyncWrite + Unpin>(
     answer: Answer<'_>,
     feed: &mut Option<Feed>,
     buf: &mut BytesMut,
+    activity: &Activity,
 ) -> io::Result<()> {
+    let mut io = Counted { io, activity };
+    let io = &mut io;
     let Answer {
         head: out,
         body,
@@ -661,6 +666,74 @@ async fn write_all<T: AsyncWrite + Unpin>(io: &mut T, parts: &[&[u8]]) -> io::Re
         }
     }
     Ok(())
+}
+
+/// The caller's connection while an answer is written to it: each write
+/// that waits for the caller, and each that moves bytes, is told to the
+/// connection's activity, whose `write_timeout` counts how long the
+/// caller takes nothing.
+struct Counted<'a, T> {
+    io: &'a mut T,
+    activity: &'a Activity,
+}
+
+impl<T> Counted<'_, T> {
+    fn told(&self, polled: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+        match &polled {
+            Poll::Pending => self.activity.write_waits(),
+            Poll::Ready(Ok(n)) => self.activity.write_went(*n > 0),
+            Poll::Ready(Err(_)) => self.activity.write_went(false),
+        }
+        polled
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for Counted<'_, T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut *self.io).poll_read(cx, buf)
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Counted<'_, T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut *self.io).poll_write(cx, data);
+        self.told(polled)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut *self.io).poll_write_vectored(cx, bufs);
+        self.told(polled)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut *self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut *self.io).poll_shutdown(cx)
+    }
 }
 
 /// A connection whose first bytes were read already: they are read again

@@ -11,6 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 use tokio::sync::watch;
 
 use super::{serve, Ended, Limits};
+use crate::proxy::activity::{Activity, Closed, Deadlines, Verdict};
 use crate::proxy::inbound::Inbound;
 use crate::proxy::{BoxError, ProxyBody};
 
@@ -69,8 +70,10 @@ where
 {
     let (client, server) = tokio::io::duplex(room);
     let (drain_tx, drain) = watch::channel(false);
-    let served =
-        tokio::spawn(async move { serve(server, BytesMut::new(), &limits(), drain, handle).await });
+    let served = tokio::spawn(async move {
+        let activity = Activity::new(std::time::Instant::now());
+        serve(server, BytesMut::new(), &limits(), drain, &activity, handle).await
+    });
     (client, drain_tx, served)
 }
 
@@ -208,7 +211,8 @@ async fn a_silent_caller_is_closed_at_the_header_deadline() {
             max_buf: 64 * 1024,
             header_read_timeout: Duration::from_millis(100),
         };
-        serve(server, BytesMut::new(), &limits, drain, echo).await
+        let activity = Activity::new(std::time::Instant::now());
+        serve(server, BytesMut::new(), &limits, drain, &activity, echo).await
     });
     client
         .write_all(b"GET / HTTP/1.1\r\n")
@@ -240,7 +244,8 @@ async fn each_head_is_due_from_its_own_wait_after_slow_exchanges() {
             tokio::time::sleep(Duration::from_millis(80)).await;
             echo(req).await
         };
-        serve(server, BytesMut::new(), &limits, drain, slow).await
+        let activity = Activity::new(std::time::Instant::now());
+        serve(server, BytesMut::new(), &limits, drain, &activity, slow).await
     });
     let at = |ms| began + Duration::from_millis(ms);
     client
@@ -342,4 +347,103 @@ async fn trailers_go_only_to_a_caller_that_takes_them() {
         let mut got = Vec::new();
         read_until(&mut client, &mut got, end).await;
     }
+}
+
+/// A body that tells `activity` what the exchange's response tap tells
+/// it: each poll takes what was handed before, each chunk is handed. It
+/// gives `chunks`, then has nothing more (an upstream gone quiet).
+struct Tapped {
+    activity: std::sync::Arc<Activity>,
+    chunks: std::collections::VecDeque<Bytes>,
+}
+
+impl http_body::Body for Tapped {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, BoxError>>> {
+        self.activity.taken();
+        match self.chunks.pop_front() {
+            Some(chunk) => {
+                self.activity.handed();
+                std::task::Poll::Ready(Some(Ok(http_body::Frame::data(chunk))))
+            }
+            None => std::task::Poll::Pending,
+        }
+    }
+}
+
+/// The writer asks the body once more before it writes a chunk (an end
+/// already there goes out with the data). When nothing more is there,
+/// the body counts its chunk as taken before it is written: a caller that
+/// takes none of it must still be seen stalled by the connection's
+/// watchdog, and cut at `write_timeout` (before, this interleaving held
+/// both connections for good; `tests/forward/hostile.rs` met it once in
+/// CI). Look-alikes: a caller that takes some of it is reading, and once
+/// the chunk is all written, the quiet upstream is not the caller's.
+#[tokio::test]
+async fn a_write_the_caller_takes_nothing_of_is_a_stall_though_the_body_was_asked_again() {
+    let activity = std::sync::Arc::new(Activity::new(std::time::Instant::now()));
+    let (mut client, server) = tokio::io::duplex(1024);
+    let (_drain_tx, drain) = watch::channel(false);
+    let on_conn = activity.clone();
+    let _served = tokio::spawn(async move {
+        let for_body = on_conn.clone();
+        serve(
+            server,
+            BytesMut::new(),
+            &limits(),
+            drain,
+            &on_conn,
+            move |_req| {
+                for_body.begin();
+                let body = Tapped {
+                    activity: for_body.clone(),
+                    chunks: [Bytes::from(vec![b'x'; 64 * 1024])].into(),
+                };
+                std::future::ready(Response::new(body.boxed_unsync()))
+            },
+        )
+        .await
+    });
+    client
+        .write_all(b"GET /stream HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .expect("request");
+    // The writer fills the 1 KiB pipe and waits.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let d = Deadlines {
+        header_read: Duration::from_secs(30),
+        idle: Duration::from_secs(60),
+        write: Duration::from_secs(8),
+    };
+    let t = std::time::Instant::now();
+    let at = |s: u64| t + Duration::from_secs(s);
+    assert!(matches!(activity.verdict(at(0), &d), Verdict::Wait(_)));
+    assert!(matches!(activity.verdict(at(4), &d), Verdict::Wait(_)));
+    // Taking some: the caller reads, the write goes on (and waits again).
+    let mut got = vec![0u8; 512];
+    client.read_exact(&mut got).await.expect("some");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(matches!(activity.verdict(at(8), &d), Verdict::Wait(_)));
+    assert!(matches!(activity.verdict(at(12), &d), Verdict::Wait(_)));
+    assert_eq!(
+        activity.verdict(at(16), &d),
+        Verdict::Close(Closed::WriteTimeout),
+        "nothing taken since the look at 8 s"
+    );
+    // All of it taken: the writer waits on the body, not on the caller.
+    let mut left = 64 * 1024 - got.iter().filter(|&&b| b == b'x').count();
+    let mut chunk = vec![0u8; 4096];
+    while left > 0 {
+        let n = client.read(&mut chunk).await.expect("read");
+        assert!(n > 0, "closed with {left} bytes left");
+        left -= chunk[..n].iter().filter(|&&b| b == b'x').count();
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(matches!(activity.verdict(at(20), &d), Verdict::Wait(_)));
+    assert!(matches!(activity.verdict(at(500), &d), Verdict::Wait(_)));
 }
