@@ -265,19 +265,14 @@ async fn silent_and_idle_connections_are_closed() {
     assert!(closed("idle") >= 1.0, "{m}");
 }
 
-/// A caller that stops reading a stream no longer holds both connections
-/// forever: past `write_timeout` with a chunk it never took, the
-/// connection is cut, the upstream stream let go, and it is counted. The
-/// upstream floods (a next chunk always there), or trickles (small chunks
-/// with pauses: the writer, asking for more before each write, mostly
-/// finds nothing; before, a caller that stopped there was never cut).
-/// Look-alike: a stream whose upstream is silent for longer than the
-/// timeout, with a caller that reads, stays open.
-#[tokio::test]
-async fn a_caller_that_stops_reading_is_cut_after_the_write_timeout() {
-    let (dropped_tx, mut dropped_rx) = tokio::sync::mpsc::channel::<()>(2);
-    let up = upstream(move |req| {
-        let dropped_tx = dropped_tx.clone();
+/// An upstream whose streams do not end: `/flood` sends 64 KiB chunks
+/// (a next one always there), `/trickle` 8 KiB chunks 2 ms apart (the
+/// proxy's writer, asking for more before each write, mostly finds
+/// nothing); each tells `dropped` once the proxy lets it go. Any other
+/// path: one event, 2.5 s of silence, another, and the end.
+async fn endless_upstream(dropped: tokio::sync::mpsc::Sender<()>) -> SocketAddr {
+    upstream(move |req| {
+        let dropped = dropped.clone();
         async move {
             let (mut tx, body) = channel();
             let path = req.uri().path().to_owned();
@@ -294,7 +289,7 @@ async fn a_caller_that_stops_reading_is_cut_after_the_write_timeout() {
                             tokio::time::sleep(pause).await;
                         }
                     }
-                    let _ = dropped_tx.send(()).await;
+                    let _ = dropped.send(()).await;
                 });
             } else {
                 tokio::spawn(async move {
@@ -309,7 +304,20 @@ async fn a_caller_that_stops_reading_is_cut_after_the_write_timeout() {
                 .expect("response")
         }
     })
-    .await;
+    .await
+}
+
+/// A caller that stops reading a stream no longer holds both connections
+/// forever: past `write_timeout` with a chunk it never took, the
+/// connection is cut, the upstream stream let go, and it is counted,
+/// whether the upstream floods or trickles (before, a caller that stopped
+/// while the writer had found nothing more was never cut).
+/// Look-alike: a stream whose upstream is silent for longer than the
+/// timeout, with a caller that reads, stays open.
+#[tokio::test]
+async fn a_caller_that_stops_reading_is_cut_after_the_write_timeout() {
+    let (dropped_tx, mut dropped_rx) = tokio::sync::mpsc::channel::<()>(2);
+    let up = endless_upstream(dropped_tx).await;
     let tap = proxy(short_deadlines(up)).await;
     let addr = tap.listen_addr();
     let quiet = tokio::spawn(async move {
@@ -339,6 +347,43 @@ async fn a_caller_that_stops_reading_is_cut_after_the_write_timeout() {
         b"data: 1\n\ndata: 2\n\n",
         "a reading caller is not cut"
     );
+    let m = scrape(&tap).await;
+    assert_eq!(
+        metric(
+            &m,
+            "a2a_connections_closed_total",
+            &[("reason", "write_timeout")]
+        ),
+        Some(2.0),
+        "{m}"
+    );
+}
+
+/// The same over h2c: a caller that stops reading (its stream window
+/// fills and no WINDOW_UPDATE comes) is cut at `write_timeout`, each of
+/// its connections counted, and the upstream streams let go.
+#[tokio::test]
+async fn an_h2_caller_that_stops_reading_is_cut_after_the_write_timeout() {
+    let (dropped_tx, mut dropped_rx) = tokio::sync::mpsc::channel::<()>(2);
+    let up = endless_upstream(dropped_tx).await;
+    let tap = proxy(short_deadlines(up)).await;
+    let addr = tap.listen_addr();
+    let mut held = Vec::new();
+    for path in ["/flood", "/trickle"] {
+        // A client each: a connection each.
+        let req = Request::get(format!("http://{addr}{path}"))
+            .body(full(Bytes::new()))
+            .expect("request");
+        let answer = within("response head", h2_client().request(req))
+            .await
+            .expect("response");
+        assert_eq!(answer.status(), StatusCode::OK);
+        // The body is never read.
+        held.push(answer);
+    }
+    for _ in 0..2 {
+        within("the upstream stream let go", dropped_rx.recv()).await;
+    }
     let m = scrape(&tap).await;
     assert_eq!(
         metric(
