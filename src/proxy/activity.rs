@@ -155,7 +155,10 @@ impl Activity {
                 _ => Verdict::Close(Closed::HeaderTimeout),
             };
         }
-        if self.in_flight.load(Ordering::Relaxed) == 0 {
+        // An answer whose body has ended may still be being written: the
+        // caller not taking it is a stalled write, not an idle connection.
+        let writing = self.writing.load(Ordering::Relaxed);
+        if self.in_flight.load(Ordering::Relaxed) == 0 && !writing {
             let last = Duration::from_millis(self.last_end.load(Ordering::Relaxed));
             let quiet = age.saturating_sub(last);
             return match d.idle.checked_sub(quiet) {
@@ -163,13 +166,12 @@ impl Activity {
                 _ => Verdict::Close(Closed::Idle),
             };
         }
-        // In flight: a chunk handed and never taken, or a write the caller
-        // takes nothing of, the same since the last look, is a caller
-        // that stopped reading.
+        // In flight or writing: a chunk handed and never taken, or a write
+        // the caller takes nothing of, the same since the last look, is a
+        // caller that stopped reading.
         let handed = self.handed.load(Ordering::Relaxed);
         let wrote = self.wrote.load(Ordering::Relaxed);
-        let ahead =
-            handed > self.taken.load(Ordering::Relaxed) || self.writing.load(Ordering::Relaxed);
+        let ahead = handed > self.taken.load(Ordering::Relaxed) || writing;
         let mut stalled = self.stalled.lock().unwrap_or_else(|e| e.into_inner());
         let check = (d.write / 4).max(Duration::from_millis(250));
         match (*stalled, ahead) {

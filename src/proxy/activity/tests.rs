@@ -85,3 +85,32 @@ fn a_write_that_waits_with_nothing_moved_past_the_write_timeout_closes() {
     b.write_went(true);
     assert!(matches!(b.verdict(at(500), &D), Verdict::Wait(_)));
 }
+
+#[test]
+fn an_ended_answer_still_being_written_is_a_write_stall_not_idleness() {
+    let t0 = Instant::now();
+    let at = |s: u64| t0 + Duration::from_secs(s);
+    let d = Deadlines {
+        header_read: Duration::from_secs(30),
+        idle: Duration::from_secs(4),
+        write: Duration::from_secs(8),
+    };
+    let a = Activity::new(t0);
+    a.begin();
+    a.handed();
+    // The body's end was there with its last chunk: the exchange ended
+    // before the write, which waits on the caller.
+    a.taken();
+    a.end();
+    a.write_waits();
+    assert!(matches!(a.verdict(at(1), &d), Verdict::Wait(_)));
+    assert!(matches!(a.verdict(at(6), &d), Verdict::Wait(_)), "not idle");
+    assert_eq!(a.verdict(at(9), &d), Verdict::Close(Closed::WriteTimeout));
+    // Written out, the connection is idle from the exchange's end.
+    let b = Activity::new(t0);
+    b.begin();
+    b.end();
+    b.write_waits();
+    b.write_went(true);
+    assert_eq!(b.verdict(at(500), &d), Verdict::Close(Closed::Idle));
+}

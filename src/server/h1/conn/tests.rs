@@ -350,11 +350,13 @@ async fn trailers_go_only_to_a_caller_that_takes_them() {
 }
 
 /// A body that tells `activity` what the exchange's response tap tells
-/// it: each poll takes what was handed before, each chunk is handed. It
-/// gives `chunks`, then has nothing more (an upstream gone quiet).
+/// it: each poll takes what was handed before, each chunk is handed, and
+/// its end ends the exchange. It gives `chunks`, then ends (`ends`) or has
+/// nothing more (an upstream gone quiet).
 struct Tapped {
     activity: std::sync::Arc<Activity>,
     chunks: std::collections::VecDeque<Bytes>,
+    ends: bool,
 }
 
 impl http_body::Body for Tapped {
@@ -371,26 +373,29 @@ impl http_body::Body for Tapped {
                 self.activity.handed();
                 std::task::Poll::Ready(Some(Ok(http_body::Frame::data(chunk))))
             }
+            None if self.ends => {
+                self.ends = false;
+                self.activity.end();
+                std::task::Poll::Ready(None)
+            }
             None => std::task::Poll::Pending,
         }
     }
+
+    fn is_end_stream(&self) -> bool {
+        false
+    }
 }
 
-/// The writer asks the body once more before it writes a chunk (an end
-/// already there goes out with the data). When nothing more is there,
-/// the body counts its chunk as taken before it is written: a caller that
-/// takes none of it must still be seen stalled by the connection's
-/// watchdog, and cut at `write_timeout` (before, this interleaving held
-/// both connections for good; `tests/forward/hostile.rs` met it once in
-/// CI). Look-alikes: a caller that takes some of it is reading, and once
-/// the chunk is all written, the quiet upstream is not the caller's.
-#[tokio::test]
-async fn a_write_the_caller_takes_nothing_of_is_a_stall_though_the_body_was_asked_again() {
+/// A connection with a 1 KiB pipe to its caller, each exchange answered
+/// by a `Tapped` body of one 64 KiB chunk that ends or not (`ends`): the
+/// caller's end and the connection's activity.
+fn tapped_connection(ends: bool) -> (DuplexStream, std::sync::Arc<Activity>) {
     let activity = std::sync::Arc::new(Activity::new(std::time::Instant::now()));
-    let (mut client, server) = tokio::io::duplex(1024);
-    let (_drain_tx, drain) = watch::channel(false);
+    let (client, server) = tokio::io::duplex(1024);
     let on_conn = activity.clone();
-    let _served = tokio::spawn(async move {
+    tokio::spawn(async move {
+        let (_drain_tx, drain) = watch::channel(false);
         let for_body = on_conn.clone();
         serve(
             server,
@@ -403,23 +408,41 @@ async fn a_write_the_caller_takes_nothing_of_is_a_stall_though_the_body_was_aske
                 let body = Tapped {
                     activity: for_body.clone(),
                     chunks: [Bytes::from(vec![b'x'; 64 * 1024])].into(),
+                    ends,
                 };
                 std::future::ready(Response::new(body.boxed_unsync()))
             },
         )
         .await
     });
+    (client, activity)
+}
+
+/// The deadlines the tapped connections are judged by.
+const D: Deadlines = Deadlines {
+    header_read: Duration::from_secs(30),
+    idle: Duration::from_secs(4),
+    write: Duration::from_secs(8),
+};
+
+/// The writer asks the body once more before it writes a chunk (an end
+/// already there goes out with the data). When nothing more is there,
+/// the body counts its chunk as taken before it is written: a caller that
+/// takes none of it must still be seen stalled by the connection's
+/// watchdog, and cut at `write_timeout` (before, this interleaving held
+/// both connections for good; `tests/forward/hostile.rs` met it once in
+/// CI). Look-alikes: a caller that takes some of it is reading, and once
+/// the chunk is all written, the quiet upstream is not the caller's.
+#[tokio::test]
+async fn a_write_the_caller_takes_nothing_of_is_a_stall_though_the_body_was_asked_again() {
+    let (mut client, activity) = tapped_connection(false);
     client
         .write_all(b"GET /stream HTTP/1.1\r\nhost: x\r\n\r\n")
         .await
         .expect("request");
     // The writer fills the 1 KiB pipe and waits.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let d = Deadlines {
-        header_read: Duration::from_secs(30),
-        idle: Duration::from_secs(60),
-        write: Duration::from_secs(8),
-    };
+    let d = D;
     let t = std::time::Instant::now();
     let at = |s: u64| t + Duration::from_secs(s);
     assert!(matches!(activity.verdict(at(0), &d), Verdict::Wait(_)));
@@ -446,4 +469,36 @@ async fn a_write_the_caller_takes_nothing_of_is_a_stall_though_the_body_was_aske
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(matches!(activity.verdict(at(20), &d), Verdict::Wait(_)));
     assert!(matches!(activity.verdict(at(500), &d), Verdict::Wait(_)));
+}
+
+/// The body's end came with its last chunk, so the exchange ended before
+/// the write the caller takes nothing of: that is a stalled write, cut at
+/// `write_timeout` and counted so, not an idle connection (before, the
+/// idle deadline closed it, as `idle`). Look-alike: written out, the
+/// connection is idle from the exchange's end.
+#[tokio::test]
+async fn a_last_write_the_caller_takes_nothing_of_is_a_stall_not_idleness() {
+    let (mut client, activity) = tapped_connection(true);
+    client
+        .write_all(b"GET /whole HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .expect("request");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let t = std::time::Instant::now();
+    let at = |s: u64| t + Duration::from_secs(s);
+    assert!(matches!(activity.verdict(at(0), &D), Verdict::Wait(_)));
+    assert!(
+        matches!(activity.verdict(at(6), &D), Verdict::Wait(_)),
+        "past the idle deadline, not idle"
+    );
+    assert_eq!(
+        activity.verdict(at(8), &D),
+        Verdict::Close(Closed::WriteTimeout)
+    );
+    let mut got = Vec::new();
+    read_until(&mut client, &mut got, "\r\n0\r\n\r\n").await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let now = std::time::Instant::now();
+    assert!(matches!(activity.verdict(now, &D), Verdict::Wait(_)));
+    assert_eq!(activity.verdict(at(9), &D), Verdict::Close(Closed::Idle));
 }
