@@ -337,9 +337,7 @@ async fn a_caller_that_stops_reading_is_cut_after_the_write_timeout() {
         // ...and never read again.
         stopped.push(s);
     }
-    for _ in 0..2 {
-        within("the upstream stream let go", dropped_rx.recv()).await;
-    }
+    cut_and_let_go(&tap, &mut dropped_rx, 2).await;
     let (h, body) = within("the quiet stream", quiet).await.expect("join");
     assert_eq!(h.status, StatusCode::OK);
     assert_eq!(
@@ -347,14 +345,26 @@ async fn a_caller_that_stops_reading_is_cut_after_the_write_timeout() {
         b"data: 1\n\ndata: 2\n\n",
         "a reading caller is not cut"
     );
-    let m = scrape(&tap).await;
+}
+
+/// Waits until `n` endless upstream streams were let go, and checks that
+/// `n` caller connections were cut at `write_timeout`.
+async fn cut_and_let_go(
+    tap: &a2a_tap::app::App,
+    dropped: &mut tokio::sync::mpsc::Receiver<()>,
+    n: usize,
+) {
+    for _ in 0..n {
+        within("the upstream stream let go", dropped.recv()).await;
+    }
+    let m = scrape(tap).await;
     assert_eq!(
         metric(
             &m,
             "a2a_connections_closed_total",
             &[("reason", "write_timeout")]
         ),
-        Some(2.0),
+        Some(n as f64),
         "{m}"
     );
 }
@@ -381,19 +391,7 @@ async fn an_h2_caller_that_stops_reading_is_cut_after_the_write_timeout() {
         // The body is never read.
         held.push(answer);
     }
-    for _ in 0..2 {
-        within("the upstream stream let go", dropped_rx.recv()).await;
-    }
-    let m = scrape(&tap).await;
-    assert_eq!(
-        metric(
-            &m,
-            "a2a_connections_closed_total",
-            &[("reason", "write_timeout")]
-        ),
-        Some(2.0),
-        "{m}"
-    );
+    cut_and_let_go(&tap, &mut dropped_rx, 2).await;
 }
 
 /// Idle pooled upstream connections are closed on a timer, not only when

@@ -389,8 +389,9 @@ impl http_body::Body for Tapped {
 
 /// A connection with a 1 KiB pipe to its caller, each exchange answered
 /// by a `Tapped` body of one 64 KiB chunk that ends or not (`ends`): the
-/// caller's end and the connection's activity.
-fn tapped_connection(ends: bool) -> (DuplexStream, std::sync::Arc<Activity>) {
+/// caller's end and the connection's activity, once a request was sent
+/// and the writer filled the pipe and waits.
+async fn tapped_connection(ends: bool) -> (DuplexStream, std::sync::Arc<Activity>) {
     let activity = std::sync::Arc::new(Activity::new(std::time::Instant::now()));
     let (client, server) = tokio::io::duplex(1024);
     let on_conn = activity.clone();
@@ -415,6 +416,12 @@ fn tapped_connection(ends: bool) -> (DuplexStream, std::sync::Arc<Activity>) {
         )
         .await
     });
+    let mut client = client;
+    client
+        .write_all(b"GET /answer HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .expect("request");
+    tokio::time::sleep(Duration::from_millis(200)).await;
     (client, activity)
 }
 
@@ -435,13 +442,7 @@ const D: Deadlines = Deadlines {
 /// the chunk is all written, the quiet upstream is not the caller's.
 #[tokio::test]
 async fn a_write_the_caller_takes_nothing_of_is_a_stall_though_the_body_was_asked_again() {
-    let (mut client, activity) = tapped_connection(false);
-    client
-        .write_all(b"GET /stream HTTP/1.1\r\nhost: x\r\n\r\n")
-        .await
-        .expect("request");
-    // The writer fills the 1 KiB pipe and waits.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (mut client, activity) = tapped_connection(false).await;
     let d = D;
     let t = std::time::Instant::now();
     let at = |s: u64| t + Duration::from_secs(s);
@@ -478,12 +479,7 @@ async fn a_write_the_caller_takes_nothing_of_is_a_stall_though_the_body_was_aske
 /// connection is idle from the exchange's end.
 #[tokio::test]
 async fn a_last_write_the_caller_takes_nothing_of_is_a_stall_not_idleness() {
-    let (mut client, activity) = tapped_connection(true);
-    client
-        .write_all(b"GET /whole HTTP/1.1\r\nhost: x\r\n\r\n")
-        .await
-        .expect("request");
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (mut client, activity) = tapped_connection(true).await;
     let t = std::time::Instant::now();
     let at = |s: u64| t + Duration::from_secs(s);
     assert!(matches!(activity.verdict(at(0), &D), Verdict::Wait(_)));
