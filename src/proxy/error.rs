@@ -70,6 +70,10 @@ pub enum ProxyError {
     /// The caller's request body broke off (the caller went away mid-upload).
     #[error("request body ended early")]
     RequestBroken,
+    /// The caller did not finish a request body the proxy reads before it
+    /// sends the request (the push relay's) within the header timeout.
+    #[error("request body not received within {0:?}")]
+    RequestTimeout(Duration),
     /// A method a reverse proxy does not forward (`CONNECT`: a tunnel, not
     /// an exchange with the upstream).
     #[error("method {0} is not forwarded")]
@@ -143,6 +147,7 @@ impl ProxyError {
             ProxyError::Upstream { .. } => UNAVAILABLE,
             ProxyError::RequestTooLarge(_) => RESOURCE_EXHAUSTED,
             ProxyError::RequestBroken => CANCELLED,
+            ProxyError::RequestTimeout(_) => DEADLINE_EXCEEDED,
             ProxyError::MethodNotAllowed(_) | ProxyError::NoRoute(_) => UNIMPLEMENTED,
             ProxyError::BadPath(_) => INVALID_ARGUMENT,
         }
@@ -155,6 +160,7 @@ impl ProxyError {
             ProxyError::HeaderTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             ProxyError::RequestTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ProxyError::RequestBroken => StatusCode::BAD_REQUEST,
+            ProxyError::RequestTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             ProxyError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ProxyError::NoRoute(_) => StatusCode::NOT_FOUND,
             ProxyError::BadPath(_) => StatusCode::BAD_REQUEST,
@@ -170,6 +176,7 @@ impl ProxyError {
             }
             ProxyError::RequestTooLarge(_)
             | ProxyError::RequestBroken
+            | ProxyError::RequestTimeout(_)
             | ProxyError::MethodNotAllowed(_)
             | ProxyError::NoRoute(_)
             | ProxyError::BadPath(_) => None,

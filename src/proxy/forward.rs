@@ -185,9 +185,18 @@ impl Forwarder {
         let tripped = Arc::new(AtomicBool::new(false));
         let body = LimitBody::new(body, self.max_request_body, tripped.clone());
         let mut body = Either::Left(TeeBody::new(body, RequestTap::new(exchange.clone())));
+        // The upstream's head is due this long from here. A body the relay
+        // reads before the request goes counts against it, as a body going
+        // upstream while the head is awaited does; a caller that stops
+        // sending it is told so (408), not the upstream blamed.
+        let header_timeout = route.header_timeout;
+        let due = tokio::time::Instant::now() + header_timeout;
         if let Some(t) = request_transform {
+            let Ok(transformed) = tokio::time::timeout_at(due, t.apply(head, body)).await else {
+                return refuse(&exchange, grpc, ProxyError::RequestTimeout(header_timeout));
+            };
             let response_transform;
-            (head, body, response_transform) = t.apply(head, body).await;
+            (head, body, response_transform) = transformed;
             transform = transform.or(response_transform);
         }
         let caller_version = head.version;
@@ -214,12 +223,8 @@ impl Forwarder {
         let upstream_req = Request::from_parts(head, body);
 
         let sent = Instant::now();
-        let header_timeout = route.header_timeout;
-        let result = tokio::time::timeout(
-            header_timeout,
-            self.send(&route, upstream_req, http2, share),
-        )
-        .await;
+        let result =
+            tokio::time::timeout_at(due, self.send(&route, upstream_req, http2, share)).await;
         let answered = Instant::now();
         let response = match result {
             Err(_) => return refuse(&exchange, grpc, ProxyError::HeaderTimeout(header_timeout)),

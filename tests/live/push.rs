@@ -552,3 +552,70 @@ async fn silent_and_idle_relay_connections_are_closed() {
     );
     s.p.stop().await;
 }
+
+/// A request the relay reads before it goes upstream (every POST) whose
+/// caller stops sending its body is answered within
+/// `upstream_header_timeout` (408, no upstream error counted: nothing
+/// went upstream), as it is without the relay (where the timeout runs
+/// while the body goes upstream, and gives 504). Before, the relay's read
+/// had no deadline: such a caller held its connection for good (in
+/// flight, so not idle; nothing written, so no write stall). Look-alike:
+/// a body sent in two pieces inside the timeout is relayed and answered.
+#[tokio::test]
+async fn a_caller_that_stops_sending_a_body_the_relay_reads_is_answered_at_the_header_timeout() {
+    use tokio::io::AsyncWriteExt;
+    let s = scene("[proxy]\nupstream_header_timeout = \"1s\"\n").await;
+    let body = request(json!(7), "GetTask", json!({"id": "t-7"})).to_string();
+    let head = format!(
+        "POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    let (first, rest) = body.split_at(10);
+    // Stopped after its first piece: 408, the request never sent.
+    let mut stopped = tokio::net::TcpStream::connect(s.p.listen).await.unwrap();
+    stopped
+        .write_all(format!("{head}{first}").as_bytes())
+        .await
+        .unwrap();
+    let answer = answer_head(&mut stopped).await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(s.up.request_bodies().is_empty(), "nothing went upstream");
+    let m = s.p.metrics().await;
+    assert_eq!(
+        total(&m, "a2a_upstream_errors_total", &[]),
+        Some(0.0),
+        "{m}"
+    );
+    // Slow but whole within the timeout: relayed.
+    s.up.push(Reply::json(
+        200,
+        &rpc(json!(7), task("t-7", "c-7", "TASK_STATE_WORKING")),
+    ));
+    let mut slow = tokio::net::TcpStream::connect(s.p.listen).await.unwrap();
+    slow.write_all(format!("{head}{first}").as_bytes())
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    slow.write_all(rest.as_bytes()).await.unwrap();
+    let answer = answer_head(&mut slow).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert_eq!(s.up.request_bodies(), [Bytes::from(body.clone())]);
+    s.p.stop().await;
+}
+
+/// The answer's head read from `s` (bounded).
+async fn answer_head(s: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 1024];
+    let read = async {
+        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    crate::support::within("an answer's head", read).await;
+    String::from_utf8_lossy(&got).into_owned()
+}
