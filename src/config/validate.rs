@@ -209,22 +209,43 @@ pub(super) fn readable_file(path: &std::path::Path) -> Result<(), String> {
 }
 
 /// Whether the audit log at `path` can be appended to (as the writer
-/// opens it: created when absent), without changing it: an existing file is
-/// opened for appending and closed; for an absent one, a file is created
-/// and removed.
+/// opens it: created when absent), without changing it or its path: an
+/// existing file is opened for appending and closed; for an absent one, a
+/// file of another name is created beside it and removed. SIGHUP's re-read
+/// runs this just after it asks the writer to reopen the log (logrotate
+/// renamed it): when the probe created and removed the log's own path, a
+/// writer opening the path in between kept writing into the removed file,
+/// and every record after the rotation was lost.
 fn writable(path: &std::path::Path) -> std::io::Result<()> {
     use std::fs::OpenOptions;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static PROBES: AtomicU64 = AtomicU64::new(0);
     if path.exists() {
         return OpenOptions::new().append(true).open(path).map(drop);
     }
-    OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .and_then(|f| {
-            drop(f);
-            std::fs::remove_file(path)
-        })
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("not a file name"))?;
+    let mut tries = 0;
+    loop {
+        let mut probe = std::ffi::OsString::from(".");
+        probe.push(name);
+        probe.push(format!(
+            ".a2a-tap-probe-{}-{}",
+            std::process::id(),
+            PROBES.fetch_add(1, Ordering::Relaxed)
+        ));
+        let probe = path.with_file_name(probe);
+        match OpenOptions::new().write(true).create_new(true).open(&probe) {
+            Ok(f) => {
+                drop(f);
+                return std::fs::remove_file(&probe);
+            }
+            // A probe of an earlier process with the same id, left behind.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 8 => tries += 1,
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 fn nanos(d: &HumanDuration) -> u64 {
@@ -237,5 +258,55 @@ fn one_or_all(mut problems: Vec<ConfigError>) -> Result<(), ConfigError> {
         0 => Ok(()),
         1 => Err(problems.remove(0)),
         _ => Err(ConfigError::Problems(problems)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::writable;
+
+    /// An absent log is probed beside its path, and nothing is left
+    /// behind, even beside a leftover probe; a directory that is not there
+    /// fails the check.
+    #[test]
+    fn an_absent_log_is_probed_without_touching_its_path() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("audit.jsonl");
+        writable(&path).expect("writable");
+        let left = std::fs::read_dir(dir.path()).expect("read dir").count();
+        assert_eq!(left, 0, "nothing left behind");
+        // A leftover probe file of the same name does not fail the check.
+        let leftover = dir.path().join(format!(
+            ".audit.jsonl.a2a-tap-probe-{}-0",
+            std::process::id()
+        ));
+        std::fs::write(&leftover, b"").expect("leftover");
+        writable(&path).expect("writable beside a leftover probe");
+        // Where nothing can be created, the check fails.
+        assert!(writable(&dir.path().join("missing/audit.jsonl")).is_err());
+    }
+
+    /// The probe never creates the log's own path: a watcher that sees the
+    /// path appear while the check runs fails the test.
+    #[test]
+    fn the_check_never_creates_the_logs_path() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("audit.jsonl");
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let watcher = {
+            let (path, stop) = (path.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut seen = false;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    seen |= path.exists();
+                }
+                seen
+            })
+        };
+        for _ in 0..2000 {
+            writable(&path).expect("writable");
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(!watcher.join().expect("watcher"), "the path appeared");
     }
 }
