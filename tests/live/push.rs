@@ -577,7 +577,7 @@ async fn a_caller_that_stops_sending_a_body_the_relay_reads_is_answered_at_the_h
         .write_all(format!("{head}{first}").as_bytes())
         .await
         .unwrap();
-    let answer = answer_head(&mut stopped).await;
+    let answer = head_of(&mut stopped).await;
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(s.up.request_bodies().is_empty(), "nothing went upstream");
     let m = s.p.metrics().await;
@@ -597,25 +597,14 @@ async fn a_caller_that_stops_sending_a_body_the_relay_reads_is_answered_at_the_h
         .unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(400)).await;
     slow.write_all(rest.as_bytes()).await.unwrap();
-    let answer = answer_head(&mut slow).await;
+    let answer = head_of(&mut slow).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert_eq!(s.up.request_bodies(), [Bytes::from(body.clone())]);
     s.p.stop().await;
 }
 
-/// The answer's head read from `s` (bounded).
-async fn answer_head(s: &mut tokio::net::TcpStream) -> String {
-    use tokio::io::AsyncReadExt;
-    let mut got = Vec::new();
-    let mut buf = [0u8; 1024];
-    let read = async {
-        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-            match s.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => got.extend_from_slice(&buf[..n]),
-            }
-        }
-    };
-    crate::support::within("an answer's head", read).await;
-    String::from_utf8_lossy(&got).into_owned()
+/// The answer's head read from `s`, bounded (`support::read_head`).
+async fn head_of(s: &mut tokio::net::TcpStream) -> String {
+    let head = crate::support::within("an answer's head", crate::support::read_head(s)).await;
+    String::from_utf8_lossy(&head.unwrap_or_default()).into_owned()
 }
