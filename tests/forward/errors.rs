@@ -149,12 +149,7 @@ async fn upstream_dying_mid_stream_ends_the_callers_response_with_an_error() {
         // Then die without the last chunk.
     });
     let tap = proxy(config(up)).await;
-    let req = Request::get(format!("http://{}/", tap.listen_addr()))
-        .body(full(Bytes::new()))
-        .expect("request");
-    let resp = within("head", client().request(req))
-        .await
-        .expect("response");
+    let resp = get_head(&client(), &format!("http://{}/", tap.listen_addr())).await;
     assert_eq!(resp.status(), StatusCode::OK);
     let result = within("body", resp.into_body().collect()).await;
     assert!(

@@ -24,12 +24,7 @@ async fn echo_upstream() -> std::net::SocketAddr {
 async fn h2c_and_http1_callers_share_the_port() {
     let tap = proxy(config(echo_upstream().await)).await;
     let url = format!("http://{}/h2", tap.listen_addr());
-    let req = Request::get(&url)
-        .body(full(Bytes::new()))
-        .expect("request");
-    let resp = within("h2 head", h2_client().request(req))
-        .await
-        .expect("h2 response");
+    let resp = get_head(&h2_client(), &url).await;
     assert_eq!(resp.version(), Version::HTTP_2);
     assert_eq!(resp.status(), StatusCode::OK);
     let req = Request::get(&url)

@@ -233,12 +233,7 @@ async fn silent_and_idle_connections_are_closed() {
         .write_all(b"GET / HTTP/1.1\r\nho")
         .await
         .expect("start");
-    let slow = tokio::spawn(async move {
-        let req = Request::get(format!("http://{addr}/slow"))
-            .body(full(Bytes::new()))
-            .expect("request");
-        send(&client(), req).await
-    });
+    let slow = tokio::spawn(async move { get(addr, "/slow").await });
     let mut idle = TcpStream::connect(addr).await.expect("connect");
     idle.write_all(b"GET /x HTTP/1.1\r\nhost: x\r\n\r\n")
         .await
@@ -320,12 +315,7 @@ async fn a_caller_that_stops_reading_is_cut_after_the_write_timeout() {
     let up = endless_upstream(dropped_tx).await;
     let tap = proxy(short_deadlines(up)).await;
     let addr = tap.listen_addr();
-    let quiet = tokio::spawn(async move {
-        let req = Request::get(format!("http://{addr}/quiet"))
-            .body(full(Bytes::new()))
-            .expect("request");
-        send(&client(), req).await
-    });
+    let quiet = tokio::spawn(async move { get(addr, "/quiet").await });
     let mut stopped = Vec::new();
     for path in ["/flood", "/trickle"] {
         let mut s = TcpStream::connect(addr).await.expect("connect");
@@ -381,12 +371,7 @@ async fn an_h2_caller_that_stops_reading_is_cut_after_the_write_timeout() {
     let mut held = Vec::new();
     for path in ["/flood", "/trickle"] {
         // A client each: a connection each.
-        let req = Request::get(format!("http://{addr}{path}"))
-            .body(full(Bytes::new()))
-            .expect("request");
-        let answer = within("response head", h2_client().request(req))
-            .await
-            .expect("response");
+        let answer = get_head(&h2_client(), &format!("http://{addr}{path}")).await;
         assert_eq!(answer.status(), StatusCode::OK);
         // The body is never read.
         held.push(answer);

@@ -36,12 +36,7 @@ async fn stream_upstream() -> (std::net::SocketAddr, mpsc::Receiver<Sender>) {
 }
 
 async fn open_stream(addr: std::net::SocketAddr) -> hyper::body::Incoming {
-    let req = Request::get(format!("http://{addr}/stream"))
-        .body(full(Bytes::new()))
-        .expect("request");
-    let resp = within("head", client().request(req))
-        .await
-        .expect("response");
+    let resp = get_head(&client(), &format!("http://{addr}/stream")).await;
     assert_eq!(resp.status(), StatusCode::OK);
     resp.into_body()
 }

@@ -82,12 +82,7 @@ async fn silent_stream_is_cut_after_the_idle_timeout_but_a_talking_one_lives_on(
     let mut c = config(up);
     c.proxy.stream_idle_timeout = a2a_tap::config::HumanDuration(Duration::from_millis(300));
     let tap = proxy(c).await;
-    let req = Request::get(format!("http://{}/", tap.listen_addr()))
-        .body(full(Bytes::new()))
-        .expect("request");
-    let resp = within("head", client().request(req))
-        .await
-        .expect("response");
+    let resp = get_head(&client(), &format!("http://{}/", tap.listen_addr())).await;
     let mut body = resp.into_body();
     let mut sender = within("upstream request", senders.recv())
         .await

@@ -227,6 +227,15 @@ pub async fn get(addr: SocketAddr, path: &str) -> (http::response::Parts, Bytes)
     send(&client(), req).await
 }
 
+/// GETs `url` with `client` and waits for the answer's head only (the
+/// body left to the caller to read, or not).
+pub async fn get_head(client: &Client<HttpConnector, Body>, url: &str) -> Response<Incoming> {
+    let req = Request::get(url).body(full(Bytes::new())).expect("request");
+    within("response head", client.request(req))
+        .await
+        .expect("response")
+}
+
 /// Sends `req` and collects the answer.
 pub async fn send(
     client: &Client<HttpConnector, Body>,
