@@ -3,11 +3,16 @@
 //! that differ only in their text (reused) and once with each chunk also
 //! carrying its own number outside any string (decoded afresh), and the
 //! findings, their event indexes and evidence, and the event counts agree.
+//! A property test does the same for any mix of chunks, statuses, messages
+//! and snapshots, chunks naming another task, context, artifact or JSON-RPC
+//! id among them, judged as 1.0 or 0.3, sent or subscribed: what reusing
+//! decodings finds is exactly what decoding every frame finds.
 
 use a2a_tap::a2a::model::{Binding, EventKind, Exchange, Operation, RpcId, Version};
 use a2a_tap::engine::{EngineConfig, ExchangeEngine, Sink};
 use a2a_tap::findings::{Finding, Kind};
 use a2a_tap::lifecycle::{End, Registry, RegistryConfig};
+use proptest::prelude::*;
 
 #[derive(Default)]
 struct Seen {
@@ -64,13 +69,17 @@ fn stream(seq: bool) -> String {
 }
 
 fn judge(body: &str) -> Seen {
+    judge_as(body, Operation::SendStreamingMessage, Version::V1_0)
+}
+
+fn judge_as(body: &str, operation: Operation, version: Version) -> Seen {
     let mut reg = Registry::new(RegistryConfig::default());
     let exchange = Exchange {
         binding: Binding::JsonRpc,
-        version: Version::V1_0,
-        operation: Operation::SendStreamingMessage,
+        version,
+        operation,
         rpc_id: Some(RpcId::Number("7".into())),
-        task_id: None,
+        task_id: (operation == Operation::SubscribeToTask).then(|| "t-1".into()),
         context_id: None,
         blocking: false,
         guessed_path: None,
@@ -146,4 +155,136 @@ fn a_last_chunk_after_reused_ones_closes_the_artifact() {
     let seen = judge(&body);
     assert!(seen.findings.is_empty(), "{:?}", seen.findings);
     assert_eq!(seen.events.len(), 8);
+}
+
+/// One frame of a generated stream.
+#[derive(Debug, Clone)]
+enum Item {
+    /// A chunk: which artifact, task, context and JSON-RPC id (0 is the
+    /// stream's own), and its flags.
+    Chunk {
+        artifact: u8,
+        task: u8,
+        context: u8,
+        rpc: u8,
+        append: bool,
+        last: bool,
+    },
+    Status(&'static str),
+    Message,
+    Task,
+}
+
+fn item() -> impl Strategy<Value = Item> {
+    // Mostly the stream's own ids, so that runs of alike chunks are common.
+    let id = prop_oneof![6 => Just(0u8), 1 => Just(1u8)];
+    let chunk = (
+        0..2u8,
+        id.clone(),
+        id.clone(),
+        id,
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(artifact, task, context, rpc, append, last)| Item::Chunk {
+            artifact,
+            task,
+            context,
+            rpc,
+            append,
+            last,
+        });
+    let state = prop_oneof![
+        Just("TASK_STATE_WORKING"),
+        Just("TASK_STATE_INPUT_REQUIRED"),
+        Just("TASK_STATE_COMPLETED"),
+        Just("TASK_STATE_FAILED"),
+    ];
+    prop_oneof![
+        12 => chunk,
+        2 => state.prop_map(Item::Status),
+        1 => Just(Item::Message),
+        1 => Just(Item::Task),
+    ]
+}
+
+/// The stream of `items`; `seq` puts each frame's number outside every
+/// string, so that no frame reuses another's decoding.
+fn generated(items: &[Item], seq: bool) -> String {
+    let mut s = String::new();
+    for (i, item) in items.iter().enumerate() {
+        let n = if seq {
+            format!(",\"seq\":{i}")
+        } else {
+            String::new()
+        };
+        let rpc = |r: u8| 7 + u32::from(r);
+        let (rpc_id, result) = match item {
+            Item::Chunk {
+                artifact,
+                task,
+                context,
+                rpc: r,
+                append,
+                last,
+            } => (
+                rpc(*r),
+                format!(
+                    "{{\"artifactUpdate\":{{\"taskId\":\"t-{}\",\"contextId\":\"c-{}\",\"append\":{append},\"lastChunk\":{last}{n},\"artifact\":{{\"artifactId\":\"a-{artifact}\",\"parts\":[{{\"text\":\"words of chunk {i}\"}}]}}}}}}",
+                    1 + task,
+                    1 + context
+                ),
+            ),
+            Item::Status(state) => (
+                7,
+                format!("{{\"statusUpdate\":{{\"taskId\":\"t-1\",\"contextId\":\"c-1\"{n},\"status\":{{\"state\":\"{state}\"}}}}}}"),
+            ),
+            Item::Message => (
+                7,
+                format!("{{\"message\":{{\"messageId\":\"m-{i}\",\"role\":\"ROLE_AGENT\"{n},\"parts\":[{{\"text\":\"said {i}\"}}]}}}}"),
+            ),
+            Item::Task => (
+                7,
+                format!("{{\"task\":{{\"id\":\"t-1\",\"contextId\":\"c-1\"{n},\"status\":{{\"state\":\"TASK_STATE_WORKING\"}},\"artifacts\":[{{\"artifactId\":\"a-1\",\"parts\":[]}}]}}}}"),
+            ),
+        };
+        s += &format!("data: {{\"jsonrpc\":\"2.0\",\"id\":{rpc_id},\"result\":{result}}}\n\n");
+    }
+    s
+}
+
+/// All a finding says but its evidence's text (which holds the frame).
+fn whole(f: &Finding) -> String {
+    format!(
+        "{:?} {:?} {:?} {:?} {:?} {:?} {} {}",
+        f.kind,
+        f.severity,
+        f.event_index,
+        f.task_id,
+        f.context_id,
+        f.artifact_id,
+        f.detail,
+        f.evidence.is_some()
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn chunks_judged_again_find_what_a_full_judging_finds(
+        items in prop::collection::vec(item(), 1..40),
+        subscribe in any::<bool>(),
+        old in any::<bool>(),
+    ) {
+        let op = if subscribe { Operation::SubscribeToTask } else { Operation::SendStreamingMessage };
+        // Judged as 0.3 (its dialect reported once), events after the
+        // terminal state are not judged: chunks there find nothing.
+        let version = if old { Version::V0_3 } else { Version::V1_0 };
+        let reused = judge_as(&generated(&items, false), op, version);
+        let fresh = judge_as(&generated(&items, true), op, version);
+        prop_assert_eq!(&reused.events, &fresh.events);
+        let found: Vec<_> = reused.findings.iter().map(whole).collect();
+        prop_assert_eq!(found, fresh.findings.iter().map(whole).collect::<Vec<_>>());
+    }
 }
