@@ -211,41 +211,29 @@ pub(super) fn readable_file(path: &std::path::Path) -> Result<(), String> {
 /// Whether the audit log at `path` can be appended to (as the writer
 /// opens it: created when absent), without changing it or its path: an
 /// existing file is opened for appending and closed; for an absent one, a
-/// file of another name is created beside it and removed. SIGHUP's re-read
+/// uniquely named file is created beside it and removed. SIGHUP's re-read
 /// runs this just after it asks the writer to reopen the log (logrotate
 /// renamed it): when the probe created and removed the log's own path, a
 /// writer opening the path in between kept writing into the removed file,
 /// and every record after the rotation was lost.
 fn writable(path: &std::path::Path) -> std::io::Result<()> {
-    use std::fs::OpenOptions;
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static PROBES: AtomicU64 = AtomicU64::new(0);
     if path.exists() {
-        return OpenOptions::new().append(true).open(path).map(drop);
+        return std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map(drop);
     }
     let name = path
         .file_name()
         .ok_or_else(|| std::io::Error::other("not a file name"))?;
-    let mut tries = 0;
-    loop {
-        let mut probe = std::ffi::OsString::from(".");
-        probe.push(name);
-        probe.push(format!(
-            ".a2a-tap-probe-{}-{}",
-            std::process::id(),
-            PROBES.fetch_add(1, Ordering::Relaxed)
-        ));
-        let probe = path.with_file_name(probe);
-        match OpenOptions::new().write(true).create_new(true).open(&probe) {
-            Ok(f) => {
-                drop(f);
-                return std::fs::remove_file(&probe);
-            }
-            // A probe of an earlier process with the same id, left behind.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 8 => tries += 1,
-            Err(e) => return Err(e),
-        }
-    }
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(name);
+    prefix.push(".a2a-tap-probe-");
+    let dir = path.parent().unwrap_or(std::path::Path::new(""));
+    tempfile::Builder::new()
+        .prefix(&prefix)
+        .tempfile_in(dir)?
+        .close()
 }
 
 fn nanos(d: &HumanDuration) -> u64 {
@@ -276,10 +264,7 @@ mod tests {
         let left = std::fs::read_dir(dir.path()).expect("read dir").count();
         assert_eq!(left, 0, "nothing left behind");
         // A leftover probe file of the same name does not fail the check.
-        let leftover = dir.path().join(format!(
-            ".audit.jsonl.a2a-tap-probe-{}-0",
-            std::process::id()
-        ));
+        let leftover = dir.path().join(".audit.jsonl.a2a-tap-probe-left");
         std::fs::write(&leftover, b"").expect("leftover");
         writable(&path).expect("writable beside a leftover probe");
         // Where nothing can be created, the check fails.
