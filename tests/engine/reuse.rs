@@ -31,7 +31,12 @@ impl Sink for Seen {
 }
 
 fn frame(result: &str) -> String {
-    format!("data: {{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{result}}}\n\n")
+    frame_with_id(7, result)
+}
+
+/// An SSE frame answering JSON-RPC id `id` with `result`.
+fn frame_with_id(id: u32, result: &str) -> String {
+    format!("data: {{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}\n\n")
 }
 
 /// A chunk of artifact `a-1`; `seq` puts a number outside every string.
@@ -96,13 +101,18 @@ fn judge_as(body: &str, operation: Operation, version: Version) -> Seen {
     seen
 }
 
-/// What a finding says, without the evidence's varying chunk text.
-fn summary(f: &Finding) -> (Kind, Option<u64>, Option<String>, bool) {
-    (
+/// All a finding says but its evidence's text (which holds the frame).
+fn whole(f: &Finding) -> String {
+    format!(
+        "{:?} {:?} {:?} {:?} {:?} {:?} {} {}",
         f.kind,
+        f.severity,
         f.event_index,
-        f.task_id.clone(),
-        f.evidence.is_some(),
+        f.task_id,
+        f.context_id,
+        f.artifact_id,
+        f.detail,
+        f.evidence.is_some()
     )
 }
 
@@ -112,11 +122,8 @@ fn reused_chunks_are_judged_like_chunks_decoded_afresh() {
     let fresh = judge(&stream(true));
     assert_eq!(reused.events, fresh.events);
     assert_eq!(reused.events.len(), 11);
-    let kinds: Vec<_> = reused.findings.iter().map(summary).collect();
-    assert_eq!(
-        kinds,
-        fresh.findings.iter().map(summary).collect::<Vec<_>>()
-    );
+    let found: Vec<_> = reused.findings.iter().map(whole).collect();
+    assert_eq!(found, fresh.findings.iter().map(whole).collect::<Vec<_>>());
     // Each chunk after the failure is reported, each with its own frame.
     let after: Vec<_> = reused
         .findings
@@ -248,24 +255,9 @@ fn generated(items: &[Item], seq: bool) -> String {
                 format!("{{\"task\":{{\"id\":\"t-1\",\"contextId\":\"c-1\"{n},\"status\":{{\"state\":\"TASK_STATE_WORKING\"}},\"artifacts\":[{{\"artifactId\":\"a-1\",\"parts\":[]}}]}}}}"),
             ),
         };
-        s += &format!("data: {{\"jsonrpc\":\"2.0\",\"id\":{rpc_id},\"result\":{result}}}\n\n");
+        s += &frame_with_id(rpc_id, &result);
     }
     s
-}
-
-/// All a finding says but its evidence's text (which holds the frame).
-fn whole(f: &Finding) -> String {
-    format!(
-        "{:?} {:?} {:?} {:?} {:?} {:?} {} {}",
-        f.kind,
-        f.severity,
-        f.event_index,
-        f.task_id,
-        f.context_id,
-        f.artifact_id,
-        f.detail,
-        f.evidence.is_some()
-    )
 }
 
 proptest! {

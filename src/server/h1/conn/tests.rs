@@ -393,7 +393,7 @@ impl http_body::Body for Tapped {
 /// and the writer filled the pipe and waits.
 async fn tapped_connection(ends: bool) -> (DuplexStream, std::sync::Arc<Activity>) {
     let activity = std::sync::Arc::new(Activity::new(std::time::Instant::now()));
-    let (client, server) = tokio::io::duplex(1024);
+    let (mut client, server) = tokio::io::duplex(1024);
     let on_conn = activity.clone();
     tokio::spawn(async move {
         let (_drain_tx, drain) = watch::channel(false);
@@ -416,7 +416,6 @@ async fn tapped_connection(ends: bool) -> (DuplexStream, std::sync::Arc<Activity
         )
         .await
     });
-    let mut client = client;
     client
         .write_all(b"GET /answer HTTP/1.1\r\nhost: x\r\n\r\n")
         .await
