@@ -3,6 +3,7 @@
 //! equal the upstream's.
 
 use crate::support::a2a::*;
+use crate::support::proxied::read_until;
 use crate::support::scenes::*;
 use crate::support::{Hold, Proxied, Reply};
 use serde_json::json;
@@ -835,11 +836,9 @@ async fn stalled_task_needs_an_open_stream_or_an_unchanged_status() {
     let open_hold = Hold::after(1);
     open.hold = Some(open_hold.clone());
     up.push(open);
-    let listen = p.listen;
-    let streaming = tokio::spawn(async move {
-        crate::support::request_to(listen, "POST", "/", V1, &stream_req(4)).await
-    });
-    up.wait_taken().await;
+    let (mut streaming, mut got) = p
+        .post_until("/", V1, &stream_req(4), "TASK_STATE_WORKING")
+        .await;
     // Provoked (unchanged status): stamped when first seen working.
     let ts = "2026-11-29T10:00:00Z";
     get_task(
@@ -850,6 +849,11 @@ async fn stalled_task_needs_an_open_stream_or_an_unchanged_status() {
         bare_task("t-poll", "c", "TASK_STATE_WORKING", Some(ts)),
     )
     .await;
+    // Both tasks are seen working on the clock before it moves: the
+    // open stream's snapshot and the first poll are judged (in order, so
+    // the settle's sentinel comes after them), and nothing stalled yet.
+    let early = settle(&up, &p).await;
+    assert!(early.is_empty(), "{early:#?}");
     p.clock.advance(std::time::Duration::from_millis(2500));
     get_task(
         &up,
@@ -871,8 +875,7 @@ async fn stalled_task_needs_an_open_stream_or_an_unchanged_status() {
     .await;
     open_hold.release.notify_one();
     left_hold.release.notify_one();
-    let (_, _, got) = streaming.await.expect("stream caller");
-    assert!(String::from_utf8_lossy(&got).contains("TASK_STATE_COMPLETED"));
+    read_until(&mut streaming, &mut got, "TASK_STATE_COMPLETED").await;
     let mut recs = settle(&up, &p).await;
     // The tick and the poll race on the analysis thread: order by task.
     recs.sort_by_key(|r| r["task_id"].as_str().unwrap_or("").to_owned());

@@ -61,7 +61,7 @@ pub trait Proxied {
     ) -> impl Future<Output = (tokio::net::TcpStream, Vec<u8>)> {
         let listen = self.listen();
         async move {
-            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            use tokio::io::AsyncWriteExt;
             let mut tcp = tokio::net::TcpStream::connect(listen)
                 .await
                 .expect("connect");
@@ -76,23 +76,7 @@ pub trait Proxied {
             tcp.write_all(head.as_bytes()).await.expect("write head");
             tcp.write_all(body.as_bytes()).await.expect("write body");
             let mut got = Vec::new();
-            let mut buf = vec![0u8; 8192];
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while !String::from_utf8_lossy(&got).contains(until) {
-                let left = deadline.saturating_duration_since(Instant::now());
-                let n = tokio::time::timeout(left, tcp.read(&mut buf))
-                    .await
-                    .unwrap_or_else(|_| {
-                        panic!("never saw {until:?}: {}", String::from_utf8_lossy(&got))
-                    })
-                    .expect("read");
-                assert!(
-                    n > 0,
-                    "EOF before {until:?}: {}",
-                    String::from_utf8_lossy(&got)
-                );
-                got.extend_from_slice(&buf[..n]);
-            }
+            read_until(&mut tcp, &mut got, until).await;
             (tcp, got)
         }
     }
@@ -202,4 +186,25 @@ pub async fn get_text(url: &str) -> Option<(u16, String)> {
     let status = resp.status().as_u16();
     let body = resp.into_body().collect().await.ok()?.to_bytes();
     Some((status, String::from_utf8_lossy(&body).into_owned()))
+}
+
+/// Reads from a raw connection onto `got` until it holds `until`; panics
+/// on EOF or after 10 s (bounded).
+pub async fn read_until(tcp: &mut tokio::net::TcpStream, got: &mut Vec<u8>, until: &str) {
+    use tokio::io::AsyncReadExt;
+    let mut buf = vec![0u8; 8192];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !String::from_utf8_lossy(got).contains(until) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let n = tokio::time::timeout(left, tcp.read(&mut buf))
+            .await
+            .unwrap_or_else(|_| panic!("never saw {until:?}: {}", String::from_utf8_lossy(got)))
+            .expect("read");
+        assert!(
+            n > 0,
+            "EOF before {until:?}: {}",
+            String::from_utf8_lossy(got)
+        );
+        got.extend_from_slice(&buf[..n]);
+    }
 }
