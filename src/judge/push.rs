@@ -133,7 +133,8 @@ struct Reg {
     delivered_terminal: bool,
     /// Its task was terminal before it was taken: no promise to judge.
     late: bool,
-    /// When its task was first seen terminal while it was active.
+    /// When its task was first seen terminal (by the registry), once it is
+    /// known terminal while the registration is active.
     terminal_since: Option<Millis>,
     /// `push_not_delivered` was reported.
     reported: bool,
@@ -393,10 +394,12 @@ impl Pushes {
             let Some(task) = reg.task_id.as_deref().filter(|_| owed) else {
                 continue;
             };
-            let Some(state) = registry.state_of(task).filter(|s| s.is_terminal()) else {
+            let Some((state, entered)) = registry.terminal_of(task) else {
                 continue;
             };
-            let since = *reg.terminal_since.get_or_insert(now);
+            // From when the proxy saw it, not from this tick (up to one
+            // later): the wait is what the finding says it is.
+            let since = *reg.terminal_since.get_or_insert(entered);
             if now.saturating_sub(since) < wait {
                 continue;
             }

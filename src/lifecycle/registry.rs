@@ -248,6 +248,13 @@ impl Registry {
         }
     }
 
+    /// The terminal state `task_id` is in, and when it was first seen
+    /// there (`push_not_delivered`).
+    pub fn terminal_of(&self, task_id: &str) -> Option<(TaskState, Millis)> {
+        let e = self.tasks.get(task_id)?;
+        e.state.is_terminal().then_some((e.state, e.entered))
+    }
+
     /// Records one observation; see `Verdict`. Also records a changed
     /// `contextId` (the caller judges `context_id_mismatch` beforehand with
     /// `context_other_than`, or with `observe_noting_context`).
