@@ -98,9 +98,13 @@ pub fn expect(
 const SENTINEL: &str = "sentinel-frame-not-json";
 
 /// Sends a stream with one unreadable frame, and waits for its record: as
-/// the analysis thread judges in order, every earlier exchange is then
-/// judged. Returns every record since the previous settle's sentinel (all
-/// of them, the first time) up to this one's.
+/// the analysis thread judges in order, what was handed to it before is
+/// then judged. Not a barrier for the last bytes of a stream the upstream
+/// holds open: the proxy hands those over when it polls the upstream
+/// again, which may be after the caller has them (wait for them by a
+/// metric, as the stall test does). Returns every record since the
+/// previous settle's sentinel (all of them, the first time) up to this
+/// one's.
 pub async fn settle(up: &Upstream, proxy: &impl Proxied) -> Vec<Value> {
     // With `redact_parts`, the unreadable frame shows as its length.
     let redacted = format!("[redacted: {} bytes, not JSON]", SENTINEL.len());
