@@ -159,30 +159,6 @@ fn held(frames_: Vec<String>, extra: &[&str]) -> (Reply, crate::support::Hold) {
     (r, hold)
 }
 
-/// Waits (bounded) until the audit log holds `n` records of `kind`.
-async fn wait_records(
-    p: &crate::support::tap::Proxy,
-    kind: &str,
-    n: usize,
-) -> Vec<serde_json::Value> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let recs: Vec<_> = p
-            .records()
-            .into_iter()
-            .filter(|r| r["kind"] == kind)
-            .collect();
-        if recs.len() >= n {
-            return recs;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{n} {kind} records never came: {recs:#?}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-}
-
 /// A stream still open `close_wait` (5 s) after its task's terminal state
 /// (1.0 §3.1.2 "MUST close"), with a keep-alive comment after it, and a
 /// stream still open after its one Message ("then close immediately"):
@@ -235,7 +211,7 @@ async fn stream_not_closed() {
     // Everything so far judged, nothing reported yet.
     assert!(settle(&up, &p).await.is_empty());
     p.clock.advance(ms(5_500));
-    let recs = wait_records(&p, "stream_not_closed", 2).await;
+    let recs = p.wait_kind("stream_not_closed", 2).await;
     let mut by_task: Vec<(Option<&str>, &str)> = recs
         .iter()
         .map(|r| (r["task_id"].as_str(), r["detail"].as_str().unwrap_or("")))
@@ -331,7 +307,7 @@ async fn subscriber_not_notified() {
     );
     drop(tcp_ok);
     p.clock.advance(std::time::Duration::from_millis(5_500));
-    let recs = wait_records(&p, "subscriber_not_notified", 1).await;
+    let recs = p.wait_kind("subscriber_not_notified", 1).await;
     assert_eq!(recs.len(), 1, "{recs:#?}");
     let r = &recs[0];
     check_fields(r);
@@ -416,7 +392,7 @@ async fn a_subscriber_with_an_unread_frame_is_not_accused() {
         "nothing before close_wait"
     );
     p.clock.advance(std::time::Duration::from_millis(5_500));
-    let recs = wait_records(&p, "subscriber_not_notified", 1).await;
+    let recs = p.wait_kind("subscriber_not_notified", 1).await;
     let accused: Vec<_> = recs.iter().map(|r| r["task_id"].clone()).collect();
     assert_eq!(accused, ["t-h"], "{recs:#?}");
     drop(tcp_h);

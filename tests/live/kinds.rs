@@ -869,12 +869,8 @@ async fn stalled_task_needs_an_open_stream_or_an_unchanged_status() {
     .await;
     // The first tick past the limit finds the held stream silent (before
     // the stream goes on: a tick may come after its next frame is judged).
-    crate::support::within("t-open's stall found", async {
-        while !p.records().iter().any(|r| r["task_id"] == "t-open") {
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-    })
-    .await;
+    p.wait_matching("t-open's stall", 1, |r| r["task_id"] == "t-open")
+        .await;
     // Two more ticks, another poll: still one record per state entry.
     p.clock.advance(std::time::Duration::from_millis(2100));
     get_task(

@@ -103,20 +103,7 @@ async fn push_not_delivered() {
     s.p.clock.advance(std::time::Duration::from_millis(1_500));
     assert!(found(&s).await.is_empty(), "not before terminal_wait");
     s.p.clock.advance(ten);
-    let recs = crate::support::within("push_not_delivered", async {
-        loop {
-            let recs: Vec<Value> =
-                s.p.records()
-                    .into_iter()
-                    .filter(|r| r["kind"] == "push_not_delivered")
-                    .collect();
-            if !recs.is_empty() {
-                return recs;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-    })
-    .await;
+    let recs = s.p.wait_kind("push_not_delivered", 1).await;
     check_fields(&recs[0]);
     assert_eq!(recs[0]["task_id"], "t-1");
     assert_eq!(recs[0]["rule"]["spec"], "1.0.1 §4.3.3");

@@ -114,6 +114,37 @@ pub trait Proxied {
         }
     }
 
+    /// Waits until at least `n` records match `pred`, failing the test
+    /// after 10 s with `what` and the records; the matching ones.
+    fn wait_matching(
+        &self,
+        what: &str,
+        n: usize,
+        pred: impl Fn(&Value) -> bool,
+    ) -> impl Future<Output = Vec<Value>> {
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                let recs = self.records();
+                let matching: Vec<Value> = recs.iter().filter(|r| pred(r)).cloned().collect();
+                if matching.len() >= n {
+                    return matching;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "{n} records of {what} never came: {recs:#?}"
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    }
+
+    /// Waits until at least `n` records of `kind` are written (bounded, as
+    /// `wait_matching`); those records.
+    fn wait_kind(&self, kind: &str, n: usize) -> impl Future<Output = Vec<Value>> {
+        self.wait_matching(kind, n, move |r| r["kind"] == kind)
+    }
+
     /// Waits until at least `n` records are written (bounded).
     fn wait_records(&self, n: usize) -> impl Future<Output = Vec<Value>> {
         async move {
